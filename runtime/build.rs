@@ -1,0 +1,162 @@
+//! Builds the first-party plugins in `plugins/` for `wasm32-wasip2` and writes the list of
+//! the ones embedded in the binary (tools and providers) to `$OUT_DIR/embedded_plugins.rs`.
+//!
+//! The plugins have their own cargo workspace and target directory, so building them from
+//! here neither waits on this build's lock nor rebuilds them per profile.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-wasip2";
+/// The plugin groups embedded in the binary; `examples/` and `testing/` are built but not embedded.
+const EMBEDDED_GROUPS: &[&str] = &["tools", "providers"];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("runtime/ has a parent")
+        .to_path_buf();
+    let plugins = root.join("plugins");
+    for watched in ["plugins", "sdk", "wit"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    println!("cargo:rerun-if-env-changed=PITH_SKIP_PLUGIN_BUILD");
+
+    let target_dir = plugin_target_dir(&root);
+    ensure_wasm_target();
+    build_plugins(&plugins, &target_dir);
+
+    let out_dir = target_dir.join(TARGET).join("release");
+    let mut entries = String::new();
+    for group in EMBEDDED_GROUPS {
+        for crate_dir in plugin_crates(&plugins.join(group)) {
+            entries.push_str(&embedded_entry(&crate_dir, &out_dir));
+        }
+    }
+    let generated = format!(
+        "/// The first-party plugins built from `plugins/` and embedded in the binary.\n\
+         pub static EMBEDDED_PLUGINS: &[EmbeddedPlugin] = &[\n{entries}];\n\
+         /// Where the build put every first-party component (examples and test plugins too).\n\
+         pub const BUILT_PLUGINS_DIR: &str = {:?};\n",
+        out_dir.display().to_string()
+    );
+    std::fs::write(
+        PathBuf::from(env("OUT_DIR")).join("embedded_plugins.rs"),
+        generated,
+    )
+    .expect("write embedded_plugins.rs");
+}
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("cargo sets {name}"))
+}
+
+/// `$CARGO_TARGET_DIR/wasm-plugins`, or `<root>/target/wasm-plugins`.
+fn plugin_target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("wasm-plugins")
+}
+
+/// Installs the wasm32-wasip2 target with rustup when the toolchain lacks it.
+fn ensure_wasm_target() {
+    let sysroot = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .map(|s| PathBuf::from(s.trim()));
+    if let Some(sysroot) = &sysroot {
+        if sysroot.join("lib/rustlib").join(TARGET).exists() {
+            return;
+        }
+    }
+    println!(
+        "cargo:warning=installing the {TARGET} target with rustup (needed to build the plugins)"
+    );
+    let status = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status();
+    match status {
+        Ok(status) if status.success() => {}
+        Ok(status) => panic!(
+            "`rustup target add {TARGET}` failed ({status}). pith's plugins are WebAssembly \
+             components and need this target: install it by hand and build again."
+        ),
+        Err(err) => panic!(
+            "cannot run rustup to install the {TARGET} target ({err}). Install the target for \
+             your toolchain by hand (e.g. `rustup target add {TARGET}`) and build again."
+        ),
+    }
+}
+
+fn build_plugins(plugins: &Path, target_dir: &Path) {
+    if std::env::var_os("PITH_SKIP_PLUGIN_BUILD").is_some() {
+        return;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args(["build", "--release", "--target", TARGET, "--manifest-path"])
+        .arg(plugins.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir);
+    // Settings meant for the outer (native) build must not leak into the guest build.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        let outer = key.starts_with("CARGO_") && key != "CARGO_HOME" && key != "CARGO_NET_OFFLINE";
+        if outer || key == "RUSTFLAGS" || key == "RUSTC_WRAPPER" || key == "RUSTC_WORKSPACE_WRAPPER"
+        {
+            command.env_remove(&key);
+        }
+    }
+    let status = command.status().expect("run cargo to build the plugins");
+    assert!(
+        status.success(),
+        "building the plugins in {} failed",
+        plugins.display()
+    );
+}
+
+/// The crates (directories with a Cargo.toml) directly under `group`, sorted.
+fn plugin_crates(group: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(group) else {
+        return Vec::new();
+    };
+    let mut crates: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.join("Cargo.toml").exists())
+        .collect();
+    crates.sort();
+    crates
+}
+
+/// One `EmbeddedPlugin { … }` entry for the crate at `crate_dir`.
+fn embedded_entry(crate_dir: &Path, out_dir: &Path) -> String {
+    let manifest = crate_dir.join("pith.toml");
+    assert!(
+        manifest.exists(),
+        "{} has no pith.toml manifest",
+        crate_dir.display()
+    );
+    let cargo_toml =
+        std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("read Cargo.toml");
+    let name = cargo_toml
+        .lines()
+        .find_map(|line| {
+            line.trim()
+                .strip_prefix("name = ")
+                .map(|v| v.trim_matches('"').to_string())
+        })
+        .expect("Cargo.toml has a package name");
+    let wasm = out_dir.join(format!("{}.wasm", name.replace('-', "_")));
+    let bytes = std::fs::read(&wasm).unwrap_or_else(|err| panic!("read {}: {err}", wasm.display()));
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    format!(
+        "    EmbeddedPlugin {{ name: {name:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}), hash: {hash:?} }},\n",
+        manifest.display().to_string(),
+        wasm.display().to_string(),
+    )
+}

@@ -1,0 +1,5 @@
+//! The binary's commands.
+
+pub mod plugins;
+pub mod rpc;
+pub mod tool;

@@ -1,0 +1,71 @@
+//! `pith plugins`: each plugin with its kinds, version, source and granted capabilities.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use crate::plugin_host::PluginHost;
+use crate::plugin_host::grants::WorkspaceAccess;
+use crate::plugin_host::plugin::Plugin;
+
+/// One plugin as JSON.
+pub fn describe(plugin: &Plugin) -> Value {
+    let caps = &plugin.capabilities;
+    json!({
+        "id": plugin.manifest.id,
+        "version": plugin.manifest.version,
+        "kinds": plugin.manifest.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+        "origin": plugin.origin,
+        "path": plugin.path,
+        "description": plugin.manifest.description,
+        "tools": plugin.meta.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+        "granted": {
+            "workspace": caps.workspace,
+            "http": caps.http.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            "config": caps.config,
+            "process": caps.process,
+        },
+        "limits": {
+            "memoryMb": plugin.manifest.limits.memory_bytes >> 20,
+            "deadlineMs": plugin.manifest.limits.deadline_ms,
+            "timeoutMs": plugin.manifest.limits.timeout_ms,
+        },
+    })
+}
+
+/// Prints the list.
+pub fn print(host: &PluginHost, as_json: bool) -> ExitCode {
+    if as_json {
+        let list: Vec<Value> = host.plugins().iter().map(|p| describe(p)).collect();
+        println!("{}", Value::Array(list));
+        return ExitCode::SUCCESS;
+    }
+    for plugin in host.plugins() {
+        let caps = &plugin.capabilities;
+        let mut granted = Vec::new();
+        match caps.workspace {
+            WorkspaceAccess::None => {}
+            WorkspaceAccess::Read => granted.push("workspace:read".to_string()),
+            WorkspaceAccess::Write => granted.push("workspace:write".to_string()),
+        }
+        granted.extend(caps.http.iter().map(|p| format!("http:{}", p.as_str())));
+        granted.extend(caps.config.iter().map(|k| format!("config:{k}")));
+        if caps.process {
+            granted.push("process".into());
+        }
+        let kinds: Vec<&str> = plugin.manifest.kinds.iter().map(|k| k.as_str()).collect();
+        println!(
+            "{} {} [{}] {}\n    grants: {}",
+            plugin.manifest.id,
+            plugin.manifest.version,
+            kinds.join(","),
+            plugin.path,
+            if granted.is_empty() {
+                "none".to_string()
+            } else {
+                granted.join(" ")
+            }
+        );
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,14 @@
+//! # pith
+//!
+//! A headless coding-agent runtime: hosts drive it over stdio with the JSONL protocol of the pi
+//! coding agent's RPC mode, and everything that varies (tools, LLM providers, skills, prompt
+//! templates, extensions) is a WebAssembly component loaded, sandboxed and called by
+//! [`plugin_host`].
+
+pub mod agent_dir;
+pub mod cli;
+pub mod commands;
+pub mod content;
+pub mod plugin_host;
+pub mod rpc;
+pub mod settings;

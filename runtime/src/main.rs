@@ -1,0 +1,94 @@
+//! The `pith` binary.
+
+use std::process::ExitCode;
+
+use pith::agent_dir::{AgentDir, cache_dir};
+use pith::cli::{Args, Command, USAGE};
+use pith::plugin_host::{HostOptions, PluginHost};
+use pith::settings::Settings;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PITH_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(err) => {
+            eprintln!("pith: {err}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    for flag in &args.ignored {
+        eprintln!("pith: ignoring unknown option {flag}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("pith: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> ExitCode {
+    match &args.command {
+        Command::Help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("pith {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let Ok(workspace) = std::env::current_dir() else {
+        eprintln!("pith: the current directory is not accessible");
+        return ExitCode::FAILURE;
+    };
+    let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
+    let settings = Settings::load(
+        &agent_dir.settings_file(),
+        Some(&Settings::project_file(&workspace)),
+    );
+    for problem in &settings.problems {
+        eprintln!("pith: settings: {problem}");
+    }
+    let options = HostOptions {
+        plugin_dirs: HostOptions::standard_dirs(
+            &agent_dir.plugins_dir(),
+            &workspace,
+            &args.plugins_dirs,
+        ),
+        workspace,
+        cache_dir: Some(cache_dir()),
+        settings,
+        embedded: true,
+    };
+    let (host, errors) = match PluginHost::load(options).await {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            eprintln!("pith: cannot start the plugin host: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for error in &errors {
+        eprintln!("pith: plugin refused: {error}");
+    }
+    match args.command {
+        Command::Plugins { json } => pith::commands::plugins::print(&host, json),
+        Command::Tool { name, arguments } => {
+            pith::commands::tool::run(&host, &name, &arguments).await
+        }
+        Command::Rpc => pith::commands::rpc::serve(host).await,
+        Command::Help | Command::Version => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,185 @@
+//! The on-disk cache, keyed by content hash: compiled components (so a restart does not
+//! recompile), each plugin's `describe()` metadata (so startup needs neither), and an index
+//! from plugin file to hash (so startup does not re-hash unchanged files). Every write goes to
+//! a temporary file that is then renamed, so a crash never leaves a torn entry.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+use wasmtime::component::Component;
+
+use super::engine::PluginEngine;
+
+/// How a component was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Deserialized from the disk cache.
+    Hit,
+    /// Compiled (and written to the cache when there is one).
+    Compiled,
+}
+
+/// The cache directory, or none (everything is compiled in memory).
+pub struct Cache {
+    dir: Option<PathBuf>,
+    engine_tag: String,
+    index: Mutex<HashIndex>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct HashIndex {
+    /// Plugin file path → (length, modification time in ns, content hash).
+    files: HashMap<String, (u64, u128, String)>,
+    #[serde(skip)]
+    dirty: bool,
+}
+
+impl Cache {
+    /// A cache in `dir` (created on first write), or an in-memory-only one with `None`.
+    pub fn new(dir: Option<PathBuf>, engine: &PluginEngine) -> Cache {
+        let index = dir
+            .as_ref()
+            .and_then(|d| std::fs::read(d.join("index.json")).ok())
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        Cache {
+            dir,
+            engine_tag: engine.compatibility_tag(),
+            index: Mutex::new(index),
+        }
+    }
+
+    /// The content hash of the file at `path`, from the index when its length and modification
+    /// time are unchanged, else by reading and hashing it.
+    pub fn file_hash(&self, path: &Path) -> std::io::Result<String> {
+        let meta = std::fs::metadata(path)?;
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        let key = path.to_string_lossy().into_owned();
+        if let Ok(index) = self.index.lock() {
+            if let Some((len, time, hash)) = index.files.get(&key) {
+                if *len == meta.len() && *time == mtime {
+                    return Ok(hash.clone());
+                }
+            }
+        }
+        let hash = content_hash(&std::fs::read(path)?);
+        if let Ok(mut index) = self.index.lock() {
+            index.files.insert(key, (meta.len(), mtime, hash.clone()));
+            index.dirty = true;
+        }
+        Ok(hash)
+    }
+
+    /// Writes the file-hash index if it changed.
+    pub fn flush_index(&self) {
+        let (Some(dir), Ok(mut index)) = (&self.dir, self.index.lock()) else {
+            return;
+        };
+        if !index.dirty {
+            return;
+        }
+        if let Ok(bytes) = serde_json::to_vec(&*index) {
+            if write_atomic(&dir.join("index.json"), &bytes).is_ok() {
+                index.dirty = false;
+            }
+        }
+    }
+
+    /// The component with content `hash`: deserialized from the cache, else compiled from
+    /// `bytes()` and cached. A corrupt cache entry is recompiled and replaced.
+    pub fn component(
+        &self,
+        engine: &PluginEngine,
+        hash: &str,
+        bytes: impl FnOnce() -> std::io::Result<Vec<u8>>,
+    ) -> Result<(Component, CacheOutcome), CompileError> {
+        let path = self.dir.as_ref().map(|d| {
+            d.join("components")
+                .join(format!("{hash}-{}.cwasm", self.engine_tag))
+        });
+        if let Some(path) = &path {
+            if path.exists() {
+                // SAFETY: files in this directory are written only by `write_atomic` below from
+                // `Component::serialize` of this engine configuration (the tag is in the name).
+                match unsafe { Component::deserialize_file(engine.engine(), path) } {
+                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                    Err(err) => tracing::warn!("recompiling {}: {err}", path.display()),
+                }
+            }
+        }
+        let bytes =
+            bytes().map_err(|err| CompileError(format!("cannot read the component: {err}")))?;
+        let component = Component::new(engine.engine(), &bytes)
+            .map_err(|err| CompileError(describe_compile_error(&err)))?;
+        if let Some(path) = &path {
+            match component.serialize() {
+                Ok(serialized) => {
+                    if let Err(err) = write_atomic(path, &serialized) {
+                        tracing::warn!("cannot cache {}: {err}", path.display());
+                    }
+                }
+                Err(err) => tracing::warn!("cannot serialize a compiled component: {err}"),
+            }
+        }
+        Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// The cached metadata for content `hash`, if any.
+    pub fn metadata<T: for<'de> Deserialize<'de>>(&self, hash: &str) -> Option<T> {
+        let path = self.dir.as_ref()?.join("meta").join(format!("{hash}.json"));
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
+
+    /// Stores metadata for content `hash`.
+    pub fn store_metadata<T: Serialize>(&self, hash: &str, value: &T) {
+        let Some(dir) = &self.dir else { return };
+        let path = dir.join("meta").join(format!("{hash}.json"));
+        if let Ok(bytes) = serde_json::to_vec(value) {
+            if let Err(err) = write_atomic(&path, &bytes) {
+                tracing::warn!("cannot cache {}: {err}", path.display());
+            }
+        }
+    }
+}
+
+/// Why a component could not be compiled.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct CompileError(pub String);
+
+fn describe_compile_error(err: &wasmtime::Error) -> String {
+    let chain: Vec<String> = err.chain().map(|e| e.to_string()).collect();
+    format!("not a valid WebAssembly component: {}", chain.join(": "))
+}
+
+/// The content hash used as a cache key (BLAKE3, hex).
+pub fn content_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,129 @@
+//! Running one call in a fresh, limited store: memory cap, per-call guest-time deadline
+//! (epoch-based), bounded stack (engine-wide), and a wall-clock timeout that drops the call.
+//! Every failure becomes a [`CallError`]; the store is dropped afterwards either way.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::PluginHost;
+use super::error::CallError;
+use super::plugin::{Plugin, error_text};
+use super::sandbox::{
+    DeadlineExceeded, MemoryLimitExceeded, ProgressSink, SandboxSpec, StoreState,
+};
+
+/// The body of a call: gets the store, instantiates, calls.
+pub type CallBody<'a, R> = Box<
+    dyn for<'s> FnOnce(
+            &'s mut Store<StoreState>,
+        ) -> Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 's>>
+        + Send
+        + 'a,
+>;
+
+impl PluginHost {
+    /// Runs `body` against a fresh store for `plugin`.
+    pub(crate) async fn run_call<R: Send>(
+        &self,
+        plugin: &Plugin,
+        progress: Option<ProgressSink>,
+        body: CallBody<'_, R>,
+    ) -> Result<R, CallError> {
+        let id = plugin.manifest.id.clone();
+        let limits = plugin.manifest.limits;
+        let spec = SandboxSpec {
+            plugin_id: id.clone(),
+            capabilities: plugin.capabilities.clone(),
+            config: plugin.config.clone(),
+            limits,
+            workspace: self.workspace.clone(),
+            http: self.http.clone(),
+        };
+        let state = StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {
+            plugin: id.clone(),
+            reason,
+        })?;
+        let clock = state.clock.clone();
+        let mut store = Store::new(self.engine.engine(), state);
+        store.limiter(|state| &mut state.limiter);
+        store.set_epoch_deadline(1);
+        let deadline = Duration::from_millis(limits.deadline_ms);
+        store.epoch_deadline_callback(move |_| {
+            if clock.guest_time() > deadline {
+                Err(DeadlineExceeded(limits.deadline_ms).into())
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let _ticking = self.engine.begin_call();
+        let outcome = match limits.timeout_ms {
+            Some(ms) => {
+                match tokio::time::timeout(Duration::from_millis(ms), body(&mut store)).await {
+                    Ok(result) => result,
+                    Err(_) => {
+                        return Err(CallError::Timeout {
+                            plugin: id,
+                            timeout_ms: ms,
+                        });
+                    }
+                }
+            }
+            None => body(&mut store).await,
+        };
+        outcome.map_err(|err| classify(&id, limits.memory_bytes, &err, store.data()))
+    }
+}
+
+/// Turns a wasmtime error into the call error it stands for.
+fn classify(
+    plugin: &str,
+    memory_bytes: u64,
+    err: &wasmtime::Error,
+    state: &StoreState,
+) -> CallError {
+    let plugin = plugin.to_string();
+    if let Some(DeadlineExceeded(ms)) = err.downcast_ref::<DeadlineExceeded>() {
+        return CallError::Deadline {
+            plugin,
+            deadline_ms: *ms,
+        };
+    }
+    if err.downcast_ref::<MemoryLimitExceeded>().is_some() || state.limiter.refused.is_some() {
+        return CallError::MemoryLimit {
+            plugin,
+            limit_mb: memory_bytes >> 20,
+        };
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => CallError::StackOverflow { plugin },
+        Some(Trap::Interrupt) => CallError::Deadline {
+            plugin,
+            deadline_ms: 0,
+        },
+        Some(trap) => {
+            let message = match state.stderr_tail() {
+                Some(line) => format!("{trap}; it said: {line}"),
+                None => trap.to_string(),
+            };
+            CallError::Trap { plugin, message }
+        }
+        None => {
+            let text = error_text(err);
+            if text.contains("concurrent") && text.contains("limit") {
+                CallError::Instantiate {
+                    plugin,
+                    reason: text,
+                }
+            } else {
+                CallError::Trap {
+                    plugin,
+                    message: text,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! `pith:plugin/http`: outbound HTTP with reqwest, only to the plugin's granted URL prefixes.
+//! Redirects are not followed (a redirect could leave the allowlist); the guest sees the 3xx.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use wasmtime::component::Resource;
+
+use crate::plugin_host::bindings::imports::pith::plugin::http::{
+    Host, HostResponse, HttpError, Request,
+};
+use crate::plugin_host::bindings::imports::pith::plugin::types::Header;
+use crate::plugin_host::sandbox::StoreState;
+
+/// A response being received.
+pub struct HttpResponse {
+    status: u16,
+    headers: Vec<Header>,
+    body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    done: bool,
+}
+
+/// The shared client: no redirects, HTTP/1 and HTTP/2, rustls.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap_or_default()
+}
+
+impl Host for StoreState {
+    async fn send(&mut self, req: Request) -> Result<Resource<HttpResponse>, HttpError> {
+        let url = reqwest::Url::parse(&req.url)
+            .map_err(|err| HttpError::InvalidRequest(format!("bad URL {:?}: {err}", req.url)))?;
+        if !self.spec.capabilities.allows_url(&url) {
+            return Err(HttpError::Denied(req.url));
+        }
+        let method = reqwest::Method::from_bytes(req.method.as_bytes())
+            .map_err(|_| HttpError::InvalidRequest(format!("bad method {:?}", req.method)))?;
+        let mut builder = self.spec.http.request(method, url);
+        for header in &req.headers {
+            let name =
+                reqwest::header::HeaderName::from_bytes(header.name.as_bytes()).map_err(|_| {
+                    HttpError::InvalidRequest(format!("bad header name {:?}", header.name))
+                })?;
+            let value = reqwest::header::HeaderValue::from_str(&header.value).map_err(|_| {
+                HttpError::InvalidRequest(format!("bad value for header {}", header.name))
+            })?;
+            builder = builder.header(name, value);
+        }
+        if let Some(body) = req.body {
+            builder = builder.body(body);
+        }
+        let _host_time = self.clock.enter_host();
+        let sent = builder.send();
+        let response = match req.timeout_ms {
+            Some(ms) => tokio::time::timeout(Duration::from_millis(ms.into()), sent)
+                .await
+                .map_err(|_| HttpError::Timeout)?,
+            None => sent.await,
+        }
+        .map_err(|err| {
+            if err.is_timeout() {
+                HttpError::Timeout
+            } else {
+                HttpError::Connection(error_chain(&err))
+            }
+        })?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(name, value)| Header {
+                name: name.to_string(),
+                value: String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            })
+            .collect();
+        let body = Box::pin(response.bytes_stream());
+        self.table()
+            .push(HttpResponse {
+                status,
+                headers,
+                body,
+                done: false,
+            })
+            .map_err(|err| HttpError::Connection(err.to_string()))
+    }
+}
+
+impl HostResponse for StoreState {
+    async fn status(&mut self, this: Resource<HttpResponse>) -> u16 {
+        self.table().get(&this).map_or(0, |r| r.status)
+    }
+
+    async fn headers(&mut self, this: Resource<HttpResponse>) -> Vec<Header> {
+        self.table()
+            .get(&this)
+            .map(|r| r.headers.clone())
+            .unwrap_or_default()
+    }
+
+    async fn next_chunk(
+        &mut self,
+        this: Resource<HttpResponse>,
+    ) -> Result<Option<Vec<u8>>, HttpError> {
+        let _host_time = self.clock.enter_host();
+        let response = self
+            .table()
+            .get_mut(&this)
+            .map_err(|err| HttpError::Body(err.to_string()))?;
+        if response.done {
+            return Ok(None);
+        }
+        match response.body.next().await {
+            Some(Ok(chunk)) => Ok(Some(chunk.to_vec())),
+            Some(Err(err)) => {
+                response.done = true;
+                Err(HttpError::Body(error_chain(&err)))
+            }
+            None => {
+                response.done = true;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn drop(&mut self, this: Resource<HttpResponse>) -> wasmtime::Result<()> {
+        self.table().delete(this)?;
+        Ok(())
+    }
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}

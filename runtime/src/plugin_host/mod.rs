@@ -1,0 +1,388 @@
+//! The plugin host: finds plugins (embedded first-party ones and plugin directories), validates
+//! them against the worlds they claim, grants them what the manifest declares and the user
+//! allows, caches compiled code and `describe()` metadata by content hash, and calls them in
+//! fresh sandboxed stores.
+//!
+//! Startup is flat in the number of plugins: with a warm cache it reads manifests and cached
+//! metadata only; a component is deserialized and pre-instantiated on its first call.
+
+pub mod bindings;
+pub mod cache;
+mod call;
+mod convert;
+pub mod discovery;
+pub mod engine;
+pub mod error;
+pub mod grants;
+pub mod imports;
+pub mod manifest;
+pub mod plugin;
+pub mod sandbox;
+pub mod tool;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use wasmtime::component::{HasSelf, Linker};
+
+use crate::content::ToolOutput;
+use crate::settings::Settings;
+use cache::Cache;
+use discovery::{EMBEDDED_PLUGINS, Found, Origin};
+use engine::PluginEngine;
+pub use error::{CallError, LoadError};
+use grants::Capabilities;
+use manifest::{Kind, Manifest};
+use plugin::{ComponentSource, Loaded, META_VERSION, Plugin, PluginMeta, error_text};
+use sandbox::{ProgressSink, StoreState};
+use tool::ToolSpec;
+
+/// Where to look for plugins and how to run them.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// The workspace tools work in (the session's working directory).
+    pub workspace: PathBuf,
+    /// Plugin directories, in load order (later ones override plugins with the same id).
+    pub plugin_dirs: Vec<(PathBuf, Origin)>,
+    /// The compiled-component cache, or `None` to compile in memory only.
+    pub cache_dir: Option<PathBuf>,
+    /// Settings (grants, plugin config, enabled flags).
+    pub settings: Settings,
+    /// Whether to load the first-party plugins built into the binary.
+    pub embedded: bool,
+}
+
+impl HostOptions {
+    /// The standard directories: the agent dir's `plugins/`, the project's `.pith/plugins/`,
+    /// then each `--plugins-dir`.
+    pub fn standard_dirs(
+        agent_plugins: &Path,
+        workspace: &Path,
+        extra: &[PathBuf],
+    ) -> Vec<(PathBuf, Origin)> {
+        let mut dirs = vec![
+            (agent_plugins.to_path_buf(), Origin::User),
+            (workspace.join(".pith").join("plugins"), Origin::Project),
+        ];
+        dirs.extend(extra.iter().map(|d| (d.clone(), Origin::Flag)));
+        dirs
+    }
+}
+
+/// The loaded plugins and the machinery to call them.
+pub struct PluginHost {
+    engine: PluginEngine,
+    linker: Linker<StoreState>,
+    cache: Cache,
+    plugins: Vec<Arc<Plugin>>,
+    workspace: Option<PathBuf>,
+    http: reqwest::Client,
+}
+
+impl PluginHost {
+    /// Finds, validates and registers every plugin. Plugins that fail are reported in the
+    /// returned list and left out; the others load.
+    pub async fn load(options: HostOptions) -> wasmtime::Result<(PluginHost, Vec<LoadError>)> {
+        let engine = PluginEngine::new()?;
+        let linker = build_linker(&engine)?;
+        let cache = Cache::new(options.cache_dir.clone(), &engine);
+        let workspace = options.workspace.canonicalize().ok();
+        let mut host = PluginHost {
+            engine,
+            linker,
+            cache,
+            plugins: Vec::new(),
+            workspace,
+            http: imports::http::client(),
+        };
+
+        let mut found: Vec<Found> = Vec::new();
+        let mut errors = Vec::new();
+        if options.embedded {
+            found.extend(EMBEDDED_PLUGINS.iter().map(Found::Embedded));
+        }
+        for (dir, origin) in &options.plugin_dirs {
+            let (plugins, strays) = discovery::scan_dir(dir, *origin);
+            found.extend(plugins);
+            errors.extend(strays.into_iter().map(|s| LoadError::new(s.path, s.reason)));
+        }
+        for candidate in found {
+            match host.register(candidate, &options.settings).await {
+                Ok(Some(plugin)) => host.insert(plugin),
+                Ok(None) => {}
+                Err(err) => errors.push(err),
+            }
+        }
+        host.cache.flush_index();
+        Ok((host, errors))
+    }
+
+    /// Adds a plugin; one with the same id is replaced (later directories win).
+    fn insert(&mut self, plugin: Plugin) {
+        if let Some(existing) = self
+            .plugins
+            .iter_mut()
+            .find(|p| p.manifest.id == plugin.manifest.id)
+        {
+            tracing::info!(
+                "plugin {} from {} replaces the one from {}",
+                plugin.manifest.id,
+                plugin.path,
+                existing.path
+            );
+            *existing = Arc::new(plugin);
+        } else {
+            self.plugins.push(Arc::new(plugin));
+        }
+    }
+
+    /// Validates one candidate; `Ok(None)` when the settings disable it.
+    async fn register(
+        &self,
+        found: Found,
+        settings: &Settings,
+    ) -> Result<Option<Plugin>, LoadError> {
+        let (manifest_text, path, origin, source, hash) = match found {
+            Found::Embedded(embedded) => (
+                embedded.manifest.to_string(),
+                format!("<embedded>/{}", embedded.name),
+                Origin::Embedded,
+                ComponentSource::Embedded(embedded),
+                embedded.hash.to_string(),
+            ),
+            Found::File { manifest, origin } => {
+                let text = std::fs::read_to_string(&manifest).map_err(|err| {
+                    LoadError::new(&manifest, format!("cannot read the manifest: {err}"))
+                })?;
+                let parsed = Manifest::parse(&text)
+                    .map_err(|err| LoadError::new(&manifest, format!("bad manifest: {err}")))?;
+                let component = if parsed.component.is_none()
+                    && manifest.file_name().is_some_and(|n| n == "pith.toml")
+                {
+                    discovery::sole_component(manifest.parent().unwrap_or(Path::new(".")))
+                        .map_err(|reason| LoadError::new(&manifest, reason))?
+                } else {
+                    parsed.component_path(&manifest)
+                };
+                if !component.is_file() {
+                    return Err(LoadError::new(&component, "the component file is missing"));
+                }
+                let hash = self.cache.file_hash(&component).map_err(|err| {
+                    LoadError::new(&component, format!("cannot read the component: {err}"))
+                })?;
+                (
+                    text,
+                    manifest.display().to_string(),
+                    origin,
+                    ComponentSource::File(component),
+                    hash,
+                )
+            }
+        };
+        let manifest = Manifest::parse(&manifest_text)
+            .map_err(|err| LoadError::new(&path, format!("bad manifest: {err}")))?;
+        let plugin_settings = settings
+            .plugin(&manifest.id)
+            .map_err(|reason| LoadError::new(&path, reason))?;
+        if plugin_settings.enabled == Some(false) {
+            return Ok(None);
+        }
+        let capabilities = Capabilities::resolve(
+            &manifest.requested,
+            plugin_settings.grant.as_ref(),
+            origin == Origin::Embedded,
+        );
+        let config: BTreeMap<String, String> = plugin_settings
+            .config
+            .into_iter()
+            .filter(|(key, _)| capabilities.allows_config(key))
+            .collect();
+        let mut plugin = Plugin {
+            manifest,
+            origin,
+            path,
+            source,
+            hash,
+            capabilities: Arc::new(capabilities),
+            config: Arc::new(config),
+            meta: PluginMeta::default(),
+            loaded: tokio::sync::OnceCell::new(),
+        };
+        let meta_key = format!("{}-m{META_VERSION}", plugin.hash);
+        match self.cache.metadata::<PluginMeta>(&meta_key) {
+            Some(meta) => plugin.meta = meta,
+            None => {
+                let component_path = match &plugin.source {
+                    ComponentSource::File(path) => path.display().to_string(),
+                    ComponentSource::Embedded(_) => plugin.path.clone(),
+                };
+                let meta = self
+                    .describe(&plugin)
+                    .await
+                    .map_err(|err| LoadError::new(&component_path, err.to_string()))?;
+                self.cache.store_metadata(&meta_key, &meta);
+                plugin.meta = meta;
+            }
+        }
+        Ok(Some(plugin))
+    }
+
+    /// Compiles (or deserializes) and pre-instantiates a plugin, once.
+    pub async fn loaded(&self, plugin: &Plugin) -> Result<Arc<Loaded>, CallError> {
+        let load_error = |reason: String| CallError::Load {
+            plugin: plugin.manifest.id.clone(),
+            reason,
+        };
+        plugin
+            .loaded
+            .get_or_try_init(|| async {
+                let engine = self.engine.clone();
+                let source = plugin.source.clone();
+                let hash = plugin.hash.clone();
+                let cache = &self.cache;
+                let (component, _) = tokio::task::block_in_place(|| {
+                    cache.component(&engine, &hash, || source.bytes())
+                })
+                .map_err(|err| load_error(err.0))?;
+                let pre = self.linker.instantiate_pre(&component).map_err(|err| {
+                    load_error(format!(
+                        "imports something pith does not provide: {}",
+                        error_text(&err)
+                    ))
+                })?;
+                Loaded::new(pre, &plugin.manifest.kinds)
+                    .map(Arc::new)
+                    .map_err(load_error)
+            })
+            .await
+            .cloned()
+    }
+
+    /// Instantiates the plugin and reads its metadata from `describe()`.
+    async fn describe(&self, plugin: &Plugin) -> Result<PluginMeta, CallError> {
+        let loaded = self.loaded(plugin).await?;
+        let mut meta = PluginMeta::default();
+        if let Some(pre) = loaded.tool.clone() {
+            let specs = self
+                .run_call(
+                    plugin,
+                    None,
+                    Box::new(move |store| {
+                        Box::pin(async move {
+                            let instance = pre.instantiate_async(&mut *store).await?;
+                            instance.pith_plugin_tool().call_describe(&mut *store).await
+                        })
+                    }),
+                )
+                .await?;
+            meta.tools = specs
+                .into_iter()
+                .map(ToolSpec::from_wit)
+                .collect::<Result<_, _>>()
+                .map_err(|reason| CallError::Load {
+                    plugin: plugin.manifest.id.clone(),
+                    reason,
+                })?;
+        }
+        Ok(meta)
+    }
+
+    /// Every loaded plugin.
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// The plugin with this id.
+    pub fn plugin(&self, id: &str) -> Option<&Arc<Plugin>> {
+        self.plugins.iter().find(|p| p.manifest.id == id)
+    }
+
+    /// Every tool, by name; a tool from a later plugin replaces a same-named earlier one (so a
+    /// plugin tool named like a built-in replaces the built-in).
+    pub fn tools(&self) -> Vec<(ToolSpec, Arc<Plugin>)> {
+        let mut tools: Vec<(ToolSpec, Arc<Plugin>)> = Vec::new();
+        for plugin in self
+            .plugins
+            .iter()
+            .filter(|p| p.manifest.has_kind(Kind::Tool))
+        {
+            for spec in &plugin.meta.tools {
+                match tools.iter_mut().find(|(s, _)| s.name == spec.name) {
+                    Some(slot) => *slot = (spec.clone(), plugin.clone()),
+                    None => tools.push((spec.clone(), plugin.clone())),
+                }
+            }
+        }
+        tools
+    }
+
+    /// Calls the tool `name` with `arguments` in a fresh sandboxed instance. The tool's own
+    /// failures come back as an error [`ToolOutput`]; sandbox failures as a [`CallError`].
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        call_id: &str,
+        arguments: &Value,
+        progress: Option<ProgressSink>,
+    ) -> Result<ToolOutput, CallError> {
+        let plugin = self
+            .tools()
+            .into_iter()
+            .find(|(spec, _)| spec.name == name)
+            .map(|(_, plugin)| plugin)
+            .ok_or_else(|| CallError::NotFound(format!("Tool {name} not found")))?;
+        let loaded = self.loaded(&plugin).await?;
+        let pre = loaded
+            .tool
+            .clone()
+            .ok_or_else(|| CallError::NotFound(format!("Tool {name} not found")))?;
+        let (name, call_id, arguments) =
+            (name.to_string(), call_id.to_string(), arguments.to_string());
+        let result = self
+            .run_call(
+                &plugin,
+                progress,
+                Box::new(move |store| {
+                    Box::pin(async move {
+                        let instance = pre.instantiate_async(&mut *store).await?;
+                        instance
+                            .pith_plugin_tool()
+                            .call_execute(&mut *store, &name, &call_id, &arguments)
+                            .await
+                    })
+                }),
+            )
+            .await?;
+        Ok(match result {
+            Ok(output) => ToolOutput::from_wit(output, false),
+            Err(error) => ToolOutput::from_wit_error(error),
+        })
+    }
+}
+
+/// The linker every plugin is instantiated against: WASI (filesystem limited to the granted
+/// preopen, no sockets) and pith's imports.
+fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
+    let mut linker = Linker::new(engine.engine());
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    use bindings::imports::pith::plugin as shared;
+    shared::types::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    shared::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    shared::http::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    shared::process::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    bindings::tool_world::pith::plugin::tool_progress::add_to_linker::<_, HasSelf<_>>(
+        &mut linker,
+        |s| s,
+    )?;
+    bindings::extension_world::pith::plugin::ui::add_to_linker::<_, HasSelf<_>>(
+        &mut linker,
+        |s| s,
+    )?;
+    bindings::extension_world::pith::plugin::session::add_to_linker::<_, HasSelf<_>>(
+        &mut linker,
+        |s| s,
+    )?;
+    Ok(linker)
+}

@@ -1,0 +1,158 @@
+//! A plugin found and validated: its manifest, grants, content hash, cached metadata, and its
+//! compiled component, loaded on first use.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use wasmtime::component::InstancePre;
+
+use super::bindings::{
+    extension_world, prompt_template_world, provider_world, skill_world, tool_world,
+};
+use super::discovery::{EmbeddedPlugin, Origin};
+use super::grants::Capabilities;
+use super::manifest::{Kind, Manifest};
+use super::sandbox::StoreState;
+use super::tool::ToolSpec;
+
+/// Where a plugin's component bytes come from.
+#[derive(Debug, Clone)]
+pub enum ComponentSource {
+    /// Built into the binary.
+    Embedded(&'static EmbeddedPlugin),
+    /// A file.
+    File(PathBuf),
+}
+
+impl ComponentSource {
+    /// Reads the component's bytes.
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        match self {
+            ComponentSource::Embedded(plugin) => Ok(plugin.wasm.to_vec()),
+            ComponentSource::File(path) => std::fs::read(path),
+        }
+    }
+}
+
+/// What `describe()` said, cached on disk by content hash so startup does not instantiate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PluginMeta {
+    /// The tools of a tool plugin.
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+}
+
+/// The version of [`PluginMeta`]'s layout, part of its cache key.
+pub const META_VERSION: u32 = 1;
+
+/// A compiled component, pre-instantiated against the host's imports, with the typed entry
+/// points of the kinds it claims (each checked against its world's exports).
+pub struct Loaded {
+    /// The tool world's entry points.
+    pub tool: Option<tool_world::ToolPluginPre<StoreState>>,
+    /// The provider world's entry points.
+    pub provider: Option<provider_world::ProviderPluginPre<StoreState>>,
+    /// The extension world's entry points.
+    pub extension: Option<extension_world::ExtensionPluginPre<StoreState>>,
+    /// The skill world's entry points.
+    pub skill: Option<skill_world::SkillPluginPre<StoreState>>,
+    /// The prompt-template world's entry points.
+    pub prompt_template: Option<prompt_template_world::PromptTemplatePluginPre<StoreState>>,
+}
+
+impl Loaded {
+    /// Checks the pre-instantiated component against the worlds of `kinds`.
+    pub fn new(pre: InstancePre<StoreState>, kinds: &[Kind]) -> Result<Loaded, String> {
+        let check = |kind: Kind, result: wasmtime::Result<()>| {
+            result
+                .map_err(|err| format!("does not implement the {kind} world: {}", error_text(&err)))
+        };
+        let mut loaded = Loaded {
+            tool: None,
+            provider: None,
+            extension: None,
+            skill: None,
+            prompt_template: None,
+        };
+        for &kind in kinds {
+            match kind {
+                Kind::Tool => check(
+                    kind,
+                    tool_world::ToolPluginPre::new(pre.clone()).map(|p| loaded.tool = Some(p)),
+                )?,
+                Kind::Provider => check(
+                    kind,
+                    provider_world::ProviderPluginPre::new(pre.clone())
+                        .map(|p| loaded.provider = Some(p)),
+                )?,
+                Kind::Extension => check(
+                    kind,
+                    extension_world::ExtensionPluginPre::new(pre.clone())
+                        .map(|p| loaded.extension = Some(p)),
+                )?,
+                Kind::Skill => check(
+                    kind,
+                    skill_world::SkillPluginPre::new(pre.clone()).map(|p| loaded.skill = Some(p)),
+                )?,
+                Kind::PromptTemplate => check(
+                    kind,
+                    prompt_template_world::PromptTemplatePluginPre::new(pre.clone())
+                        .map(|p| loaded.prompt_template = Some(p)),
+                )?,
+            }
+        }
+        Ok(loaded)
+    }
+}
+
+/// The text of an error and its causes.
+pub fn error_text(err: &wasmtime::Error) -> String {
+    err.chain()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// A plugin found, validated and granted.
+pub struct Plugin {
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Where it was found.
+    pub origin: Origin,
+    /// The manifest's path (or `<embedded>/<crate>`), for listings and errors.
+    pub path: String,
+    /// The component's path, for files.
+    pub source: ComponentSource,
+    /// The component's content hash.
+    pub hash: String,
+    /// What it may do.
+    pub capabilities: Arc<Capabilities>,
+    /// The config values it may read (granted keys only).
+    pub config: Arc<BTreeMap<String, String>>,
+    /// Its cached `describe()` metadata.
+    pub meta: PluginMeta,
+    pub(crate) loaded: tokio::sync::OnceCell<Arc<Loaded>>,
+}
+
+impl Plugin {
+    /// True for first-party plugins.
+    pub fn is_first_party(&self) -> bool {
+        self.origin == Origin::Embedded
+    }
+
+    /// True when the component has been compiled and pre-instantiated in this process.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.initialized()
+    }
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("id", &self.manifest.id)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,242 @@
+//! The per-call sandbox: the store's data (WASI context with only the granted preopen, the
+//! plugin's capabilities, its memory limiter) and the accounting behind the per-call deadline.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::grants::{Capabilities, WorkspaceAccess};
+use super::manifest::Limits;
+use crate::content::ToolOutput;
+
+/// How much of a guest's stderr is kept (to explain a trap with its panic message).
+const STDERR_KEPT: usize = 16 << 10;
+
+/// What a call's sandbox is built from.
+#[derive(Clone)]
+pub struct SandboxSpec {
+    /// The plugin's id (for logs).
+    pub plugin_id: String,
+    /// What it may do.
+    pub capabilities: Arc<Capabilities>,
+    /// The config values it may read (already filtered to granted keys).
+    pub config: Arc<BTreeMap<String, String>>,
+    /// Its limits.
+    pub limits: Limits,
+    /// The workspace on the host.
+    pub workspace: Option<PathBuf>,
+    /// The shared HTTP client.
+    pub http: reqwest::Client,
+}
+
+/// Receives a tool's partial results.
+pub type ProgressSink = tokio::sync::mpsc::UnboundedSender<ToolOutput>;
+
+/// The data of one call's store.
+pub struct StoreState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// The sandbox it was built from.
+    pub spec: SandboxSpec,
+    /// The workspace as the guest sees it.
+    pub workspace_guest: Option<String>,
+    /// Memory accounting.
+    pub limiter: MemoryLimiter,
+    /// Deadline accounting.
+    pub clock: Arc<CallClock>,
+    /// Where partial tool results go.
+    pub progress: Option<ProgressSink>,
+    /// The session an extension belongs to, if any.
+    pub extension: Option<Arc<dyn super::imports::ui::ExtensionContext>>,
+    stderr: MemoryOutputPipe,
+}
+
+impl WasiView for StoreState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl StoreState {
+    /// Builds the store data: no environment, no arguments, no network sockets, stdout discarded,
+    /// stderr captured, and the workspace preopened at its own absolute path only if granted.
+    pub fn new(spec: SandboxSpec, progress: Option<ProgressSink>) -> Result<StoreState, String> {
+        let mut builder = WasiCtxBuilder::new();
+        let stderr = MemoryOutputPipe::new(STDERR_KEPT);
+        builder
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        let mut workspace_guest = None;
+        if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace) {
+            if access != WorkspaceAccess::None {
+                let perms = match access {
+                    WorkspaceAccess::Write => FsPerms::ReadWrite,
+                    _ => FsPerms::ReadOnly,
+                };
+                let guest = dir.to_string_lossy().into_owned();
+                builder
+                    .preopened_dir(dir, &guest, perms)
+                    .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
+                builder.env("PWD", &guest);
+                workspace_guest = Some(guest);
+            }
+        }
+        let limiter = MemoryLimiter {
+            cap: spec.limits.memory_bytes as usize,
+            refused: None,
+        };
+        Ok(StoreState {
+            wasi: builder.build(),
+            table: ResourceTable::new(),
+            spec,
+            workspace_guest,
+            limiter,
+            clock: Arc::new(CallClock::new()),
+            progress,
+            extension: None,
+            stderr,
+        })
+    }
+
+    /// The resource table (for host resources such as HTTP responses and child processes).
+    pub fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    /// The last line the guest wrote to stderr (e.g. its panic message), if any.
+    pub fn stderr_tail(&self) -> Option<String> {
+        let bytes = self.stderr.contents();
+        let text = String::from_utf8_lossy(&bytes);
+        text.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+    }
+}
+
+/// Caps linear memory and remembers a refused growth, so the error can say so.
+pub struct MemoryLimiter {
+    cap: usize,
+    /// The size a refused growth asked for.
+    pub refused: Option<usize>,
+}
+
+/// The error a refused memory growth traps with.
+#[derive(Debug, thiserror::Error)]
+#[error("memory limit of {limit} bytes exceeded (asked for {asked})")]
+pub struct MemoryLimitExceeded {
+    /// The cap.
+    pub limit: usize,
+    /// What the guest asked for.
+    pub asked: usize,
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            self.refused = Some(desired);
+            return Err(MemoryLimitExceeded {
+                limit: self.cap,
+                asked: desired,
+            }
+            .into());
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1_000_000)
+    }
+}
+
+/// Measures a call's guest time: wall time since the call began minus time spent inside
+/// pith's own host calls (HTTP, processes, UI), which may block for long on purpose.
+pub struct CallClock {
+    started: Instant,
+    inner: Mutex<ClockState>,
+}
+
+#[derive(Default)]
+struct ClockState {
+    host_total: Duration,
+    host_since: Option<Instant>,
+    depth: u32,
+}
+
+/// Marks time spent in a host call; ends when dropped.
+pub struct HostTime {
+    clock: Arc<CallClock>,
+}
+
+impl CallClock {
+    fn new() -> CallClock {
+        CallClock {
+            started: Instant::now(),
+            inner: Mutex::new(ClockState::default()),
+        }
+    }
+
+    /// Starts counting host time until the guard drops.
+    pub fn enter_host(self: &Arc<Self>) -> HostTime {
+        if let Ok(mut state) = self.inner.lock() {
+            if state.depth == 0 {
+                state.host_since = Some(Instant::now());
+            }
+            state.depth += 1;
+        }
+        HostTime {
+            clock: self.clone(),
+        }
+    }
+
+    /// The guest time used so far.
+    pub fn guest_time(&self) -> Duration {
+        let elapsed = self.started.elapsed();
+        let Ok(state) = self.inner.lock() else {
+            return elapsed;
+        };
+        let current = state
+            .host_since
+            .map_or(Duration::ZERO, |since| since.elapsed());
+        elapsed.saturating_sub(state.host_total + current)
+    }
+}
+
+impl Drop for HostTime {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.clock.inner.lock() {
+            state.depth = state.depth.saturating_sub(1);
+            if state.depth == 0 {
+                if let Some(since) = state.host_since.take() {
+                    state.host_total += since.elapsed();
+                }
+            }
+        }
+    }
+}
+
+/// The error a call traps with when its guest time passes the deadline.
+#[derive(Debug, thiserror::Error)]
+#[error("deadline of {0} ms exceeded")]
+pub struct DeadlineExceeded(pub u64);

@@ -1,0 +1,150 @@
+//! Settings: the global `settings.json` in the agent directory deep-merged with the project's
+//! `.pith/settings.json` (the project wins), as pi merges its two files.
+//!
+//! Only the parts pith reads live here as typed accessors; the rest is kept as JSON so that
+//! writing a setting back never drops keys pith does not know (pi's keys included).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::plugin_host::grants::Grant;
+
+/// The merged settings and where they came from.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    merged: Value,
+    /// Files that could not be read or parsed, with the reason; reported, never fatal.
+    pub problems: Vec<String>,
+}
+
+/// What the settings say about one plugin (`plugins.<id>`).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PluginSettings {
+    /// False disables the plugin.
+    pub enabled: Option<bool>,
+    /// The capabilities the user grants it.
+    pub grant: Option<Grant>,
+    /// Config values it may read (only the granted keys).
+    pub config: BTreeMap<String, String>,
+}
+
+impl Settings {
+    /// Loads `<agent_dir>/settings.json` and `<cwd>/.pith/settings.json`.
+    pub fn load(global: &Path, project: Option<&Path>) -> Settings {
+        let mut settings = Settings {
+            merged: Value::Object(Default::default()),
+            problems: Vec::new(),
+        };
+        for file in std::iter::once(global).chain(project) {
+            match read_json_object(file) {
+                Ok(Some(value)) => merge(&mut settings.merged, value),
+                Ok(None) => {}
+                Err(problem) => settings.problems.push(problem),
+            }
+        }
+        settings
+    }
+
+    /// Settings from a JSON value (tests, embedding).
+    pub fn from_value(value: Value) -> Settings {
+        Settings {
+            merged: value,
+            problems: Vec::new(),
+        }
+    }
+
+    /// The project settings file for a working directory.
+    pub fn project_file(cwd: &Path) -> PathBuf {
+        cwd.join(".pith").join("settings.json")
+    }
+
+    /// The raw merged value at a top-level key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.merged.get(key)
+    }
+
+    /// The settings of the plugin `id`; a malformed entry is reported in `Err`.
+    pub fn plugin(&self, id: &str) -> Result<PluginSettings, String> {
+        match self.merged.get("plugins").and_then(|p| p.get(id)) {
+            None => Ok(PluginSettings::default()),
+            Some(value) => serde_json::from_value(value.clone())
+                .map_err(|err| format!("settings plugins.{id}: {err}")),
+        }
+    }
+}
+
+/// Reads a JSON object file: `Ok(None)` when it does not exist.
+fn read_json_object(path: &Path) -> Result<Option<Value>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("{}: {err}", path.display())),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(value @ Value::Object(_)) => Ok(Some(value)),
+        Ok(_) => Err(format!("{}: not a JSON object", path.display())),
+        Err(err) => Err(format!("{}: {err}", path.display())),
+    }
+}
+
+/// Deep-merges `overlay` into `base`: objects merge key by key, anything else replaces.
+fn merge(base: &mut Value, overlay: Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                match base.get_mut(&key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = overlay,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn project_overrides_global_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("g.json");
+        let project = dir.path().join("p.json");
+        std::fs::write(
+            &global,
+            r#"{"a":1,"plugins":{"x":{"enabled":true,"config":{"K":"g"}}}}"#,
+        )
+        .unwrap();
+        std::fs::write(&project, r#"{"plugins":{"x":{"config":{"K":"p"}}}}"#).unwrap();
+        let settings = Settings::load(&global, Some(&project));
+        assert_eq!(settings.get("a"), Some(&json!(1)));
+        let plugin = settings.plugin("x").unwrap();
+        assert_eq!(plugin.enabled, Some(true));
+        assert_eq!(plugin.config.get("K").map(String::as_str), Some("p"));
+    }
+
+    #[test]
+    fn broken_file_is_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("g.json");
+        std::fs::write(&global, "{not json").unwrap();
+        let settings = Settings::load(&global, None);
+        assert_eq!(settings.problems.len(), 1);
+        assert!(settings.problems[0].contains("g.json"));
+    }
+
+    #[test]
+    fn malformed_plugin_entry_names_the_plugin() {
+        let settings = Settings::from_value(json!({"plugins": {"x": {"enabled": "yes"}}}));
+        let err = settings.plugin("x").unwrap_err();
+        assert!(err.starts_with("settings plugins.x:"), "{err}");
+    }
+}

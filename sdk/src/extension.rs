@@ -1,0 +1,121 @@
+//! Extensions: implement [`Extension`] and export it with
+//! [`export_extension!`](crate::export_extension). One instance lives for the session.
+
+pub use crate::bindings::extension_world::exports::pith::plugin::extension::{
+    AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
+    CompactionSummary, Event, EventResult, ExtensionInfo, InputEvent, InputSource, Rule,
+    SwitchReason, ToolCallEvent, ToolResultEvent, ToolResultPatch, TransformedInput,
+};
+pub use crate::bindings::extension_world::pith::plugin::{session, ui};
+pub use crate::bindings::imports::pith::plugin::types::{
+    Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,
+};
+
+/// An extension. The host creates one with [`Extension::new`] per session and calls it for
+/// the events it subscribed to.
+pub trait Extension: Sized + 'static {
+    /// Creates the extension's state.
+    fn new() -> Self;
+
+    /// Its name, subscribed events, commands, tools and rules.
+    fn describe(&self) -> ExtensionInfo;
+
+    /// Handles an event; goes on unchanged by default.
+    fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
+        let _ = event;
+        Ok(EventResult::Continue)
+    }
+
+    /// Runs a registered command with the text after its name.
+    fn run_command(&mut self, name: &str, args: &str) -> Result<(), String> {
+        let _ = args;
+        Err(format!("Unknown command: {name}"))
+    }
+
+    /// Runs a registered tool.
+    fn execute_tool(
+        &mut self,
+        name: &str,
+        call_id: &str,
+        arguments: serde_json::Value,
+    ) -> Result<ToolResult, ToolError> {
+        let _ = (call_id, arguments);
+        Err(ToolError::new(format!("Unknown tool: {name}")))
+    }
+}
+
+/// Runs `f` on the extension instance, creating it on first use; used by the export macro.
+#[doc(hidden)]
+pub fn __with_instance<T: Extension, R>(
+    cell: &'static std::thread::LocalKey<std::cell::RefCell<Option<T>>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    cell.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        f(slot.get_or_insert_with(T::new))
+    })
+}
+
+/// Exports `T: Extension` as this component's `extension` interface.
+#[macro_export]
+macro_rules! export_extension {
+    ($extension:ty) => {
+        ::std::thread_local! {
+            static __PITH_EXTENSION: ::std::cell::RefCell<::std::option::Option<$extension>> =
+                const { ::std::cell::RefCell::new(None) };
+        }
+
+        #[doc(hidden)]
+        pub struct __PithExtension;
+
+        impl $crate::bindings::extension_world::exports::pith::plugin::extension::Guest
+            for __PithExtension
+        {
+            fn describe() -> $crate::extension::ExtensionInfo {
+                $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
+                    <$extension as $crate::extension::Extension>::describe(ext)
+                })
+            }
+
+            fn on_event(
+                event: $crate::extension::Event,
+            ) -> ::std::result::Result<$crate::extension::EventResult, ::std::string::String> {
+                $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
+                    <$extension as $crate::extension::Extension>::on_event(ext, event)
+                })
+            }
+
+            fn run_command(
+                name: ::std::string::String,
+                args: ::std::string::String,
+            ) -> ::std::result::Result<(), ::std::string::String> {
+                $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
+                    <$extension as $crate::extension::Extension>::run_command(ext, &name, &args)
+                })
+            }
+
+            fn execute_tool(
+                name: ::std::string::String,
+                call_id: ::std::string::String,
+                arguments: ::std::string::String,
+            ) -> ::std::result::Result<$crate::extension::ToolResult, $crate::extension::ToolError>
+            {
+                let arguments = match $crate::serde_json::from_str(&arguments) {
+                    Ok(value) => value,
+                    Err(err) => {
+                        return Err($crate::extension::ToolError::new(::std::format!(
+                            "Invalid arguments JSON: {err}"
+                        )));
+                    }
+                };
+                $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
+                    <$extension as $crate::extension::Extension>::execute_tool(
+                        ext, &name, &call_id, arguments,
+                    )
+                })
+            }
+        }
+
+        $crate::bindings::extension_world::__export_extension_world!(__PithExtension);
+    };
+}

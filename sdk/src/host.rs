@@ -1,0 +1,50 @@
+//! What every plugin can ask of the host: logging, granted config values, the workspace.
+
+use crate::bindings::imports::pith::plugin::host as wit;
+
+pub use wit::ConfigError;
+
+/// Writes a line to pith's log (stderr) at `info` level, tagged with the plugin's id.
+pub fn info(message: &str) {
+    wit::log(wit::LogLevel::Info, message);
+}
+
+/// Writes a line to pith's log at `warn` level.
+pub fn warn(message: &str) {
+    wit::log(wit::LogLevel::Warn, message);
+}
+
+/// Writes a line to pith's log at `debug` level.
+pub fn debug(message: &str) {
+    wit::log(wit::LogLevel::Debug, message);
+}
+
+/// Writes a line to pith's log at `error` level.
+pub fn error(message: &str) {
+    wit::log(wit::LogLevel::Error, message);
+}
+
+/// The value of a config key the user granted this plugin; `Ok(None)` when granted but unset,
+/// `Err(ConfigError::NotGranted)` when the manifest did not declare it or the user did not grant it.
+pub fn config(key: &str) -> Result<Option<String>, ConfigError> {
+    wit::get_config(key)
+}
+
+/// The workspace as this plugin sees it, or `None` when it was granted no workspace.
+pub fn workspace_dir() -> Option<String> {
+    wit::workspace_dir()
+}
+
+/// Resolves a path the model gave (relative to the workspace, or absolute) to the path the
+/// plugin opens. A leading `@` is stripped, as pi does.
+pub fn resolve_path(path: &str) -> std::path::PathBuf {
+    let path = path.strip_prefix('@').unwrap_or(path);
+    let candidate = std::path::Path::new(path);
+    if candidate.is_absolute() {
+        return candidate.to_path_buf();
+    }
+    match workspace_dir() {
+        Some(dir) => std::path::Path::new(&dir).join(candidate),
+        None => candidate.to_path_buf(),
+    }
+}

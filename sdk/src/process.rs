@@ -1,0 +1,28 @@
+//! Child processes through the host; only for plugins granted `process`.
+
+use crate::bindings::imports::pith::plugin::process as wit;
+
+pub use wit::{Child, Command, ExitStatus, Output, ProcessError};
+
+/// Runs `command_line` with `bash -c` in the workspace and returns the running child.
+pub fn spawn(command_line: &str, timeout_ms: Option<u32>) -> Result<Child, ProcessError> {
+    wit::spawn(&Command {
+        command_line: command_line.to_string(),
+        cwd: None,
+        env: Vec::new(),
+        timeout_ms,
+    })
+}
+
+impl ProcessError {
+    /// A message for people and models (the generated `Display` is debug-like).
+    pub fn message(&self) -> String {
+        match self {
+            ProcessError::Denied => {
+                format!("process denied: this plugin was not granted `process`")
+            }
+            ProcessError::Spawn(reason) => format!("cannot start the process: {reason}"),
+            ProcessError::BadCwd(path) => format!("bad working directory: {path}"),
+        }
+    }
+}

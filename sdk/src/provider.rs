@@ -1,0 +1,70 @@
+//! Provider plugins: implement [`Provider`] and export it with
+//! [`export_provider!`](crate::export_provider).
+
+pub use crate::bindings::imports::pith::plugin::types::{
+    AssistantBlock, Content, Header, SignedText, StopReason, ThinkingBlock, ThinkingLevel,
+    ToolCall, Usage,
+};
+pub use crate::bindings::provider_world::exports::pith::plugin::provider::{
+    AssistantMessage, BlockDelta, BlockStart, CacheRetention, InputKind, Message, Model, ModelCost,
+    ProviderInfo, Request, StreamEvent, TextEnd, ThinkingEnd, ToolCallEnd, ToolCallStart,
+    ToolDefinition, ToolResultMessage,
+};
+
+/// A response being streamed.
+pub trait Completion: 'static {
+    /// The next batch of events; `None` once the stream has ended (after `done` or `error`).
+    fn next(&mut self) -> Option<Vec<StreamEvent>>;
+}
+
+/// An LLM wire format.
+pub trait Provider {
+    /// The wire formats and models this plugin serves.
+    fn describe() -> ProviderInfo;
+
+    /// Starts a streamed request.
+    fn complete(request: Request) -> Result<Box<dyn Completion>, String>;
+}
+
+/// Wraps a [`Completion`] as the WIT resource; used by [`export_provider!`](crate::export_provider).
+#[doc(hidden)]
+pub struct __CompletionResource(pub std::cell::RefCell<Box<dyn Completion>>);
+
+impl crate::bindings::provider_world::exports::pith::plugin::provider::GuestCompletion
+    for __CompletionResource
+{
+    fn next(&self) -> Option<Vec<StreamEvent>> {
+        self.0.borrow_mut().next()
+    }
+}
+
+/// Exports `T: Provider` as this component's `provider` interface.
+#[macro_export]
+macro_rules! export_provider {
+    ($provider:ty) => {
+        #[doc(hidden)]
+        pub struct __PithProvider;
+
+        impl $crate::bindings::provider_world::exports::pith::plugin::provider::Guest for __PithProvider {
+            type Completion = $crate::provider::__CompletionResource;
+
+            fn describe() -> $crate::provider::ProviderInfo {
+                <$provider as $crate::provider::Provider>::describe()
+            }
+
+            fn complete(
+                request: $crate::provider::Request,
+            ) -> ::std::result::Result<
+                $crate::bindings::provider_world::exports::pith::plugin::provider::Completion,
+                ::std::string::String,
+            > {
+                let completion = <$provider as $crate::provider::Provider>::complete(request)?;
+                Ok($crate::bindings::provider_world::exports::pith::plugin::provider::Completion::new(
+                    $crate::provider::__CompletionResource(::std::cell::RefCell::new(completion)),
+                ))
+            }
+        }
+
+        $crate::bindings::provider_world::__export_provider_world!(__PithProvider);
+    };
+}

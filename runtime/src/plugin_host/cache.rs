@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,17 @@ pub struct Cache {
     dir: Option<PathBuf>,
     engine_tag: String,
     index: Mutex<HashIndex>,
+    compiled: AtomicUsize,
+    hits: AtomicUsize,
+}
+
+/// Counts of how components were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheStats {
+    /// Components compiled from WebAssembly.
+    pub compiled: usize,
+    /// Components deserialized from the disk cache.
+    pub hits: usize,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -49,6 +61,8 @@ impl Cache {
             dir,
             engine_tag: engine.compatibility_tag(),
             index: Mutex::new(index),
+            compiled: AtomicUsize::new(0),
+            hits: AtomicUsize::new(0),
         }
     }
 
@@ -105,11 +119,17 @@ impl Cache {
                 .join(format!("{hash}-{}.cwasm", self.engine_tag))
         });
         if let Some(path) = &path {
-            if path.exists() {
+            // Read into memory rather than mapping the file: a file truncated under a mapping
+            // would fault the process (SIGBUS), and a copy cannot be changed underneath us.
+            if let Ok(serialized) = std::fs::read(path) {
                 // SAFETY: files in this directory are written only by `write_atomic` below from
-                // `Component::serialize` of this engine configuration (the tag is in the name).
-                match unsafe { Component::deserialize_file(engine.engine(), path) } {
-                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                // `Component::serialize` of this engine configuration (the tag is in the name),
+                // and wasmtime checks the header and engine compatibility before using them.
+                match unsafe { Component::deserialize(engine.engine(), &serialized) } {
+                    Ok(component) => {
+                        self.hits.fetch_add(1, Ordering::Relaxed);
+                        return Ok((component, CacheOutcome::Hit));
+                    }
                     Err(err) => tracing::warn!("recompiling {}: {err}", path.display()),
                 }
             }
@@ -128,7 +148,16 @@ impl Cache {
                 Err(err) => tracing::warn!("cannot serialize a compiled component: {err}"),
             }
         }
+        self.compiled.fetch_add(1, Ordering::Relaxed);
         Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// How components were obtained so far.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            compiled: self.compiled.load(Ordering::Relaxed),
+            hits: self.hits.load(Ordering::Relaxed),
+        }
     }
 
     /// The cached metadata for content `hash`, if any.

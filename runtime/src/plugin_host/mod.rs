@@ -75,7 +75,7 @@ impl HostOptions {
 pub struct PluginHost {
     engine: PluginEngine,
     linker: Linker<StoreState>,
-    cache: Cache,
+    cache: Arc<Cache>,
     plugins: Vec<Arc<Plugin>>,
     workspace: Option<PathBuf>,
     http: reqwest::Client,
@@ -87,7 +87,7 @@ impl PluginHost {
     pub async fn load(options: HostOptions) -> wasmtime::Result<(PluginHost, Vec<LoadError>)> {
         let engine = PluginEngine::new()?;
         let linker = build_linker(&engine)?;
-        let cache = Cache::new(options.cache_dir.clone(), &engine);
+        let cache = Arc::new(Cache::new(options.cache_dir.clone(), &engine));
         let workspace = options.workspace.canonicalize().ok();
         let mut host = PluginHost {
             engine,
@@ -210,7 +210,10 @@ impl PluginHost {
             meta: PluginMeta::default(),
             loaded: tokio::sync::OnceCell::new(),
         };
-        let meta_key = format!("{}-m{META_VERSION}", plugin.hash);
+        // The metadata is valid for these bytes claimed as these kinds (it records that they
+        // passed validation against those worlds).
+        let kinds: Vec<&str> = plugin.manifest.kinds.iter().map(|k| k.as_str()).collect();
+        let meta_key = format!("{}-{}-m{META_VERSION}", plugin.hash, kinds.join("+"));
         match self.cache.metadata::<PluginMeta>(&meta_key) {
             Some(meta) => plugin.meta = meta,
             None => {
@@ -287,6 +290,11 @@ impl PluginHost {
                 })?;
         }
         Ok(meta)
+    }
+
+    /// How many components were compiled and how many came from the disk cache.
+    pub fn cache_stats(&self) -> cache::CacheStats {
+        self.cache.stats()
     }
 
     /// Every loaded plugin.

@@ -114,14 +114,31 @@ impl StoreState {
         &mut self.table
     }
 
-    /// The last line the guest wrote to stderr (e.g. its panic message), if any.
+    /// What the guest said on stderr before it died: the message of a Rust panic (the lines
+    /// after `panicked at …:`), else its last line, if any.
     pub fn stderr_tail(&self) -> Option<String> {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
-        text.lines()
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if let Some(at) = lines.iter().rposition(|l| l.contains("panicked at")) {
+            let message: Vec<&str> = lines[at + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with("note:"))
+                .copied()
+                .collect();
+            if !message.is_empty() {
+                return Some(message.join(" "));
+            }
+        }
+        lines
+            .iter()
             .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_string())
+            .find(|l| !l.starts_with("note:"))
+            .map(|l| l.to_string())
     }
 }
 

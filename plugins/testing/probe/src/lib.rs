@@ -94,10 +94,15 @@ fn spin() -> ! {
     }
 }
 
+/// Recursion that uses wasm's own stack (no locals in linear memory), so it is bounded by the
+/// engine's stack limit rather than by the guest's shadow stack.
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {
-    let pad = std::hint::black_box([depth; 16]);
-    if depth == 0 { pad[3] } else { recurse(depth - 1).wrapping_add(pad[7]) }
+    if depth == 0 {
+        return 1;
+    }
+    let below = recurse(depth - 1);
+    if below % 7 == 3 { below / 2 } else { below.wrapping_add(depth) }
 }
 
 pith_sdk::export_tools!(Probe);

@@ -1,0 +1,126 @@
+//! Shared helpers for the integration tests: plugin fixtures built from `plugins/`, a shared
+//! compiled-component cache, and a tiny HTTP server on loopback.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use pith::plugin_host::discovery::{BUILT_PLUGINS_DIR, Origin};
+use pith::plugin_host::{HostOptions, LoadError, PluginHost};
+use pith::settings::Settings;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("runtime/ is in the repo")
+        .to_path_buf()
+}
+
+/// The component the build made for the plugin crate `crate_name`.
+pub fn built_component(crate_name: &str) -> PathBuf {
+    Path::new(BUILT_PLUGINS_DIR).join(format!("{}.wasm", crate_name.replace('-', "_")))
+}
+
+/// The compiled-component cache shared by all tests (so each component compiles once).
+pub fn shared_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+/// A temporary workspace and plugins directory.
+pub struct Fixture {
+    pub root: tempfile::TempDir,
+    pub workspace: PathBuf,
+    pub plugins: PathBuf,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let root = tempfile::tempdir().expect("tempdir");
+        let workspace = root.path().join("workspace");
+        let plugins = root.path().join("plugins");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&plugins).unwrap();
+        Fixture {
+            workspace: workspace.canonicalize().unwrap(),
+            plugins,
+            root,
+        }
+    }
+
+    /// Installs the plugin crate at `plugins/<group_and_crate>` as `<file_stem>.wasm` +
+    /// `<file_stem>.toml`, with its manifest text passed through `edit`.
+    pub fn install_as(
+        &self,
+        group_and_crate: &str,
+        file_stem: &str,
+        edit: impl FnOnce(String) -> String,
+    ) {
+        let crate_dir = repo_root().join("plugins").join(group_and_crate);
+        let crate_name = crate_dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let manifest = std::fs::read_to_string(crate_dir.join("pith.toml")).unwrap();
+        std::fs::copy(
+            built_component(&crate_name),
+            self.plugins.join(format!("{file_stem}.wasm")),
+        )
+        .unwrap();
+        std::fs::write(
+            self.plugins.join(format!("{file_stem}.toml")),
+            edit(manifest),
+        )
+        .unwrap();
+    }
+
+    /// Installs a plugin crate unchanged.
+    pub fn install(&self, group_and_crate: &str) {
+        let stem = group_and_crate.rsplit('/').next().unwrap().to_string();
+        self.install_as(group_and_crate, &stem, |m| m);
+    }
+
+    /// Loads a host over this fixture's plugins directory with `settings`.
+    pub async fn host(&self, settings: Value) -> (PluginHost, Vec<LoadError>) {
+        self.host_with_cache(settings, Some(shared_cache())).await
+    }
+
+    /// Loads a host with a given cache directory.
+    pub async fn host_with_cache(
+        &self,
+        settings: Value,
+        cache_dir: Option<PathBuf>,
+    ) -> (PluginHost, Vec<LoadError>) {
+        PluginHost::load(HostOptions {
+            workspace: self.workspace.clone(),
+            plugin_dirs: vec![(self.plugins.clone(), Origin::Flag)],
+            cache_dir,
+            settings: Settings::from_value(settings),
+            embedded: false,
+        })
+        .await
+        .expect("the plugin host starts")
+    }
+}
+
+/// Serves `body` with status 200 to every request on a loopback port; returns the base URL.
+pub async fn serve_text(body: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let _ = socket.read(&mut buf).await;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}

@@ -91,7 +91,7 @@ impl HttpError {
             HttpError::Denied(url) => format!("http denied: {url} is not under a granted prefix"),
             HttpError::InvalidRequest(reason) => format!("invalid request: {reason}"),
             HttpError::Connection(reason) => format!("connection failed: {reason}"),
-            HttpError::Timeout => format!("request timed out"),
+            HttpError::Timeout => "request timed out".to_string(),
             HttpError::Body(reason) => format!("reading the body failed: {reason}"),
         }
     }

@@ -19,7 +19,7 @@ impl ProcessError {
     pub fn message(&self) -> String {
         match self {
             ProcessError::Denied => {
-                format!("process denied: this plugin was not granted `process`")
+                "process denied: this plugin was not granted `process`".to_string()
             }
             ProcessError::Spawn(reason) => format!("cannot start the process: {reason}"),
             ProcessError::BadCwd(path) => format!("bad working directory: {path}"),

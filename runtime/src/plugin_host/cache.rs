@@ -76,13 +76,11 @@ impl Cache {
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos());
         let key = path.to_string_lossy().into_owned();
-        if let Ok(index) = self.index.lock() {
-            if let Some((len, time, hash)) = index.files.get(&key) {
-                if *len == meta.len() && *time == mtime {
+        if let Ok(index) = self.index.lock()
+            && let Some((len, time, hash)) = index.files.get(&key)
+                && *len == meta.len() && *time == mtime {
                     return Ok(hash.clone());
                 }
-            }
-        }
         let hash = content_hash(&std::fs::read(path)?);
         if let Ok(mut index) = self.index.lock() {
             index.files.insert(key, (meta.len(), mtime, hash.clone()));
@@ -99,11 +97,10 @@ impl Cache {
         if !index.dirty {
             return;
         }
-        if let Ok(bytes) = serde_json::to_vec(&*index) {
-            if write_atomic(&dir.join("index.json"), &bytes).is_ok() {
+        if let Ok(bytes) = serde_json::to_vec(&*index)
+            && write_atomic(&dir.join("index.json"), &bytes).is_ok() {
                 index.dirty = false;
             }
-        }
     }
 
     /// The component with content `hash`: deserialized from the cache, else compiled from
@@ -170,11 +167,10 @@ impl Cache {
     pub fn store_metadata<T: Serialize>(&self, hash: &str, value: &T) {
         let Some(dir) = &self.dir else { return };
         let path = dir.join("meta").join(format!("{hash}.json"));
-        if let Ok(bytes) = serde_json::to_vec(value) {
-            if let Err(err) = write_atomic(&path, &bytes) {
+        if let Ok(bytes) = serde_json::to_vec(value)
+            && let Err(err) = write_atomic(&path, &bytes) {
                 tracing::warn!("cannot cache {}: {err}", path.display());
             }
-        }
     }
 }
 

@@ -232,11 +232,10 @@ fn intersect_prefixes(declared: &[UrlPrefix], granted: &[UrlPrefix]) -> Vec<UrlP
             } else {
                 None
             };
-            if let Some(prefix) = narrower {
-                if !out.contains(prefix) {
+            if let Some(prefix) = narrower
+                && !out.contains(prefix) {
                     out.push(prefix.clone());
                 }
-            }
         }
     }
     out

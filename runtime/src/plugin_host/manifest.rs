@@ -237,11 +237,11 @@ impl Manifest {
                 ));
             }
         };
-        if let Some(component) = &raw.component {
-            if component.is_absolute()
+        if let Some(component) = &raw.component
+            && (component.is_absolute()
                 || component
                     .components()
-                    .any(|c| matches!(c, std::path::Component::ParentDir))
+                    .any(|c| matches!(c, std::path::Component::ParentDir)))
             {
                 return Err(field(
                     "component",
@@ -251,7 +251,6 @@ impl Manifest {
                     ),
                 ));
             }
-        }
         let http = raw
             .capabilities
             .http

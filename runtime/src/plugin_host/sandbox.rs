@@ -78,8 +78,8 @@ impl StoreState {
             .allow_udp(false)
             .allow_ip_name_lookup(false);
         let mut workspace_guest = None;
-        if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace) {
-            if access != WorkspaceAccess::None {
+        if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace)
+            && access != WorkspaceAccess::None {
                 let perms = match access {
                     WorkspaceAccess::Write => FsPerms::ReadWrite,
                     _ => FsPerms::ReadOnly,
@@ -91,7 +91,6 @@ impl StoreState {
                 builder.env("PWD", &guest);
                 workspace_guest = Some(guest);
             }
-        }
         let limiter = MemoryLimiter {
             cap: spec.limits.memory_bytes as usize,
             refused: None,
@@ -244,11 +243,10 @@ impl Drop for HostTime {
     fn drop(&mut self) {
         if let Ok(mut state) = self.clock.inner.lock() {
             state.depth = state.depth.saturating_sub(1);
-            if state.depth == 0 {
-                if let Some(since) = state.host_since.take() {
+            if state.depth == 0
+                && let Some(since) = state.host_since.take() {
                     state.host_total += since.elapsed();
                 }
-            }
         }
     }
 }

@@ -30,11 +30,10 @@ pub struct ChildProcess {
 
 impl ChildProcess {
     fn kill_group(&mut self) {
-        if self.exited.is_none() {
-            if let Some(pgid) = self.pgid {
+        if self.exited.is_none()
+            && let Some(pgid) = self.pgid {
                 kill_process_group(pgid);
             }
-        }
     }
 }
 

@@ -69,9 +69,10 @@ fn ensure_wasm_target() {
         .and_then(|out| String::from_utf8(out.stdout).ok())
         .map(|s| PathBuf::from(s.trim()));
     if let Some(sysroot) = &sysroot
-        && sysroot.join("lib/rustlib").join(TARGET).exists() {
-            return;
-        }
+        && sysroot.join("lib/rustlib").join(TARGET).exists()
+    {
+        return;
+    }
     println!(
         "cargo:warning=installing the {TARGET} target with rustup (needed to build the plugins)"
     );

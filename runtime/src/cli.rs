@@ -26,19 +26,59 @@ pub enum Command {
 }
 
 /// Parsed arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Args {
     /// What to do.
-    pub command: Command,
+    pub command: Option<Command>,
     /// `--agent-dir`.
     pub agent_dir: Option<PathBuf>,
     /// `--plugins-dir`, repeatable.
     pub plugins_dirs: Vec<PathBuf>,
-    /// Flags pith does not know (warned about, as pi drops them).
-    pub ignored: Vec<String>,
+    /// `--provider`.
+    pub provider: Option<String>,
+    /// `--model` (`id`, `provider/id`, optional `:level`).
+    pub model: Option<String>,
+    /// `--models a,b` (scoped cycling).
+    pub models: Option<Vec<String>>,
+    /// `--api-key`.
+    pub api_key: Option<String>,
+    /// `--thinking`.
+    pub thinking: Option<String>,
+    /// `--no-session`.
+    pub no_session: bool,
+    /// `--session-dir`.
+    pub session_dir: Option<PathBuf>,
+    /// `--session <path|id>`.
+    pub session: Option<String>,
+    /// `--continue` / `-c`.
+    pub continue_session: bool,
+    /// `--tools a,b`.
+    pub tools: Option<Vec<String>>,
+    /// `--no-tools`.
+    pub no_tools: bool,
+    /// `--system-prompt`.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`, repeatable.
+    pub append_system_prompt: Vec<String>,
+    /// `--extension` / `-e`, repeatable.
+    pub extensions: Vec<PathBuf>,
+    /// `--no-extensions`.
+    pub no_extensions: bool,
+    /// `--skill`, repeatable.
+    pub skills: Vec<PathBuf>,
+    /// `--no-skills`.
+    pub no_skills: bool,
+    /// `--prompt-template`, repeatable.
+    pub prompt_templates: Vec<PathBuf>,
+    /// `--no-prompt-templates`.
+    pub no_prompt_templates: bool,
+    /// `--offline`.
+    pub offline: bool,
+    /// `--verbose`.
+    pub verbose: bool,
 }
 
-/// A usage error.
+/// A usage error (exit code 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
@@ -52,28 +92,52 @@ Usage:
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
 
-Options:
-  --agent-dir <dir>     configuration and sessions (default ~/.pith/agent, or $PITH_AGENT_DIR)
-  --plugins-dir <dir>   also load plugins from <dir> (repeatable)
-  -h, --help            this text
-  -V, --version         the version
+Model options:
+  --provider <name>              the provider of --model
+  --model <pattern>              id or provider/id, optionally with :<thinking level>
+  --models <a,b,…>               models for cycle_model
+  --api-key <key>                API key for the chosen model's provider (this run only)
+  --thinking <level>             off, minimal, low, medium, high, xhigh
+
+Session options:
+  --no-session                   keep the session in memory only
+  --session-dir <dir>            where session files go
+  --session <path|id>            open a session file
+  -c, --continue                 continue the most recent session
+
+Tools and resources:
+  --tools <a,b,…>                the active tools (default: read, bash, edit, write and plugin tools)
+  --no-tools                     no tools (host tools still apply)
+  --system-prompt <text|file>    replace the system prompt
+  --append-system-prompt <text|file>  append to the system prompt
+  -e, --extension <path>         load an extension component (repeatable)
+  --no-extensions, --skill <path>, --no-skills, --prompt-template <path>, --no-prompt-templates
+
+pith options:
+  --agent-dir <dir>              configuration and sessions (default ~/.pith/agent, or $PITH_AGENT_DIR)
+  --plugins-dir <dir>            also load plugins from <dir> (repeatable)
+  --offline, --verbose
+  -h, --help                     this text
+  -V, --version                  the version
 ";
+
+fn list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
 
 impl Args {
     /// Parses the arguments after the program name.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, UsageError> {
         let mut args = args.into_iter();
-        let mut parsed = Args {
-            command: Command::Help,
-            agent_dir: None,
-            plugins_dirs: Vec::new(),
-            ignored: Vec::new(),
-        };
+        let mut parsed = Args::default();
         let mut mode: Option<String> = None;
         let mut words: Vec<String> = Vec::new();
-        let mut json = false;
-        let mut help = false;
-        let mut version = false;
+        let (mut json, mut help, mut version) = (false, false, false);
         while let Some(arg) = args.next() {
             let mut value = |flag: &str| {
                 args.next()
@@ -81,29 +145,54 @@ impl Args {
             };
             match arg.as_str() {
                 "--mode" => mode = Some(value("--mode")?),
-                "--agent-dir" => parsed.agent_dir = Some(PathBuf::from(value("--agent-dir")?)),
-                "--plugins-dir" => parsed
-                    .plugins_dirs
-                    .push(PathBuf::from(value("--plugins-dir")?)),
+                "--agent-dir" => parsed.agent_dir = Some(PathBuf::from(value(&arg)?)),
+                "--plugins-dir" => parsed.plugins_dirs.push(PathBuf::from(value(&arg)?)),
+                "--provider" => parsed.provider = Some(value(&arg)?),
+                "--model" => parsed.model = Some(value(&arg)?),
+                "--models" => parsed.models = Some(list(&value(&arg)?)),
+                "--api-key" => parsed.api_key = Some(value(&arg)?),
+                "--thinking" => parsed.thinking = Some(value(&arg)?),
+                "--no-session" => parsed.no_session = true,
+                "--session-dir" => parsed.session_dir = Some(PathBuf::from(value(&arg)?)),
+                "--session" => parsed.session = Some(value(&arg)?),
+                "-c" | "--continue" => parsed.continue_session = true,
+                "--tools" => parsed.tools = Some(list(&value(&arg)?)),
+                "--no-tools" => parsed.no_tools = true,
+                "--system-prompt" => parsed.system_prompt = Some(value(&arg)?),
+                "--append-system-prompt" => parsed.append_system_prompt.push(value(&arg)?),
+                "-e" | "--extension" => parsed.extensions.push(PathBuf::from(value(&arg)?)),
+                "-ne" | "--no-extensions" => parsed.no_extensions = true,
+                "--skill" => parsed.skills.push(PathBuf::from(value(&arg)?)),
+                "-ns" | "--no-skills" => parsed.no_skills = true,
+                "--prompt-template" => parsed.prompt_templates.push(PathBuf::from(value(&arg)?)),
+                "-np" | "--no-prompt-templates" => parsed.no_prompt_templates = true,
+                "--offline" => parsed.offline = true,
+                "--verbose" => parsed.verbose = true,
                 "--json" => json = true,
                 "-h" | "--help" => help = true,
                 "-V" | "--version" => version = true,
                 flag if flag.starts_with('-') && flag.len() > 1 => {
-                    parsed.ignored.push(flag.to_string())
+                    return Err(UsageError(format!("unknown option {flag}")));
                 }
                 _ => words.push(arg),
             }
         }
-        parsed.command = if help {
+        parsed.command = Some(if help {
             Command::Help
         } else if version {
             Command::Version
-        } else if mode.as_deref() == Some("rpc") {
-            Command::Rpc
         } else if let Some(mode) = mode {
-            return Err(UsageError(format!(
-                "--mode {mode} is not supported: pith is headless, use --mode rpc"
-            )));
+            if mode != "rpc" {
+                return Err(UsageError(format!(
+                    "--mode {mode} is not supported: pith is headless, use --mode rpc"
+                )));
+            }
+            if let Some(word) = words.iter().find(|w| w.starts_with('@')) {
+                return Err(UsageError(format!(
+                    "{word}: @file arguments are not supported in RPC mode"
+                )));
+            }
+            Command::Rpc
         } else {
             match words.first().map(String::as_str) {
                 Some("plugins") => Command::Plugins { json },
@@ -120,7 +209,7 @@ impl Args {
                 Some(other) => return Err(UsageError(format!("unknown command {other:?}"))),
                 None => Command::Help,
             }
-        };
+        });
         Ok(parsed)
     }
 }
@@ -134,7 +223,7 @@ mod tests {
     }
 
     #[test]
-    fn rpc_mode_with_dirs() {
+    fn rpc_mode_with_pi_flags() {
         let args = parse(&[
             "--mode",
             "rpc",
@@ -144,33 +233,45 @@ mod tests {
             "b",
             "--agent-dir",
             "x",
+            "--provider",
+            "faux",
+            "--model",
+            "faux-model:high",
+            "--no-session",
+            "--tools",
+            "read, bash",
         ])
         .unwrap();
-        assert_eq!(args.command, Command::Rpc);
+        assert_eq!(args.command, Some(Command::Rpc));
         assert_eq!(
             args.plugins_dirs,
             vec![PathBuf::from("a"), PathBuf::from("b")]
         );
         assert_eq!(args.agent_dir, Some(PathBuf::from("x")));
+        assert_eq!(args.model.as_deref(), Some("faux-model:high"));
+        assert!(args.no_session);
+        assert_eq!(
+            args.tools,
+            Some(vec!["read".to_string(), "bash".to_string()])
+        );
     }
 
     #[test]
-    fn subcommands() {
+    fn errors_are_usage_errors() {
         assert_eq!(
             parse(&["plugins", "--json"]).unwrap().command,
-            Command::Plugins { json: true }
-        );
-        assert_eq!(
-            parse(&["tool", "word_count", "{\"path\":\"a\"}"])
-                .unwrap()
-                .command,
-            Command::Tool {
-                name: "word_count".into(),
-                arguments: "{\"path\":\"a\"}".into()
-            }
+            Some(Command::Plugins { json: true })
         );
         assert!(parse(&["tool"]).is_err());
-        assert!(parse(&["--mode", "text"]).is_err());
+        assert_eq!(
+            parse(&["--mode", "text"]).unwrap_err().0,
+            "--mode text is not supported: pith is headless, use --mode rpc"
+        );
+        assert_eq!(
+            parse(&["--mode", "rpc", "--frobnicate"]).unwrap_err().0,
+            "unknown option --frobnicate"
+        );
         assert!(parse(&["--agent-dir"]).is_err());
+        assert!(parse(&["--mode", "rpc", "@file.txt"]).is_err());
     }
 }

@@ -18,13 +18,10 @@ fn main() -> ExitCode {
     let args = match Args::parse(std::env::args().skip(1)) {
         Ok(args) => args,
         Err(err) => {
-            eprintln!("pith: {err}\n\n{USAGE}");
+            eprintln!("pith: {err}\n\nRun `pith --help` for the options.");
             return ExitCode::from(2);
         }
     };
-    for flag in &args.ignored {
-        eprintln!("pith: ignoring unknown option {flag}");
-    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -35,16 +32,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(args))
+    let code = runtime.block_on(run(args));
+    // Tasks still running (a provider stream, a child process) are dropped, not awaited.
+    runtime.shutdown_background();
+    code
 }
 
 async fn run(args: Args) -> ExitCode {
     match &args.command {
-        Command::Help => {
+        Some(Command::Help) | None => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Command::Version => {
+        Some(Command::Version) => {
             println!("pith {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
@@ -68,9 +68,9 @@ async fn run(args: Args) -> ExitCode {
             &workspace,
             &args.plugins_dirs,
         ),
-        workspace,
+        workspace: workspace.clone(),
         cache_dir: Some(cache_dir()),
-        settings,
+        settings: settings.clone(),
         embedded: true,
     };
     let (host, errors) = match PluginHost::load(options).await {
@@ -84,11 +84,12 @@ async fn run(args: Args) -> ExitCode {
         eprintln!("pith: plugin refused: {error}");
     }
     match args.command {
-        Command::Plugins { json } => pith::commands::plugins::print(&host, json),
-        Command::Tool { name, arguments } => {
-            pith::commands::tool::run(&host, &name, &arguments).await
-        }
-        Command::Rpc => pith::commands::rpc::serve(host).await,
-        Command::Help | Command::Version => ExitCode::SUCCESS,
+        Some(Command::Plugins { json }) => pith::commands::plugins::print(&host, json),
+        Some(Command::Tool {
+            ref name,
+            ref arguments,
+        }) => pith::commands::tool::run(&host, name, arguments).await,
+        Some(Command::Rpc) => pith::commands::rpc::serve(host, &args, &settings, workspace).await,
+        Some(Command::Help | Command::Version) | None => ExitCode::SUCCESS,
     }
 }

@@ -1,10 +1,129 @@
-//! `pith --mode rpc`: serves the RPC protocol on stdin/stdout.
+//! `pith --mode rpc`: builds the session from the arguments and settings, then serves the
+//! protocol on stdin/stdout.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use serde_json::Value;
+
+use crate::agent::model::ThinkingLevel;
+use crate::agent::models::ModelRegistry;
+use crate::agent::queue::QueueMode;
+use crate::agent::session::{Session, SessionConfig};
+use crate::agent::system_prompt::PromptOptions;
+use crate::agent::tools::ToolSelection;
+use crate::cli::Args;
 use crate::plugin_host::PluginHost;
+use crate::settings::Settings;
+
+/// Text given on the command line, or the contents of the file it names.
+fn text_or_file(value: &str) -> String {
+    let path = Path::new(value);
+    if path.is_file() {
+        std::fs::read_to_string(path).unwrap_or_else(|_| value.to_string())
+    } else {
+        value.to_string()
+    }
+}
+
+/// The session's configuration from the arguments and settings; `Err` is a message for stderr.
+pub fn session_config(
+    args: &Args,
+    settings: &Settings,
+    models: &mut ModelRegistry,
+    cwd: PathBuf,
+) -> Result<SessionConfig, String> {
+    let setting_str = |key: &str| {
+        settings
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let mut thinking = args.thinking.as_deref().and_then(|level| {
+        let parsed = ThinkingLevel::parse(level);
+        if parsed.is_none() {
+            eprintln!("pith: warning: unknown thinking level {level:?}, ignored");
+        }
+        parsed
+    });
+    let model = match &args.model {
+        Some(pattern) => {
+            let (model, level) = models
+                .resolve(pattern, args.provider.as_deref())
+                .ok_or_else(|| format!("Model {pattern:?} not found. `get_available_models` lists the models pith knows."))?;
+            thinking = level.or(thinking);
+            Some(model)
+        }
+        None => {
+            let default = match (setting_str("defaultProvider"), setting_str("defaultModel")) {
+                (Some(provider), Some(id)) => models
+                    .available()
+                    .into_iter()
+                    .find(|m| m.is(&provider, &id)),
+                _ => None,
+            };
+            default.or_else(|| models.available().into_iter().next())
+        }
+    };
+    if let Some(key) = &args.api_key {
+        let Some(model) = &model else {
+            return Err("--api-key needs a model (give --model)".into());
+        };
+        models
+            .runtime_keys
+            .insert(model.provider.clone(), key.clone());
+    }
+    let thinking = thinking
+        .or_else(|| setting_str("defaultThinkingLevel").and_then(|l| ThinkingLevel::parse(&l)));
+    let tools = if args.no_tools {
+        ToolSelection::None
+    } else {
+        args.tools
+            .clone()
+            .map_or(ToolSelection::Default, ToolSelection::Only)
+    };
+    let enabled = |section: &str| {
+        settings
+            .get(section)
+            .and_then(|s| s.get("enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(true)
+    };
+    Ok(SessionConfig {
+        cwd,
+        model,
+        thinking,
+        tools,
+        prompt: PromptOptions {
+            custom: args.system_prompt.as_deref().map(text_or_file),
+            append: args
+                .append_system_prompt
+                .iter()
+                .map(|a| text_or_file(a))
+                .collect(),
+            context_files: Vec::new(),
+        },
+        steering_mode: setting_str("steeringMode")
+            .map_or(QueueMode::OneAtATime, |m| QueueMode::parse(&m)),
+        follow_up_mode: setting_str("followUpMode")
+            .map_or(QueueMode::OneAtATime, |m| QueueMode::parse(&m)),
+        auto_compaction: enabled("compaction"),
+        auto_retry: enabled("retry"),
+    })
+}
 
 /// Serves until stdin closes.
-pub async fn serve(host: PluginHost) -> ExitCode {
-    crate::rpc::serve(host).await
+pub async fn serve(host: PluginHost, args: &Args, settings: &Settings, cwd: PathBuf) -> ExitCode {
+    let mut models = ModelRegistry::from_host(&host);
+    let config = match session_config(args, settings, &mut models, cwd) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("pith: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (sink, writer) = crate::rpc::writer::spawn(tokio::io::stdout());
+    let session = Session::new(Arc::new(host), sink, models, config);
+    crate::rpc::serve(session, tokio::io::stdin(), writer).await
 }

@@ -78,9 +78,11 @@ impl Cache {
         let key = path.to_string_lossy().into_owned();
         if let Ok(index) = self.index.lock()
             && let Some((len, time, hash)) = index.files.get(&key)
-                && *len == meta.len() && *time == mtime {
-                    return Ok(hash.clone());
-                }
+            && *len == meta.len()
+            && *time == mtime
+        {
+            return Ok(hash.clone());
+        }
         let hash = content_hash(&std::fs::read(path)?);
         if let Ok(mut index) = self.index.lock() {
             index.files.insert(key, (meta.len(), mtime, hash.clone()));
@@ -98,9 +100,10 @@ impl Cache {
             return;
         }
         if let Ok(bytes) = serde_json::to_vec(&*index)
-            && write_atomic(&dir.join("index.json"), &bytes).is_ok() {
-                index.dirty = false;
-            }
+            && write_atomic(&dir.join("index.json"), &bytes).is_ok()
+        {
+            index.dirty = false;
+        }
     }
 
     /// The component with content `hash`: deserialized from the cache, else compiled from
@@ -168,9 +171,10 @@ impl Cache {
         let Some(dir) = &self.dir else { return };
         let path = dir.join("meta").join(format!("{hash}.json"));
         if let Ok(bytes) = serde_json::to_vec(value)
-            && let Err(err) = write_atomic(&path, &bytes) {
-                tracing::warn!("cannot cache {}: {err}", path.display());
-            }
+            && let Err(err) = write_atomic(&path, &bytes)
+        {
+            tracing::warn!("cannot cache {}: {err}", path.display());
+        }
     }
 }
 

@@ -233,9 +233,10 @@ fn intersect_prefixes(declared: &[UrlPrefix], granted: &[UrlPrefix]) -> Vec<UrlP
                 None
             };
             if let Some(prefix) = narrower
-                && !out.contains(prefix) {
-                    out.push(prefix.clone());
-                }
+                && !out.contains(prefix)
+            {
+                out.push(prefix.clone());
+            }
         }
     }
     out

@@ -242,15 +242,15 @@ impl Manifest {
                 || component
                     .components()
                     .any(|c| matches!(c, std::path::Component::ParentDir)))
-            {
-                return Err(field(
-                    "component",
-                    format!(
-                        "{} must be a relative path inside the plugin's directory",
-                        component.display()
-                    ),
-                ));
-            }
+        {
+            return Err(field(
+                "component",
+                format!(
+                    "{} must be a relative path inside the plugin's directory",
+                    component.display()
+                ),
+            ));
+        }
         let http = raw
             .capabilities
             .http

@@ -17,6 +17,7 @@ pub mod grants;
 pub mod imports;
 pub mod manifest;
 pub mod plugin;
+pub mod provider;
 pub mod sandbox;
 pub mod tool;
 
@@ -288,6 +289,24 @@ impl PluginHost {
                     plugin: plugin.manifest.id.clone(),
                     reason,
                 })?;
+        }
+        if let Some(pre) = loaded.provider.clone() {
+            let info = self
+                .run_call(
+                    plugin,
+                    None,
+                    Box::new(move |store| {
+                        Box::pin(async move {
+                            let instance = pre.instantiate_async(&mut *store).await?;
+                            instance
+                                .pith_plugin_provider()
+                                .call_describe(&mut *store)
+                                .await
+                        })
+                    }),
+                )
+                .await?;
+            meta.provider = Some(provider::ProviderMeta::from_wit(info));
         }
         Ok(meta)
     }

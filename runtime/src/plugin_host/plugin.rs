@@ -42,10 +42,13 @@ pub struct PluginMeta {
     /// The tools of a tool plugin.
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// What a provider plugin serves.
+    #[serde(default)]
+    pub provider: Option<super::provider::ProviderMeta>,
 }
 
 /// The version of [`PluginMeta`]'s layout, part of its cache key.
-pub const META_VERSION: u32 = 1;
+pub const META_VERSION: u32 = 2;
 
 /// A compiled component, pre-instantiated against the host's imports, with the typed entry
 /// points of the kinds it claims (each checked against its world's exports).

@@ -79,18 +79,19 @@ impl StoreState {
             .allow_ip_name_lookup(false);
         let mut workspace_guest = None;
         if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace)
-            && access != WorkspaceAccess::None {
-                let perms = match access {
-                    WorkspaceAccess::Write => FsPerms::ReadWrite,
-                    _ => FsPerms::ReadOnly,
-                };
-                let guest = dir.to_string_lossy().into_owned();
-                builder
-                    .preopened_dir(dir, &guest, perms)
-                    .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
-                builder.env("PWD", &guest);
-                workspace_guest = Some(guest);
-            }
+            && access != WorkspaceAccess::None
+        {
+            let perms = match access {
+                WorkspaceAccess::Write => FsPerms::ReadWrite,
+                _ => FsPerms::ReadOnly,
+            };
+            let guest = dir.to_string_lossy().into_owned();
+            builder
+                .preopened_dir(dir, &guest, perms)
+                .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
+            builder.env("PWD", &guest);
+            workspace_guest = Some(guest);
+        }
         let limiter = MemoryLimiter {
             cap: spec.limits.memory_bytes as usize,
             refused: None,
@@ -244,9 +245,10 @@ impl Drop for HostTime {
         if let Ok(mut state) = self.clock.inner.lock() {
             state.depth = state.depth.saturating_sub(1);
             if state.depth == 0
-                && let Some(since) = state.host_since.take() {
-                    state.host_total += since.elapsed();
-                }
+                && let Some(since) = state.host_since.take()
+            {
+                state.host_total += since.elapsed();
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The stdio RPC mode: framing, the single stdout writer, command dispatch and response
 //! envelopes. Every response echoes the request's `id`, errors included.
 
+pub mod dispatch;
+pub mod fields;
 pub mod framing;
 pub mod writer;
 
@@ -8,7 +10,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use crate::plugin_host::PluginHost;
+use crate::agent::session::Session;
 use framing::{Line, LineReader};
 use writer::FrameSink;
 
@@ -35,15 +37,32 @@ pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>,
     Value::Object(frame)
 }
 
-/// Serves the protocol on stdin/stdout until stdin closes.
-pub async fn serve(host: PluginHost) -> ExitCode {
-    let (sink, writer) = writer::spawn(tokio::io::stdout());
-    let mut reader = LineReader::new(tokio::io::stdin());
-    let _host = host;
+/// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
+/// finish, fails pending host-tool calls, and flushes.
+pub async fn serve<R>(session: Session, input: R, writer: tokio::task::JoinHandle<()>) -> ExitCode
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let sink = session.shared().out.clone();
+    let mut reader = LineReader::new(input);
     loop {
-        match reader.next_line().await {
-            Ok(Some(line)) => handle_line(&sink, line),
-            Ok(None) => break,
+        let line = tokio::select! {
+            line = reader.next_line() => line,
+            _ = terminated() => {
+                session.abort().await;
+                break;
+            }
+        };
+        match line {
+            Ok(Some(line)) => handle_line(&session, &sink, line),
+            Ok(None) => {
+                session.host_tools().close();
+                tokio::select! {
+                    _ = session.wait_idle() => {}
+                    _ = terminated() => session.abort().await,
+                }
+                break;
+            }
             Err(err) => {
                 tracing::error!("reading stdin failed: {err}");
                 break;
@@ -51,8 +70,24 @@ pub async fn serve(host: PluginHost) -> ExitCode {
         }
     }
     drop(sink);
+    drop(session);
     let _ = writer.await;
     ExitCode::SUCCESS
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
 }
 
 fn parse_error(sink: &FrameSink, message: String) {
@@ -63,7 +98,7 @@ fn parse_error(sink: &FrameSink, message: String) {
     ));
 }
 
-fn handle_line(sink: &FrameSink, line: Line) {
+fn handle_line(session: &Session, sink: &FrameSink, line: Line) {
     let text = match line {
         Line::Text(text) => text,
         Line::InvalidUtf8 => return parse_error(sink, "the line is not valid UTF-8".into()),
@@ -77,31 +112,21 @@ fn handle_line(sink: &FrameSink, line: Line) {
             );
         }
     };
+    if text.trim().is_empty() {
+        return parse_error(sink, "empty line".into());
+    }
     let value: Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(err) => return parse_error(sink, err.to_string()),
     };
-    let Value::Object(command) = value else {
+    let Value::Object(frame) = value else {
         return parse_error(
             sink,
-            format!("expected a JSON object, got {}", kind_of(&value)),
+            format!("expected a JSON object, got {}", fields::kind(&value)),
         );
     };
-    let id = command.get("id");
-    let kind = command
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("undefined");
-    sink.send(&response(id, kind, Err(format!("Unknown command: {kind}"))));
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+    if dispatch::side_channel(session, &frame) {
+        return;
     }
+    tokio::spawn(dispatch::command(session.clone(), frame));
 }

@@ -31,9 +31,10 @@ pub struct ChildProcess {
 impl ChildProcess {
     fn kill_group(&mut self) {
         if self.exited.is_none()
-            && let Some(pgid) = self.pgid {
-                kill_process_group(pgid);
-            }
+            && let Some(pgid) = self.pgid
+        {
+            kill_process_group(pgid);
+        }
     }
 }
 

@@ -1,0 +1,343 @@
+//! One run of the agent loop, with pi's event order (pi-behaviour §5): `agent_start`,
+//! `turn_start`, the new user messages, then per turn the streamed assistant message, its tool
+//! calls (prepared in order, run concurrently, ended in order), `turn_end`; steering is
+//! delivered after the tools (skipping the calls not yet run) or after the turn, follow-ups when
+//! the run would end; `agent_end` with every message of the run.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{self, RequestParts};
+use super::events;
+use super::message::{AgentMessage, AssistantMessage, StopReason, ToolResultMessage, now_ms};
+use super::queue::Queued;
+use super::session::{InterruptMode, Shared};
+use super::stream::{Produced, StreamAssembler};
+use super::system_prompt;
+use super::tools::{self, SessionTool};
+use crate::content::{Content, ToolOutput};
+
+/// The message of an aborted answer.
+pub const ABORTED: &str = "This operation was aborted";
+/// The result of a tool call skipped for a steering message.
+pub const SKIPPED: &str = "Skipped due to queued user message.";
+
+/// Runs until the model stops and no steering or follow-up is left, or until cancelled.
+pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
+    let mut run_messages: Vec<AgentMessage> = Vec::new();
+    shared.emit(&events::agent_start());
+    shared.emit(&events::turn_start());
+    for message in initial {
+        deliver(&shared, message, &mut run_messages);
+    }
+    // Steering queued while idle is delivered before the first answer.
+    let mut pending: Vec<Queued> = poll(&shared, Poll::Steering);
+    let mut first_turn = true;
+    loop {
+        if !first_turn {
+            shared.emit(&events::turn_start());
+        }
+        first_turn = false;
+        deliver_queued(&shared, std::mem::take(&mut pending), &mut run_messages);
+
+        let assistant = stream_turn(&shared, &cancel).await;
+        let assistant_message = AgentMessage::Assistant(assistant.clone());
+        run_messages.push(assistant_message.clone());
+        if matches!(
+            assistant.stop_reason,
+            StopReason::Error | StopReason::Aborted
+        ) {
+            shared.emit(&events::turn_end(&assistant_message, &[]));
+            break;
+        }
+        let has_calls = assistant.tool_calls().next().is_some();
+        let (results, steering) = if has_calls {
+            run_tool_calls(&shared, &assistant, &cancel).await
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        run_messages.extend(results.iter().cloned().map(AgentMessage::ToolResult));
+        shared.emit(&events::turn_end(&assistant_message, &results));
+
+        pending = if steering.is_empty() {
+            poll(&shared, Poll::Steering)
+        } else {
+            steering
+        };
+        if has_calls || !pending.is_empty() {
+            continue;
+        }
+        pending = poll(&shared, Poll::FollowUp);
+        if pending.is_empty() {
+            break;
+        }
+    }
+    shared.emit(&events::agent_end(&run_messages));
+    shared.set_idle();
+}
+
+enum Poll {
+    Steering,
+    FollowUp,
+}
+
+/// Takes what one poll of a queue delivers.
+fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
+    let mut state = shared.state();
+    match which {
+        Poll::Steering => state.steering.poll(),
+        Poll::FollowUp => state.follow_up.poll(),
+    }
+}
+
+/// Appends a message and emits its `message_start` / `message_end`.
+fn deliver(shared: &Shared, message: AgentMessage, run_messages: &mut Vec<AgentMessage>) {
+    shared.emit(&events::message_start(&message));
+    shared.emit(&events::message_end(&message));
+    shared.state().messages.push(message.clone());
+    run_messages.push(message);
+}
+
+/// Delivers dequeued messages; the queues' new contents are announced first.
+fn deliver_queued(shared: &Shared, queued: Vec<Queued>, run_messages: &mut Vec<AgentMessage>) {
+    if queued.is_empty() {
+        return;
+    }
+    shared.emit_queue_update();
+    for item in queued {
+        deliver(shared, item.message, run_messages);
+    }
+}
+
+/// Streams one assistant answer, emitting `message_start`, the updates and `message_end`, and
+/// appends it to the conversation.
+async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> AssistantMessage {
+    let (model, thinking, messages, session_id) = {
+        let state = shared.state();
+        (
+            state.model.clone(),
+            state.thinking,
+            state.messages.clone(),
+            state.session_id.clone(),
+        )
+    };
+    let Some(model) = model else {
+        let mut failed = AssistantMessage::empty("", "", "");
+        failed.stop_reason = StopReason::Error;
+        failed.error_message = Some(super::session::no_model_message());
+        return finish_turn(shared, failed, false);
+    };
+    let mut assembler = StreamAssembler::new(&model);
+    if cancel.is_cancelled() {
+        let aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
+        return finish_turn(shared, aborted, false);
+    }
+    let tools = shared.tools();
+    let prompt = system_prompt::build(&shared.prompt, &tools, &shared.cwd, &system_prompt::today());
+    let request = context::request(RequestParts {
+        model: &model,
+        system_prompt: &prompt,
+        messages: &messages,
+        tools: &tools,
+        api_key: shared.models.api_key(&model.provider),
+        thinking,
+        session_id: &session_id,
+    });
+    match shared.host.complete(request) {
+        Err(err) => {
+            assembler.fail(StopReason::Error, err.to_string());
+        }
+        Ok(mut stream) => loop {
+            let batch = tokio::select! {
+                batch = stream.next() => batch,
+                _ = cancel.cancelled() => {
+                    drop(stream);
+                    assembler.fail(StopReason::Aborted, ABORTED.to_string());
+                    break;
+                }
+            };
+            match batch {
+                None => {
+                    if !assembler.finished() {
+                        assembler.fail(
+                            StopReason::Error,
+                            "The provider ended the response without finishing it".to_string(),
+                        );
+                    }
+                    break;
+                }
+                Some(Err(err)) => {
+                    assembler.fail(StopReason::Error, err.to_string());
+                    break;
+                }
+                Some(Ok(batch)) => {
+                    for event in batch {
+                        match assembler.apply(event) {
+                            Produced::Started(snapshot) => {
+                                shared.emit(&json!({"type": "message_start", "message": snapshot}))
+                            }
+                            Produced::Update(frame) => {
+                                if let Some(snapshot) = assembler.ensure_started() {
+                                    shared.emit(
+                                        &json!({"type": "message_start", "message": snapshot}),
+                                    );
+                                }
+                                shared.emit(&frame)
+                            }
+                            Produced::Finished | Produced::Nothing => {}
+                        }
+                    }
+                    if assembler.finished() {
+                        break;
+                    }
+                }
+            }
+        },
+    }
+    let started = assembler.started();
+    finish_turn(shared, assembler.finish(), started)
+}
+
+/// Emits the end of an answer (and its start, when the stream never started) and appends it.
+fn finish_turn(shared: &Shared, message: AssistantMessage, started: bool) -> AssistantMessage {
+    let agent_message = AgentMessage::Assistant(message.clone());
+    if !started {
+        shared.emit(&events::message_start(&agent_message));
+    }
+    shared.emit(&events::message_end(&agent_message));
+    shared.state().messages.push(agent_message);
+    message
+}
+
+/// A tool call ready to run.
+struct Runnable {
+    id: String,
+    name: String,
+    raw_args: Value,
+    args: Value,
+    tool: SessionTool,
+}
+
+/// Emits a tool call's end and its result message, appends the result, and returns it.
+fn end_call(shared: &Shared, id: &str, name: &str, output: &ToolOutput) -> ToolResultMessage {
+    shared.emit(&events::tool_execution_end(id, name, output));
+    let result = ToolResultMessage {
+        tool_call_id: id.to_string(),
+        tool_name: name.to_string(),
+        content: output.content.clone(),
+        details: output.details.clone(),
+        is_error: output.is_error,
+        timestamp: now_ms(),
+    };
+    let message = AgentMessage::ToolResult(result.clone());
+    shared.emit(&events::message_start(&message));
+    shared.emit(&events::message_end(&message));
+    shared.state().messages.push(message);
+    result
+}
+
+fn error_output(text: &str) -> ToolOutput {
+    ToolOutput {
+        content: vec![Content::text(text)],
+        details: Some(json!({})),
+        is_error: true,
+    }
+}
+
+/// Runs the answer's tool calls; returns their results and any steering that cut them short.
+async fn run_tool_calls(
+    shared: &Arc<Shared>,
+    assistant: &AssistantMessage,
+    cancel: &CancellationToken,
+) -> (Vec<ToolResultMessage>, Vec<Queued>) {
+    let tools = shared.tools();
+    let interrupt = shared.state().interrupt_mode;
+    let calls: Vec<(String, String, Value)> = assistant
+        .tool_calls()
+        .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
+        .collect();
+    let mut results = Vec::new();
+    let mut runnable: Vec<Runnable> = Vec::new();
+    for (position, (id, name, raw_args)) in calls.iter().enumerate() {
+        shared.emit(&events::tool_execution_start(id, name, raw_args));
+        let prepared = match tools.iter().find(|t| t.name() == name) {
+            None => Err(format!("Tool {name} not found")),
+            Some(tool) => {
+                tools::validate(name, tool.parameters(), raw_args).map(|args| (tool.clone(), args))
+            }
+        };
+        match prepared {
+            Err(message) => results.push(end_call(shared, id, name, &error_output(&message))),
+            Ok((tool, args)) => runnable.push(Runnable {
+                id: id.clone(),
+                name: name.clone(),
+                raw_args: raw_args.clone(),
+                args,
+                tool,
+            }),
+        }
+        if interrupt == InterruptMode::Immediate {
+            let steering = poll(shared, Poll::Steering);
+            if !steering.is_empty() {
+                for call in runnable.drain(..) {
+                    results.push(end_call(
+                        shared,
+                        &call.id,
+                        &call.name,
+                        &error_output(SKIPPED),
+                    ));
+                }
+                for (id, name, raw_args) in &calls[position + 1..] {
+                    shared.emit(&events::tool_execution_start(id, name, raw_args));
+                    results.push(end_call(shared, id, name, &error_output(SKIPPED)));
+                }
+                return (results, steering);
+            }
+        }
+    }
+    let handles: Vec<(Runnable, tokio::task::JoinHandle<ToolOutput>)> = runnable
+        .into_iter()
+        .map(|call| {
+            let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
+            let forwarder = shared.clone();
+            let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
+            tokio::spawn(async move {
+                while let Some(partial) = receiver.recv().await {
+                    forwarder.emit(&events::tool_execution_update(
+                        &id, &name, &raw_args, &partial,
+                    ));
+                }
+            });
+            let runner = shared.clone();
+            let (tool, id, args, cancel) = (
+                call.tool.clone(),
+                call.id.clone(),
+                call.args.clone(),
+                cancel.clone(),
+            );
+            let handle = tokio::spawn(async move {
+                tools::execute(
+                    &runner.host,
+                    &runner.bridge,
+                    &tool,
+                    &id,
+                    &args,
+                    &cancel,
+                    updates,
+                )
+                .await
+            });
+            (call, handle)
+        })
+        .collect();
+    for (call, handle) in handles {
+        let output = handle
+            .await
+            .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
+        results.push(end_call(shared, &call.id, &call.name, &output));
+    }
+    (results, Vec::new())
+}

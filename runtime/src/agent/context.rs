@@ -1,0 +1,173 @@
+//! The request sent to a provider: the conversation as the model sees it (pi's
+//! `convertToLlm`), the tools, the thinking level and the key.
+
+use super::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
+use super::model::{Model, ThinkingLevel};
+use super::tools::SessionTool;
+use crate::content::Content;
+use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
+use crate::plugin_host::provider::{ProviderRequest, model_to_wit};
+
+/// What a request is built from.
+pub struct RequestParts<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// The system prompt.
+    pub system_prompt: &'a str,
+    /// The conversation.
+    pub messages: &'a [AgentMessage],
+    /// The tools.
+    pub tools: &'a [SessionTool],
+    /// The provider's key.
+    pub api_key: Option<String>,
+    /// The thinking level (already clamped).
+    pub thinking: ThinkingLevel,
+    /// The session id.
+    pub session_id: &'a str,
+}
+
+/// Builds the provider request. Errored and aborted answers are passed with their stop reason;
+/// each provider drops them from what it sends, as pi does.
+pub fn request(parts: RequestParts<'_>) -> ProviderRequest {
+    let messages = parts.messages.iter().filter_map(to_wit).collect();
+    ProviderRequest {
+        model: model_to_wit(parts.model),
+        system_prompt: Some(parts.system_prompt.to_string()),
+        messages,
+        tools: parts
+            .tools
+            .iter()
+            .map(|t| pwit::ToolDefinition {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters().to_string(),
+            })
+            .collect(),
+        api_key: parts.api_key,
+        thinking: thinking(parts.thinking),
+        thinking_budgets: None,
+        max_tokens: None,
+        temperature: None,
+        session_id: Some(parts.session_id.to_string()),
+        cache_retention: pwit::CacheRetention::Short,
+    }
+}
+
+fn thinking(level: ThinkingLevel) -> wit::ThinkingLevel {
+    match level {
+        ThinkingLevel::Off => wit::ThinkingLevel::Off,
+        ThinkingLevel::Minimal => wit::ThinkingLevel::Minimal,
+        ThinkingLevel::Low => wit::ThinkingLevel::Low,
+        ThinkingLevel::Medium => wit::ThinkingLevel::Medium,
+        ThinkingLevel::High => wit::ThinkingLevel::High,
+        ThinkingLevel::Xhigh => wit::ThinkingLevel::Xhigh,
+    }
+}
+
+fn user(content: Vec<Content>) -> pwit::Message {
+    pwit::Message::User(content.into_iter().map(wit::Content::from).collect())
+}
+
+fn text(text: String) -> pwit::Message {
+    user(vec![Content::text(text)])
+}
+
+/// One message as the model sees it; `None` for messages kept out of the context.
+fn to_wit(message: &AgentMessage) -> Option<pwit::Message> {
+    Some(match message {
+        AgentMessage::User(user_message) => user(user_message.content.blocks()),
+        AgentMessage::Assistant(assistant) => pwit::Message::Assistant(pwit::AssistantMessage {
+            content: assistant
+                .content
+                .iter()
+                .map(|block| match block {
+                    AssistantBlock::Text { text, signature } => {
+                        wit::AssistantBlock::Text(wit::SignedText {
+                            text: text.clone(),
+                            signature: signature.clone(),
+                        })
+                    }
+                    AssistantBlock::Thinking {
+                        thinking,
+                        signature,
+                        redacted,
+                    } => wit::AssistantBlock::Thinking(wit::ThinkingBlock {
+                        thinking: thinking.clone(),
+                        signature: signature.clone(),
+                        redacted: *redacted,
+                    }),
+                    AssistantBlock::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        thought_signature,
+                    } => wit::AssistantBlock::ToolCall(wit::ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: arguments.to_string(),
+                        thought_signature: thought_signature.clone(),
+                    }),
+                })
+                .collect(),
+            api: assistant.api.clone(),
+            provider: assistant.provider.clone(),
+            model: assistant.model.clone(),
+            stop_reason: match assistant.stop_reason {
+                StopReason::Stop => wit::StopReason::Stop,
+                StopReason::Length => wit::StopReason::Length,
+                StopReason::ToolUse => wit::StopReason::ToolUse,
+                StopReason::Error => wit::StopReason::Error,
+                StopReason::Aborted => wit::StopReason::Aborted,
+            },
+        }),
+        AgentMessage::ToolResult(result) => pwit::Message::ToolResult(pwit::ToolResultMessage {
+            tool_call_id: result.tool_call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            content: result
+                .content
+                .iter()
+                .cloned()
+                .map(wit::Content::from)
+                .collect(),
+            is_error: result.is_error,
+        }),
+        AgentMessage::BashExecution(bash) => {
+            if bash.exclude_from_context == Some(true) {
+                return None;
+            }
+            let mut body = format!("Ran `{}`\n", bash.command);
+            if bash.output.is_empty() {
+                body.push_str("(no output)");
+            } else {
+                body.push_str(&format!("```\n{}\n```", bash.output));
+            }
+            if bash.cancelled {
+                body.push_str("\n\n(command cancelled)");
+            } else if let Some(code) = bash.exit_code.filter(|c| *c != 0) {
+                body.push_str(&format!("\n\nCommand exited with code {code}"));
+            }
+            if bash.truncated {
+                if let Some(path) = &bash.full_output_path {
+                    body.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
+                }
+            }
+            text(body)
+        }
+        AgentMessage::Custom(custom) => match &custom.content {
+            serde_json::Value::String(s) => text(s.clone()),
+            other => match serde_json::from_value::<UserContent>(other.clone()) {
+                Ok(content) => user(content.blocks()),
+                Err(_) => text(other.to_string()),
+            },
+        },
+        AgentMessage::CompactionSummary(summary) => text(format!(
+            "The conversation history before this point was compacted into the following summary:\n\n<summary>\n{}\n</summary>",
+            summary.summary
+        )),
+        AgentMessage::BranchSummary(summary) => text(format!(
+            "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n{}</summary>",
+            summary.summary
+        )),
+    })
+}

@@ -1,0 +1,399 @@
+//! The conversation's messages in pi's JSON shapes and key order (pi-behaviour §7).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::content::Content;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A message of the conversation (pi's `AgentMessage`), tagged by `role`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum AgentMessage {
+    /// A user turn.
+    User(UserMessage),
+    /// A model's answer.
+    Assistant(AssistantMessage),
+    /// The result of a tool call.
+    ToolResult(ToolResultMessage),
+    /// A command the user ran with the `bash` RPC command.
+    BashExecution(BashExecutionMessage),
+    /// A message added by an extension.
+    Custom(CustomMessage),
+    /// The summary that replaces compacted history.
+    CompactionSummary(CompactionSummaryMessage),
+    /// The summary of a branch the conversation came back from.
+    BranchSummary(BranchSummaryMessage),
+}
+
+/// A user message: `{"role":"user","content":[…],"timestamp"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    /// Text and images.
+    pub content: UserContent,
+    /// When it was sent.
+    pub timestamp: i64,
+}
+
+/// User content: pi writes blocks, older files may hold a plain string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    /// Content blocks.
+    Blocks(Vec<Content>),
+    /// A plain string.
+    Text(String),
+}
+
+impl UserContent {
+    /// The content as blocks.
+    pub fn blocks(&self) -> Vec<Content> {
+        match self {
+            UserContent::Blocks(blocks) => blocks.clone(),
+            UserContent::Text(text) => vec![Content::text(text.clone())],
+        }
+    }
+
+    /// The text blocks concatenated (no separator, as pi does for fork messages).
+    pub fn text(&self) -> String {
+        match self {
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Content::Text { text } => Some(text.as_str()),
+                    Content::Image { .. } => None,
+                })
+                .collect(),
+            UserContent::Text(text) => text.clone(),
+        }
+    }
+}
+
+/// A model's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// Its blocks.
+    pub content: Vec<AssistantBlock>,
+    /// The wire format.
+    pub api: String,
+    /// The provider.
+    pub provider: String,
+    /// The model id.
+    pub model: String,
+    /// Token counts and cost.
+    pub usage: Usage,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// When it started.
+    pub timestamp: i64,
+    /// The provider's response id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+impl AssistantMessage {
+    /// An empty answer from `model`, as a stream starts.
+    pub fn empty(api: &str, provider: &str, model: &str) -> AssistantMessage {
+        AssistantMessage {
+            content: Vec::new(),
+            api: api.to_string(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            timestamp: now_ms(),
+            response_id: None,
+            error_message: None,
+        }
+    }
+
+    /// The text blocks joined.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            AssistantBlock::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some((id.as_str(), name.as_str(), arguments)),
+            _ => None,
+        })
+    }
+}
+
+/// A block of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum AssistantBlock {
+    /// Visible text.
+    #[serde(rename = "text")]
+    Text {
+        /// The text.
+        text: String,
+        /// The provider's signature.
+        #[serde(
+            rename = "textSignature",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        signature: Option<String>,
+    },
+    /// Reasoning.
+    #[serde(rename = "thinking")]
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The provider's signature.
+        #[serde(
+            rename = "thinkingSignature",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        signature: Option<String>,
+        /// True when redacted.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redacted: bool,
+    },
+    /// A tool call.
+    #[serde(rename = "toolCall")]
+    ToolCall {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The arguments object.
+        arguments: Value,
+        /// Google's signature.
+        #[serde(
+            rename = "thoughtSignature",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        thought_signature: Option<String>,
+    },
+}
+
+/// Token counts and cost of one answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cached input read.
+    pub cache_read: u64,
+    /// Cache writes.
+    pub cache_write: u64,
+    /// The sum of the four.
+    pub total_tokens: u64,
+    /// Dollars.
+    pub cost: Cost,
+}
+
+/// Dollars spent on one answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// On input.
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    /// On output.
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    /// On cache reads.
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    /// On cache writes.
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+    /// In all.
+    #[serde(serialize_with = "js_number")]
+    pub total: f64,
+}
+
+/// Serializes a number as JavaScript prints it: integral values without a fraction (`0`, not
+/// `0.0`), so pith's JSON matches pi's byte for byte.
+pub fn js_number<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
+/// A JSON number for `value`, as JavaScript prints it.
+pub fn js_value(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        Value::from(value as i64)
+    } else {
+        serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// Why a model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// Finished.
+    Stop,
+    /// Hit the output limit.
+    Length,
+    /// Asked for tools.
+    ToolUse,
+    /// Failed.
+    Error,
+    /// Aborted.
+    Aborted,
+}
+
+/// The result of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    /// The call it answers.
+    pub tool_call_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// What the model sees.
+    pub content: Vec<Content>,
+    /// Details for hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    /// True on failure.
+    pub is_error: bool,
+    /// When it finished.
+    pub timestamp: i64,
+}
+
+/// A `bash` RPC command's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashExecutionMessage {
+    /// The command.
+    pub command: String,
+    /// Its output.
+    pub output: String,
+    /// Its exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// True when aborted.
+    pub cancelled: bool,
+    /// True when the output was truncated.
+    pub truncated: bool,
+    /// Where the full output is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// When it ran.
+    pub timestamp: i64,
+    /// True to keep it out of the model's context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_from_context: Option<bool>,
+}
+
+/// A message an extension added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessage {
+    /// Its type.
+    pub custom_type: String,
+    /// Its content (a string or blocks).
+    pub content: Value,
+    /// Whether UIs show it.
+    pub display: bool,
+    /// Extension details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    /// When it was added.
+    pub timestamp: i64,
+}
+
+/// A compaction summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSummaryMessage {
+    /// The summary.
+    pub summary: String,
+    /// Context tokens before compaction.
+    pub tokens_before: u64,
+    /// When.
+    pub timestamp: i64,
+}
+
+/// A branch summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryMessage {
+    /// The summary.
+    pub summary: String,
+    /// The entry the branch left from.
+    pub from_id: String,
+    /// When.
+    pub timestamp: i64,
+}
+
+impl AgentMessage {
+    /// A user message with text and images, stamped now.
+    pub fn user(text: &str, images: Vec<Content>) -> AgentMessage {
+        let mut content = vec![Content::text(text)];
+        content.extend(images);
+        AgentMessage::User(UserMessage {
+            content: UserContent::Blocks(content),
+            timestamp: now_ms(),
+        })
+    }
+
+    /// The message as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_json_has_pi_key_order() {
+        let mut message = AssistantMessage::empty("anthropic-messages", "fake", "fake-model");
+        message.timestamp = 1;
+        message.content.push(AssistantBlock::Text {
+            text: "hi".into(),
+            signature: None,
+        });
+        message.response_id = Some("r".into());
+        let json = serde_json::to_string(&AgentMessage::Assistant(message)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"anthropic-messages","provider":"fake","model":"fake-model","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1,"responseId":"r"}"#
+        );
+    }
+
+    #[test]
+    fn messages_round_trip() {
+        let text = r#"{"role":"toolResult","toolCallId":"t","toolName":"bash","content":[{"type":"text","text":"hi\n"}],"isError":false,"timestamp":5}"#;
+        let message: AgentMessage = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&message).unwrap(), text);
+    }
+}

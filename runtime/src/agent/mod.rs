@@ -1,0 +1,14 @@
+//! The agent session: messages, models, the agent loop, queues and the session's commands.
+
+pub mod agent_loop;
+pub mod context;
+pub mod events;
+pub mod host_tools;
+pub mod message;
+pub mod model;
+pub mod models;
+pub mod queue;
+pub mod session;
+pub mod stream;
+pub mod system_prompt;
+pub mod tools;

@@ -1,0 +1,202 @@
+//! Models in pi's JSON shape and thinking levels.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::message::js_number;
+
+/// A model (pi's model JSON, key order `id,name,api,provider,baseUrl,reasoning,input,cost,
+/// contextWindow,maxTokens[,headers][,compat]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// The id sent to the API.
+    pub id: String,
+    /// A human name.
+    pub name: String,
+    /// The wire format.
+    pub api: String,
+    /// The provider.
+    pub provider: String,
+    /// The API's base URL.
+    pub base_url: String,
+    /// True for reasoning models.
+    pub reasoning: bool,
+    /// `text`, `image`.
+    pub input: Vec<String>,
+    /// Dollars per million tokens.
+    pub cost: ModelCost,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Largest output in tokens.
+    pub max_tokens: u64,
+    /// Extra headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<serde_json::Map<String, Value>>,
+    /// Provider-specific switches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Value>,
+}
+
+impl Model {
+    /// `provider/id`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.provider, self.id)
+    }
+
+    /// True when this is `provider`/`id`.
+    pub fn is(&self, provider: &str, id: &str) -> bool {
+        self.provider == provider && self.id == id
+    }
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCost {
+    /// Input.
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    /// Output.
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+}
+
+/// pi's thinking levels, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    /// No reasoning.
+    Off,
+    /// Minimal.
+    Minimal,
+    /// Low.
+    Low,
+    /// Medium (pi's default).
+    Medium,
+    /// High.
+    High,
+    /// Extra high (only some models).
+    Xhigh,
+}
+
+impl ThinkingLevel {
+    /// Every level, in order.
+    pub const ALL: [ThinkingLevel; 6] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+    ];
+
+    /// Parses a level name.
+    pub fn parse(name: &str) -> Option<ThinkingLevel> {
+        Self::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
+    /// The level's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::Xhigh => "xhigh",
+        }
+    }
+
+    /// The levels `model` supports: `off` only for non-reasoning models; `xhigh` only for the
+    /// models pi allows it on.
+    pub fn available(model: &Model) -> Vec<ThinkingLevel> {
+        if !model.reasoning {
+            return vec![ThinkingLevel::Off];
+        }
+        let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
+            .iter()
+            .any(|p| model.id.contains(p));
+        Self::ALL
+            .into_iter()
+            .filter(|l| *l != ThinkingLevel::Xhigh || xhigh)
+            .collect()
+    }
+
+    /// Clamps to what `model` supports: the nearest available level at or above, else below.
+    pub fn clamp(self, model: &Model) -> ThinkingLevel {
+        let available = Self::available(model);
+        if available.contains(&self) {
+            return self;
+        }
+        Self::ALL
+            .into_iter()
+            .filter(|l| *l >= self)
+            .find(|l| available.contains(l))
+            .or_else(|| {
+                Self::ALL
+                    .into_iter()
+                    .rev()
+                    .filter(|l| *l <= self)
+                    .find(|l| available.contains(l))
+            })
+            .unwrap_or(ThinkingLevel::Off)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(id: &str, reasoning: bool) -> Model {
+        Model {
+            id: id.into(),
+            name: id.into(),
+            api: "faux".into(),
+            provider: "faux".into(),
+            base_url: String::new(),
+            reasoning,
+            input: vec!["text".into()],
+            cost: ModelCost::default(),
+            context_window: 1,
+            max_tokens: 1,
+            headers: None,
+            compat: None,
+        }
+    }
+
+    #[test]
+    fn clamping_follows_pi() {
+        assert_eq!(
+            ThinkingLevel::Xhigh.clamp(&model("claude-sonnet", true)),
+            ThinkingLevel::High
+        );
+        assert_eq!(
+            ThinkingLevel::Xhigh.clamp(&model("claude-opus-4-6", true)),
+            ThinkingLevel::Xhigh
+        );
+        assert_eq!(
+            ThinkingLevel::High.clamp(&model("plain", false)),
+            ThinkingLevel::Off
+        );
+        assert_eq!(
+            ThinkingLevel::available(&model("plain", false)),
+            vec![ThinkingLevel::Off]
+        );
+    }
+
+    #[test]
+    fn model_json_has_pi_key_order() {
+        let json = serde_json::to_string(&model("m", false)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"id":"m","name":"m","api":"faux","provider":"faux","baseUrl":"","reasoning":false,"input":["text"],"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},"contextWindow":1,"maxTokens":1}"#
+        );
+    }
+}

@@ -1,0 +1,585 @@
+//! The agent session: the conversation state and every command that reads or changes it.
+//!
+//! The state sits behind a short-lived lock; a run is a separate task (see [`super::agent_loop`])
+//! that takes the lock only to read or append, so `get_state`, `steer` or `abort` never wait
+//! behind a streaming answer or a slow tool.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::events;
+use super::host_tools::{HostToolBridge, HostToolDefinition};
+use super::message::{AgentMessage, js_value};
+use super::model::{Model, ThinkingLevel};
+use super::models::ModelRegistry;
+use super::queue::{Queue, QueueMode, Queued};
+use super::system_prompt::PromptOptions;
+use super::tools::{SessionTool, ToolSelection, session_tools};
+use crate::content::Content;
+use crate::plugin_host::PluginHost;
+use crate::rpc::writer::FrameSink;
+
+/// How steering interacts with tool calls in flight (seed 001's `interruptMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterruptMode {
+    /// Steering is checked between tool calls; pending steering skips the remaining calls (pi).
+    Immediate,
+    /// Steering waits for the turn to finish.
+    Wait,
+}
+
+impl InterruptMode {
+    /// The mode's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InterruptMode::Immediate => "immediate",
+            InterruptMode::Wait => "wait",
+        }
+    }
+}
+
+/// How a session starts.
+#[derive(Debug, Clone, Default)]
+pub struct SessionConfig {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The initial model, if any.
+    pub model: Option<Model>,
+    /// The initial thinking level (clamped to the model).
+    pub thinking: Option<ThinkingLevel>,
+    /// Which plugin tools are active.
+    pub tools: ToolSelection,
+    /// System prompt options.
+    pub prompt: PromptOptions,
+    /// Steering mode.
+    pub steering_mode: QueueMode,
+    /// Follow-up mode.
+    pub follow_up_mode: QueueMode,
+    /// Whether automatic compaction is on.
+    pub auto_compaction: bool,
+    /// Whether automatic retry is on.
+    pub auto_retry: bool,
+}
+
+/// The conversation state.
+pub struct State {
+    /// The current context.
+    pub messages: Vec<AgentMessage>,
+    /// The model.
+    pub model: Option<Model>,
+    /// The thinking level.
+    pub thinking: ThinkingLevel,
+    /// Steering messages.
+    pub steering: Queue,
+    /// Follow-up messages.
+    pub follow_up: Queue,
+    /// The interrupt mode.
+    pub interrupt_mode: InterruptMode,
+    /// True while a run streams.
+    pub streaming: bool,
+    /// Cancels the current run.
+    pub cancel: Option<CancellationToken>,
+    /// The session id.
+    pub session_id: String,
+    /// The session name.
+    pub session_name: Option<String>,
+    /// Automatic compaction.
+    pub auto_compaction: bool,
+    /// Automatic retry.
+    pub auto_retry: bool,
+    /// Active plugin tools.
+    pub tools: ToolSelection,
+    /// Host-defined tools.
+    pub host_tools: Vec<HostToolDefinition>,
+}
+
+/// What the run task and the commands share.
+pub struct Shared {
+    /// The plugins.
+    pub host: Arc<PluginHost>,
+    /// Where frames go.
+    pub out: FrameSink,
+    /// Host-defined tools' bridge.
+    pub bridge: Arc<HostToolBridge>,
+    /// Models and keys.
+    pub models: ModelRegistry,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// System prompt options.
+    pub prompt: PromptOptions,
+    state: Mutex<State>,
+    idle: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Locks the state (a poisoned lock is recovered: the state stays usable).
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Sends a frame.
+    pub fn emit(&self, frame: &Value) {
+        self.out.send(frame);
+    }
+
+    /// The tools of the session now.
+    pub fn tools(&self) -> Vec<SessionTool> {
+        let state = self.state();
+        session_tools(&self.host, &state.tools, &state.host_tools)
+    }
+
+    /// Emits `queue_update` with the queues' texts.
+    pub fn emit_queue_update(&self) {
+        let (steering, follow_up) = {
+            let state = self.state();
+            (state.steering.texts(), state.follow_up.texts())
+        };
+        self.emit(&events::queue_update(steering, follow_up));
+    }
+
+    /// Marks the run finished.
+    pub(crate) fn set_idle(&self) {
+        {
+            let mut state = self.state();
+            state.streaming = false;
+            state.cancel = None;
+        }
+        let _ = self.idle.send(true);
+    }
+}
+
+/// The agent session.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+/// A run claimed by `prompt` and not started yet, so that the prompt's response can be written
+/// before the run's first event.
+#[must_use = "a claimed run must be started"]
+pub struct PendingRun {
+    shared: Arc<Shared>,
+    messages: Vec<AgentMessage>,
+    cancel: CancellationToken,
+}
+
+impl PendingRun {
+    /// Starts the run.
+    pub fn start(self) {
+        tokio::spawn(super::agent_loop::run(
+            self.shared,
+            self.messages,
+            self.cancel,
+        ));
+    }
+}
+
+/// `streamingBehavior` of a prompt sent while a run streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamingBehavior {
+    /// Queue as steering.
+    Steer,
+    /// Queue as follow-up.
+    FollowUp,
+}
+
+/// The message when a prompt arrives during a run without `streamingBehavior`.
+pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
+
+impl Session {
+    /// Creates a session.
+    pub fn new(
+        host: Arc<PluginHost>,
+        out: FrameSink,
+        models: ModelRegistry,
+        config: SessionConfig,
+    ) -> Session {
+        let thinking = match &config.model {
+            Some(model) => config
+                .thinking
+                .unwrap_or(ThinkingLevel::Medium)
+                .clamp(model),
+            None => config.thinking.unwrap_or(ThinkingLevel::Off),
+        };
+        let state = State {
+            messages: Vec::new(),
+            model: config.model,
+            thinking,
+            steering: Queue::with_mode(config.steering_mode),
+            follow_up: Queue::with_mode(config.follow_up_mode),
+            interrupt_mode: InterruptMode::Immediate,
+            streaming: false,
+            cancel: None,
+            session_id: uuid::Uuid::now_v7().to_string(),
+            session_name: None,
+            auto_compaction: config.auto_compaction,
+            auto_retry: config.auto_retry,
+            tools: config.tools,
+            host_tools: Vec::new(),
+        };
+        let (idle, _) = watch::channel(true);
+        let bridge = Arc::new(HostToolBridge::new(out.clone()));
+        Session {
+            shared: Arc::new(Shared {
+                host,
+                out,
+                bridge,
+                models,
+                cwd: config.cwd,
+                prompt: config.prompt,
+                state: Mutex::new(state),
+                idle,
+            }),
+        }
+    }
+
+    /// The shared parts.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// True while a run streams.
+    pub fn is_streaming(&self) -> bool {
+        self.shared.state().streaming
+    }
+
+    /// Waits until no run is going on.
+    pub async fn wait_idle(&self) {
+        let mut idle = self.shared.idle.subscribe();
+        let _ = idle.wait_for(|idle| *idle).await;
+    }
+
+    /// `prompt`: claims a run (started with [`PendingRun::start`] once the response is out), or
+    /// queues the message when one is streaming (`Ok(None)`).
+    pub fn prompt(
+        &self,
+        text: &str,
+        images: Vec<Content>,
+        behavior: Option<StreamingBehavior>,
+    ) -> Result<Option<PendingRun>, String> {
+        let message = AgentMessage::user(text, images);
+        {
+            let mut state = self.shared.state();
+            if state.streaming {
+                let queued = Queued {
+                    text: text.to_string(),
+                    message,
+                };
+                match behavior {
+                    None => return Err(ALREADY_PROCESSING.to_string()),
+                    Some(StreamingBehavior::FollowUp) => state.follow_up.push(queued),
+                    Some(StreamingBehavior::Steer) => state.steering.push(queued),
+                }
+                drop(state);
+                self.shared.emit_queue_update();
+                return Ok(None);
+            }
+            if state.model.is_none() {
+                return Err(no_model_message());
+            }
+            state.streaming = true;
+        }
+        let _ = self.shared.idle.send(false);
+        let cancel = CancellationToken::new();
+        self.shared.state().cancel = Some(cancel.clone());
+        Ok(Some(PendingRun {
+            shared: self.shared.clone(),
+            messages: vec![message],
+            cancel,
+        }))
+    }
+
+    /// `steer` / `follow_up`: queues a message (delivered during the run, or in the next one).
+    pub fn enqueue(&self, text: &str, images: Vec<Content>, behavior: StreamingBehavior) {
+        let queued = Queued {
+            text: text.to_string(),
+            message: AgentMessage::user(text, images),
+        };
+        {
+            let mut state = self.shared.state();
+            match behavior {
+                StreamingBehavior::Steer => state.steering.push(queued),
+                StreamingBehavior::FollowUp => state.follow_up.push(queued),
+            }
+        }
+        self.shared.emit_queue_update();
+    }
+
+    /// `abort`: cancels the run and waits until it has ended.
+    pub async fn abort(&self) {
+        let cancel = self.shared.state().cancel.clone();
+        if let Some(cancel) = cancel {
+            cancel.cancel();
+        }
+        self.wait_idle().await;
+    }
+
+    /// `get_state`'s data.
+    pub fn state_json(&self) -> Value {
+        let state = self.shared.state();
+        let mut data = Map::new();
+        data.insert(
+            "model".into(),
+            state.model.as_ref().map_or(Value::Null, |m| json!(m)),
+        );
+        data.insert("thinkingLevel".into(), json!(state.thinking.as_str()));
+        data.insert("isStreaming".into(), json!(state.streaming));
+        data.insert("isCompacting".into(), json!(false));
+        data.insert("steeringMode".into(), json!(state.steering.mode.as_str()));
+        data.insert("followUpMode".into(), json!(state.follow_up.mode.as_str()));
+        data.insert("interruptMode".into(), json!(state.interrupt_mode.as_str()));
+        data.insert("sessionId".into(), json!(state.session_id));
+        if let Some(name) = &state.session_name {
+            data.insert("sessionName".into(), json!(name));
+        }
+        data.insert("autoCompactionEnabled".into(), json!(state.auto_compaction));
+        data.insert("messageCount".into(), json!(state.messages.len()));
+        let pending = state.steering.len() + state.follow_up.len();
+        data.insert("pendingMessageCount".into(), json!(pending));
+        data.insert("queuedMessageCount".into(), json!(pending));
+        Value::Object(data)
+    }
+
+    /// `get_messages`'s data.
+    pub fn messages_json(&self) -> Value {
+        json!({"messages": self.shared.state().messages})
+    }
+
+    /// `get_session_stats`'s data.
+    pub fn stats_json(&self) -> Value {
+        let state = self.shared.state();
+        let (mut users, mut assistants, mut calls, mut results) = (0, 0, 0, 0);
+        let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
+            (0u64, 0u64, 0u64, 0u64, 0f64);
+        let mut last_context: Option<u64> = None;
+        for message in &state.messages {
+            match message {
+                AgentMessage::User(_) => users += 1,
+                AgentMessage::Assistant(a) => {
+                    assistants += 1;
+                    calls += a.tool_calls().count();
+                    input += a.usage.input;
+                    output += a.usage.output;
+                    cache_read += a.usage.cache_read;
+                    cache_write += a.usage.cache_write;
+                    cost += a.usage.cost.total;
+                    if a.usage.total_tokens > 0 {
+                        last_context = Some(a.usage.total_tokens);
+                    }
+                }
+                AgentMessage::ToolResult(_) => results += 1,
+                _ => {}
+            }
+        }
+        let window = state.model.as_ref().map_or(0, |m| m.context_window);
+        let tokens = last_context.unwrap_or(0);
+        let percent = if window > 0 {
+            tokens as f64 / window as f64 * 100.0
+        } else {
+            0.0
+        };
+        json!({
+            "sessionId": state.session_id,
+            "userMessages": users,
+            "assistantMessages": assistants,
+            "toolCalls": calls,
+            "toolResults": results,
+            "totalMessages": state.messages.len(),
+            "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write, "total": input + output + cache_read + cache_write},
+            "cost": js_value(cost),
+            "contextUsage": {"tokens": tokens, "contextWindow": window, "percent": js_value(percent)},
+        })
+    }
+
+    /// `get_last_assistant_text`'s data: `{"text"}` or `{}`.
+    pub fn last_assistant_text(&self) -> Value {
+        let state = self.shared.state();
+        let text = state.messages.iter().rev().find_map(|m| match m {
+            AgentMessage::Assistant(a)
+                if !(a.stop_reason == super::message::StopReason::Aborted
+                    && a.content.is_empty()) =>
+            {
+                Some(a.text())
+            }
+            _ => None,
+        });
+        match text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()) {
+            Some(text) => json!({"text": text}),
+            None => json!({}),
+        }
+    }
+
+    /// `get_available_models`'s data.
+    pub fn available_models(&self) -> Value {
+        json!({"models": self.shared.models.available()})
+    }
+
+    /// Sets the thinking level, clamped; emits `thinking_level_changed` when it changed.
+    fn apply_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let (clamped, changed) = {
+            let mut state = self.shared.state();
+            let clamped = match &state.model {
+                Some(model) => level.clamp(model),
+                None => ThinkingLevel::Off,
+            };
+            let changed = state.thinking != clamped;
+            state.thinking = clamped;
+            (clamped, changed)
+        };
+        if changed {
+            self.shared
+                .emit(&events::thinking_level_changed(clamped.as_str()));
+        }
+        clamped
+    }
+
+    /// `set_model`: an available model by provider and id.
+    pub fn set_model(&self, provider: &str, id: &str) -> Result<Value, String> {
+        let model = self
+            .shared
+            .models
+            .available()
+            .into_iter()
+            .find(|m| m.is(provider, id))
+            .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
+        let level = {
+            let mut state = self.shared.state();
+            state.model = Some(model.clone());
+            state.thinking
+        };
+        self.apply_thinking(level);
+        Ok(json!(model))
+    }
+
+    /// `cycle_model`: the next available model, or `null` when there is at most one.
+    pub fn cycle_model(&self) -> Value {
+        let available = self.shared.models.available();
+        if available.len() <= 1 {
+            return Value::Null;
+        }
+        let (current_index, previous_reasoning, level) = {
+            let state = self.shared.state();
+            let index = state
+                .model
+                .as_ref()
+                .and_then(|m| available.iter().position(|a| a.is(&m.provider, &m.id)))
+                .unwrap_or(0);
+            (
+                index,
+                state.model.as_ref().is_some_and(|m| m.reasoning),
+                state.thinking,
+            )
+        };
+        let next = available[(current_index + 1) % available.len()].clone();
+        let wanted = if previous_reasoning {
+            level
+        } else {
+            ThinkingLevel::Medium
+        };
+        self.shared.state().model = Some(next.clone());
+        let level = self.apply_thinking(wanted);
+        json!({"model": next, "thinkingLevel": level.as_str(), "isScoped": false})
+    }
+
+    /// `set_thinking_level`.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        self.apply_thinking(level);
+    }
+
+    /// `cycle_thinking_level`: `{"level"}`, or `null` for a non-reasoning model.
+    pub fn cycle_thinking_level(&self) -> Value {
+        let (available, current) = {
+            let state = self.shared.state();
+            match &state.model {
+                Some(model) if model.reasoning => (ThinkingLevel::available(model), state.thinking),
+                _ => return Value::Null,
+            }
+        };
+        let index = available
+            .iter()
+            .position(|l| *l == current)
+            .map_or(0, |i| (i + 1) % available.len());
+        let level = self.apply_thinking(available[index]);
+        json!({"level": level.as_str()})
+    }
+
+    /// `set_steering_mode`.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.shared.state().steering.mode = mode;
+    }
+
+    /// `set_follow_up_mode`.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.shared.state().follow_up.mode = mode;
+    }
+
+    /// `set_interrupt_mode`.
+    pub fn set_interrupt_mode(&self, mode: InterruptMode) {
+        self.shared.state().interrupt_mode = mode;
+    }
+
+    /// `set_auto_compaction`.
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        self.shared.state().auto_compaction = enabled;
+    }
+
+    /// `set_auto_retry`.
+    pub fn set_auto_retry(&self, enabled: bool) {
+        self.shared.state().auto_retry = enabled;
+    }
+
+    /// `set_session_name`: refuses an empty name; emits `session_info_changed`.
+    pub fn set_session_name(&self, name: &str) -> Result<(), String> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err("Session name cannot be empty".into());
+        }
+        self.shared.state().session_name = Some(name.to_string());
+        self.shared.emit(&events::session_info_changed(name));
+        Ok(())
+    }
+
+    /// `new_session`: aborts any run and starts an empty conversation.
+    pub async fn new_session(&self) -> Value {
+        self.abort().await;
+        {
+            let mut state = self.shared.state();
+            state.messages.clear();
+            state.steering.drain();
+            state.follow_up.drain();
+            state.session_id = uuid::Uuid::now_v7().to_string();
+            state.session_name = None;
+        }
+        json!({"cancelled": false})
+    }
+
+    /// `set_host_tools`: replaces the host's tool set; `{"toolNames"}`.
+    pub fn set_host_tools(&self, tools: Vec<HostToolDefinition>) -> Result<Value, String> {
+        HostToolDefinition::validate_all(&tools)?;
+        let names: Vec<String> = tools.iter().map(|t| t.name.trim().to_string()).collect();
+        self.shared.state().host_tools = tools
+            .into_iter()
+            .map(|mut t| {
+                t.name = t.name.trim().to_string();
+                t
+            })
+            .collect();
+        Ok(json!({"toolNames": names}))
+    }
+
+    /// The host-tool bridge (for `host_tool_result` / `host_tool_update` frames).
+    pub fn host_tools(&self) -> &Arc<HostToolBridge> {
+        &self.shared.bridge
+    }
+}
+
+/// The error when no model can be used.
+pub fn no_model_message() -> String {
+    "No model available. Set an API key for a provider (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add a provider to models.json in the agent directory, or pick one with --provider and --model.".to_string()
+}

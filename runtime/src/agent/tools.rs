@@ -1,0 +1,279 @@
+//! The session's tools: plugin tools (the active set) and host-defined tools, their argument
+//! validation, and running one call.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::host_tools::{HostToolBridge, HostToolDefinition};
+use crate::content::ToolOutput;
+use crate::plugin_host::PluginHost;
+use crate::plugin_host::tool::ToolSpec;
+
+/// pi's built-in tool names; `read`, `bash`, `edit` and `write` are active by default.
+pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// The built-ins active when `--tools` is not given.
+pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+
+/// Which plugin tools are active.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ToolSelection {
+    /// pi's default: the four default built-ins and every non-built-in plugin tool.
+    #[default]
+    Default,
+    /// Exactly these (`--tools a,b`).
+    Only(Vec<String>),
+    /// None (`--no-tools`); host tools still apply.
+    None,
+}
+
+impl ToolSelection {
+    /// True when the plugin tool `name` is active.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            ToolSelection::Default => {
+                DEFAULT_TOOLS.contains(&name) || !BUILTIN_TOOLS.contains(&name)
+            }
+            ToolSelection::Only(names) => names.iter().any(|n| n == name),
+            ToolSelection::None => false,
+        }
+    }
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionTool {
+    /// Implemented by a plugin.
+    Plugin(ToolSpec),
+    /// Implemented by the host.
+    Host(HostToolDefinition),
+}
+
+impl SessionTool {
+    /// Its name.
+    pub fn name(&self) -> &str {
+        match self {
+            SessionTool::Plugin(spec) => &spec.name,
+            SessionTool::Host(def) => &def.name,
+        }
+    }
+
+    /// Its description.
+    pub fn description(&self) -> &str {
+        match self {
+            SessionTool::Plugin(spec) => &spec.description,
+            SessionTool::Host(def) => &def.description,
+        }
+    }
+
+    /// Its argument schema.
+    pub fn parameters(&self) -> &Value {
+        match self {
+            SessionTool::Plugin(spec) => &spec.parameters,
+            SessionTool::Host(def) => &def.parameters,
+        }
+    }
+}
+
+/// The tools of a session at one moment: active plugin tools, then host tools (a host tool
+/// with a plugin tool's name replaces it).
+pub fn session_tools(
+    host: &PluginHost,
+    selection: &ToolSelection,
+    host_tools: &[HostToolDefinition],
+) -> Vec<SessionTool> {
+    let mut tools: Vec<SessionTool> = host
+        .tools()
+        .into_iter()
+        .filter(|(spec, _)| selection.allows(&spec.name))
+        .filter(|(spec, _)| !host_tools.iter().any(|h| h.name == spec.name))
+        .map(|(spec, _)| SessionTool::Plugin(spec))
+        .collect();
+    tools.extend(host_tools.iter().cloned().map(SessionTool::Host));
+    tools
+}
+
+/// Runs one tool call; every failure becomes an error result.
+pub async fn execute(
+    host: &PluginHost,
+    bridge: &Arc<HostToolBridge>,
+    tool: &SessionTool,
+    call_id: &str,
+    arguments: &Value,
+    cancel: &CancellationToken,
+    updates: mpsc::UnboundedSender<ToolOutput>,
+) -> ToolOutput {
+    match tool {
+        SessionTool::Host(def) => {
+            bridge
+                .call(call_id, def, arguments, cancel, Some(updates))
+                .await
+        }
+        SessionTool::Plugin(spec) => {
+            let call = host.call_tool(&spec.name, call_id, arguments, Some(updates));
+            tokio::select! {
+                result = call => match result {
+                    Ok(output) => output,
+                    Err(err) => ToolOutput { details: Some(json!({})), ..ToolOutput::error(err.to_string()) },
+                },
+                _ = cancel.cancelled() => ToolOutput { details: Some(json!({})), ..ToolOutput::error("Operation aborted") },
+            }
+        }
+    }
+}
+
+/// Checks `arguments` against a tool's JSON schema, coercing scalar types as pi's validator
+/// does (`"5"` → 5, `5` → `"5"`, `"true"` → true). Returns the coerced arguments, or pi's
+/// validation message.
+pub fn validate(tool: &str, schema: &Value, arguments: &Value) -> Result<Value, String> {
+    let mut problems = Vec::new();
+    let coerced = check(schema, arguments, "", &mut problems);
+    if problems.is_empty() {
+        return Ok(coerced);
+    }
+    let list: Vec<String> = problems.iter().map(|p| format!("  - {p}")).collect();
+    Err(format!(
+        "Validation failed for tool \"{tool}\":\n{}\n\nReceived arguments:\n{}",
+        list.join("\n"),
+        serde_json::to_string_pretty(arguments).unwrap_or_default()
+    ))
+}
+
+fn check(schema: &Value, value: &Value, path: &str, problems: &mut Vec<String>) -> Value {
+    let at = if path.is_empty() {
+        "root".to_string()
+    } else {
+        path.to_string()
+    };
+    let Some(kind) = schema.get("type").and_then(Value::as_str) else {
+        return value.clone();
+    };
+    match kind {
+        "object" => {
+            let Some(object) = value.as_object() else {
+                problems.push(format!("{at}: must be object"));
+                return value.clone();
+            };
+            let mut out: Map<String, Value> = object.clone();
+            for required in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if !object.contains_key(required) {
+                    problems.push(format!("{at}: must have required property '{required}'"));
+                }
+            }
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                for (key, property) in properties {
+                    if let Some(item) = object.get(key) {
+                        let child = if path.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{path}/{key}")
+                        };
+                        out.insert(key.clone(), check(property, item, &child, problems));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        "array" => match value.as_array() {
+            Some(items) => {
+                let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+                Value::Array(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| check(&item_schema, item, &format!("{at}/{i}"), problems))
+                        .collect(),
+                )
+            }
+            None => {
+                problems.push(format!("{at}: must be array"));
+                value.clone()
+            }
+        },
+        "string" => match value {
+            Value::String(_) => value.clone(),
+            Value::Number(n) => Value::String(n.to_string()),
+            Value::Bool(b) => Value::String(b.to_string()),
+            _ => {
+                problems.push(format!("{at}: must be string"));
+                value.clone()
+            }
+        },
+        "number" | "integer" => {
+            let number = match value {
+                Value::Number(_) => Some(value.clone()),
+                Value::String(s) => s
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+                    .map(|v| {
+                        v.as_f64()
+                            .filter(|f| f.fract() == 0.0)
+                            .map_or(v.clone(), |f| json!(f as i64))
+                    }),
+                Value::Bool(b) => Some(json!(i64::from(*b))),
+                _ => None,
+            };
+            match number {
+                Some(n) if kind == "integer" && n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
+                    problems.push(format!("{at}: must be integer"));
+                    value.clone()
+                }
+                Some(n) => n,
+                None => {
+                    problems.push(format!("{at}: must be {kind}"));
+                    value.clone()
+                }
+            }
+        }
+        "boolean" => match value {
+            Value::Bool(_) => value.clone(),
+            Value::String(s) if s == "true" => json!(true),
+            Value::String(s) if s == "false" => json!(false),
+            Value::Number(n) if n.as_f64() == Some(1.0) => json!(true),
+            Value::Number(n) if n.as_f64() == Some(0.0) => json!(false),
+            _ => {
+                problems.push(format!("{at}: must be boolean"));
+                value.clone()
+            }
+        },
+        _ => value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_coerces_and_reports() {
+        let schema = json!({"type": "object", "required": ["command"], "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}}});
+        assert_eq!(
+            validate("bash", &schema, &json!({"command": "ls", "timeout": "5"})).unwrap(),
+            json!({"command": "ls", "timeout": 5})
+        );
+        let err = validate("bash", &schema, &json!({"timeout": "x"})).unwrap_err();
+        assert_eq!(
+            err,
+            "Validation failed for tool \"bash\":\n  - root: must have required property 'command'\n  - timeout: must be number\n\nReceived arguments:\n{\n  \"timeout\": \"x\"\n}"
+        );
+    }
+
+    #[test]
+    fn default_selection_is_pis() {
+        let selection = ToolSelection::Default;
+        assert!(selection.allows("read") && selection.allows("word_count"));
+        assert!(!selection.allows("grep"));
+        assert!(ToolSelection::Only(vec!["grep".into()]).allows("grep"));
+        assert!(!ToolSelection::None.allows("read"));
+    }
+}

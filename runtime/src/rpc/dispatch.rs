@@ -1,0 +1,225 @@
+//! Routing commands to the session. Each command runs in its own task, so a slow one never
+//! holds up the others; every response echoes the request's `id`.
+
+use serde_json::{Map, Value, json};
+
+use super::fields::Fields;
+use super::response;
+use crate::agent::host_tools::HostResult;
+use crate::agent::model::ThinkingLevel;
+use crate::agent::queue::QueueMode;
+use crate::agent::session::{InterruptMode, Session, StreamingBehavior};
+
+/// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
+/// false when it is a command.
+pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
+    let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+    let id = frame.get("id").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "extension_ui_response" => true,
+        "host_tool_result" => {
+            if let Some(result) = frame
+                .get("result")
+                .and_then(|r| serde_json::from_value::<HostResult>(r.clone()).ok())
+            {
+                let is_error = frame
+                    .get("isError")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                session.host_tools().on_result(id, result, is_error);
+                return true;
+            }
+            false
+        }
+        "host_tool_update" => {
+            if let Some(partial) = frame
+                .get("partialResult")
+                .and_then(|r| serde_json::from_value::<HostResult>(r.clone()).ok())
+            {
+                session.host_tools().on_update(id, partial);
+                return true;
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Runs one command and writes its response.
+pub async fn command(session: Session, frame: Map<String, Value>) {
+    let id = frame.get("id").cloned();
+    let Some(kind) = frame
+        .get("type")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        let mut out = Map::new();
+        if let Some(id) = &id {
+            out.insert("id".into(), id.clone());
+        }
+        out.insert("type".into(), json!("response"));
+        out.insert("success".into(), json!(false));
+        out.insert(
+            "error".into(),
+            json!("Unknown command: undefined (the command has no \"type\")"),
+        );
+        session.shared().emit(&Value::Object(out));
+        return;
+    };
+    let respond = |result: Result<Option<Value>, String>| {
+        session.shared().emit(&response(id.as_ref(), &kind, result))
+    };
+    let fields = Fields(&frame);
+    match kind.as_str() {
+        "prompt" => {
+            let behavior = match fields.opt_string("streamingBehavior") {
+                Ok(None) => None,
+                Ok(Some("followUp")) => Some(StreamingBehavior::FollowUp),
+                Ok(Some(_)) => Some(StreamingBehavior::Steer),
+                Err(err) => return respond(Err(err)),
+            };
+            let parsed = fields
+                .string("message")
+                .and_then(|m| Ok((m, fields.images()?)));
+            match parsed.and_then(|(message, images)| session.prompt(message, images, behavior)) {
+                Ok(run) => {
+                    respond(Ok(None));
+                    if let Some(run) = run {
+                        run.start();
+                    }
+                }
+                Err(err) => respond(Err(err)),
+            }
+        }
+        "steer" | "follow_up" => {
+            let behavior = if kind == "steer" {
+                StreamingBehavior::Steer
+            } else {
+                StreamingBehavior::FollowUp
+            };
+            match fields
+                .string("message")
+                .and_then(|m| Ok((m, fields.images()?)))
+            {
+                Ok((message, images)) => {
+                    session.enqueue(message, images, behavior);
+                    respond(Ok(None));
+                }
+                Err(err) => respond(Err(err)),
+            }
+        }
+        "abort" => {
+            session.abort().await;
+            respond(Ok(None));
+        }
+        "abort_and_prompt" => match fields
+            .string("message")
+            .and_then(|m| Ok((m, fields.images()?)))
+        {
+            Ok((message, images)) => {
+                session.abort().await;
+                match session.prompt(message, images, Some(StreamingBehavior::Steer)) {
+                    Ok(run) => {
+                        respond(Ok(None));
+                        if let Some(run) = run {
+                            run.start();
+                        }
+                    }
+                    Err(err) => respond(Err(err)),
+                }
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "new_session" => match fields.opt_string("parentSession") {
+            Ok(_) => respond(Ok(Some(session.new_session().await))),
+            Err(err) => respond(Err(err)),
+        },
+        "get_state" => respond(Ok(Some(session.state_json()))),
+        "get_messages" => respond(Ok(Some(session.messages_json()))),
+        "get_session_stats" => respond(Ok(Some(session.stats_json()))),
+        "get_last_assistant_text" => respond(Ok(Some(session.last_assistant_text()))),
+        "get_available_models" => respond(Ok(Some(session.available_models()))),
+        "set_model" => respond(
+            fields
+                .string("provider")
+                .and_then(|p| Ok((p, fields.string("modelId")?)))
+                .and_then(|(p, m)| session.set_model(p, m))
+                .map(Some),
+        ),
+        "cycle_model" => respond(Ok(Some(session.cycle_model()))),
+        "set_thinking_level" => match fields.string("level") {
+            Ok(level) => {
+                session
+                    .set_thinking_level(ThinkingLevel::parse(level).unwrap_or(ThinkingLevel::Off));
+                respond(Ok(None));
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "cycle_thinking_level" => respond(Ok(Some(session.cycle_thinking_level()))),
+        "set_steering_mode" | "set_follow_up_mode" => {
+            match fields.one_of("mode", &["all", "one-at-a-time"]) {
+                Ok(mode) => {
+                    let mode = QueueMode::parse(mode);
+                    if kind == "set_steering_mode" {
+                        session.set_steering_mode(mode)
+                    } else {
+                        session.set_follow_up_mode(mode)
+                    }
+                    respond(Ok(None));
+                }
+                Err(err) => respond(Err(err)),
+            }
+        }
+        "set_interrupt_mode" => match fields.one_of("mode", &["immediate", "wait"]) {
+            Ok(mode) => {
+                session.set_interrupt_mode(if mode == "wait" {
+                    InterruptMode::Wait
+                } else {
+                    InterruptMode::Immediate
+                });
+                respond(Ok(None));
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "set_auto_compaction" => match fields.boolean("enabled") {
+            Ok(enabled) => {
+                session.set_auto_compaction(enabled);
+                respond(Ok(None));
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "set_auto_retry" => match fields.boolean("enabled") {
+            Ok(enabled) => {
+                session.set_auto_retry(enabled);
+                respond(Ok(None));
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "abort_retry" => respond(Ok(None)),
+        "set_session_name" => respond(
+            fields
+                .string("name")
+                .and_then(|name| session.set_session_name(name))
+                .map(|()| None),
+        ),
+        "set_host_tools" => respond(
+            fields
+                .parse("tools")
+                .and_then(|tools| session.set_host_tools(tools))
+                .map(Some),
+        ),
+        "get_commands" => respond(Ok(Some(json!({"commands": []})))),
+        "compact"
+        | "bash"
+        | "abort_bash"
+        | "export_html"
+        | "switch_session"
+        | "fork"
+        | "branch"
+        | "get_fork_messages"
+        | "get_branch_messages" => {
+            respond(Err(format!("{kind} is not available in this build yet")))
+        }
+        _ => respond(Err(format!("Unknown command: {kind}"))),
+    }
+}

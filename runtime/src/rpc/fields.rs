@@ -1,0 +1,106 @@
+//! Reading a command's fields with errors that name the field.
+
+use serde_json::{Map, Value};
+
+use crate::content::Content;
+
+/// A command object.
+pub struct Fields<'a>(pub &'a Map<String, Value>);
+
+impl<'a> Fields<'a> {
+    /// A required string.
+    pub fn string(&self, name: &str) -> Result<&'a str, String> {
+        match self.0.get(name) {
+            Some(Value::String(s)) => Ok(s),
+            None | Some(Value::Null) => Err(format!("Missing required field \"{name}\"")),
+            Some(other) => Err(format!(
+                "Field \"{name}\" must be a string, got {}",
+                kind(other)
+            )),
+        }
+    }
+
+    /// An optional string.
+    pub fn opt_string(&self, name: &str) -> Result<Option<&'a str>, String> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!(
+                "Field \"{name}\" must be a string, got {}",
+                kind(other)
+            )),
+        }
+    }
+
+    /// A required boolean.
+    pub fn boolean(&self, name: &str) -> Result<bool, String> {
+        match self.0.get(name) {
+            Some(Value::Bool(b)) => Ok(*b),
+            None | Some(Value::Null) => Err(format!("Missing required field \"{name}\"")),
+            Some(other) => Err(format!(
+                "Field \"{name}\" must be a boolean, got {}",
+                kind(other)
+            )),
+        }
+    }
+
+    /// A string that must be one of `allowed`.
+    pub fn one_of(&self, name: &str, allowed: &[&str]) -> Result<&'a str, String> {
+        let value = self.string(name)?;
+        if allowed.contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "Field \"{name}\" must be one of {}, got \"{value}\"",
+                allowed
+                    .iter()
+                    .map(|a| format!("\"{a}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+    }
+
+    /// Optional `images`: `[{"type":"image","data","mimeType"}]`.
+    pub fn images(&self) -> Result<Vec<Content>, String> {
+        match self.0.get("images") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let data = item.get("data").and_then(Value::as_str);
+                    let mime = item.get("mimeType").and_then(Value::as_str);
+                    match (data, mime) {
+                        (Some(data), Some(mime)) => Ok(Content::Image { data: data.to_string(), mime_type: mime.to_string() }),
+                        _ => Err(format!("Field \"images[{i}]\" must be {{\"type\":\"image\",\"data\":<base64>,\"mimeType\":<string>}}")),
+                    }
+                })
+                .collect(),
+            Some(other) => Err(format!("Field \"images\" must be an array, got {}", kind(other))),
+        }
+    }
+
+    /// A required value of any JSON type, deserialized.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, String> {
+        let value = self
+            .0
+            .get(name)
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| format!("Missing required field \"{name}\""))?;
+        serde_json::from_value(value.clone())
+            .map_err(|err| format!("Field \"{name}\" is invalid: {err}"))
+    }
+}
+
+/// The JSON type of a value, for messages.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -2,6 +2,8 @@
 //! compiled-component cache, and a tiny HTTP server on loopback.
 #![allow(dead_code)]
 
+pub mod rpc;
+
 use std::path::{Path, PathBuf};
 
 use pith::plugin_host::discovery::{BUILT_PLUGINS_DIR, Origin};

@@ -97,7 +97,7 @@ fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
 fn deliver(shared: &Shared, message: AgentMessage, run_messages: &mut Vec<AgentMessage>) {
     shared.emit(&events::message_start(&message));
     shared.emit(&events::message_end(&message));
-    shared.state().messages.push(message.clone());
+    shared.state().append(message.clone());
     run_messages.push(message);
 }
 
@@ -208,7 +208,7 @@ fn finish_turn(shared: &Shared, message: AssistantMessage, started: bool) -> Ass
         shared.emit(&events::message_start(&agent_message));
     }
     shared.emit(&events::message_end(&agent_message));
-    shared.state().messages.push(agent_message);
+    shared.state().append(agent_message);
     message
 }
 
@@ -235,7 +235,7 @@ fn end_call(shared: &Shared, id: &str, name: &str, output: &ToolOutput) -> ToolR
     let message = AgentMessage::ToolResult(result.clone());
     shared.emit(&events::message_start(&message));
     shared.emit(&events::message_end(&message));
-    shared.state().messages.push(message);
+    shared.state().append(message);
     result
 }
 

@@ -69,6 +69,8 @@ pub struct SessionConfig {
 pub struct State {
     /// The current context.
     pub messages: Vec<AgentMessage>,
+    /// The entry id of each message (pi's short ids), parallel to `messages`.
+    pub entry_ids: Vec<String>,
     /// The model.
     pub model: Option<Model>,
     /// The thinking level.
@@ -95,6 +97,26 @@ pub struct State {
     pub tools: ToolSelection,
     /// Host-defined tools.
     pub host_tools: Vec<HostToolDefinition>,
+}
+
+impl State {
+    /// Appends a message to the conversation with a fresh entry id; returns the id.
+    pub fn append(&mut self, message: AgentMessage) -> String {
+        let id = new_entry_id(&self.entry_ids);
+        self.messages.push(message);
+        self.entry_ids.push(id.clone());
+        id
+    }
+}
+
+/// A short entry id (8 hex digits, as pi's) not among `taken`.
+pub fn new_entry_id(taken: &[String]) -> String {
+    loop {
+        let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+        if !taken.contains(&id) {
+            return id;
+        }
+    }
 }
 
 /// What the run task and the commands share.
@@ -150,7 +172,7 @@ impl Shared {
             state.streaming = false;
             state.cancel = None;
         }
-        let _ = self.idle.send(true);
+        self.idle.send_replace(true);
     }
 }
 
@@ -209,6 +231,7 @@ impl Session {
         };
         let state = State {
             messages: Vec::new(),
+            entry_ids: Vec::new(),
             model: config.model,
             thinking,
             steering: Queue::with_mode(config.steering_mode),
@@ -285,7 +308,7 @@ impl Session {
             }
             state.streaming = true;
         }
-        let _ = self.shared.idle.send(false);
+        let _ = self.shared.idle.send_replace(false);
         let cancel = CancellationToken::new();
         self.shared.state().cancel = Some(cancel.clone());
         Ok(Some(PendingRun {
@@ -413,6 +436,23 @@ impl Session {
             Some(text) => json!({"text": text}),
             None => json!({}),
         }
+    }
+
+    /// `get_fork_messages`'s data: every user message with text, `{"entryId","text"}`.
+    pub fn fork_messages(&self) -> Value {
+        let state = self.shared.state();
+        let messages: Vec<Value> = state
+            .messages
+            .iter()
+            .zip(&state.entry_ids)
+            .filter_map(|(message, id)| match message {
+                AgentMessage::User(user) => Some((id, user.content.text())),
+                _ => None,
+            })
+            .filter(|(_, text)| !text.is_empty())
+            .map(|(id, text)| json!({"entryId": id, "text": text}))
+            .collect();
+        json!({"messages": messages})
     }
 
     /// `get_available_models`'s data.
@@ -551,6 +591,7 @@ impl Session {
         {
             let mut state = self.shared.state();
             state.messages.clear();
+            state.entry_ids.clear();
             state.steering.drain();
             state.follow_up.drain();
             state.session_id = uuid::Uuid::now_v7().to_string();

@@ -209,17 +209,9 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
                 .map(Some),
         ),
         "get_commands" => respond(Ok(Some(json!({"commands": []})))),
-        "compact"
-        | "bash"
-        | "abort_bash"
-        | "export_html"
-        | "switch_session"
-        | "fork"
-        | "branch"
-        | "get_fork_messages"
-        | "get_branch_messages" => {
-            respond(Err(format!("{kind} is not available in this build yet")))
-        }
+        "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
+        "compact" | "bash" | "abort_bash" | "export_html" | "switch_session" | "fork"
+        | "branch" => respond(Err(format!("{kind} is not available in this build yet"))),
         _ => respond(Err(format!("Unknown command: {kind}"))),
     }
 }

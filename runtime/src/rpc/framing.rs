@@ -23,6 +23,8 @@ pub struct LineReader<R> {
     reader: R,
     buf: Vec<u8>,
     start: usize,
+    /// How far past `start` the buffer is known to hold no LF.
+    scanned: usize,
     overflow: Option<usize>,
     eof: bool,
     max_line: usize,
@@ -40,6 +42,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             reader,
             buf: Vec::with_capacity(64 << 10),
             start: 0,
+            scanned: 0,
             overflow: None,
             eof: false,
             max_line,
@@ -49,18 +52,22 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// The next line; `None` at end of input. A final line without LF is still a line.
     pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
         loop {
-            if let Some(pos) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
-                let end = self.start + pos;
+            let from = self.start + self.scanned;
+            if let Some(pos) = self.buf[from..].iter().position(|&b| b == b'\n') {
+                let end = from + pos;
                 let line = self.take(end);
                 self.start = end + 1;
+                self.scanned = 0;
                 return Ok(Some(line));
             }
+            self.scanned = self.buf.len() - self.start;
             // No LF yet: drop what an overlong line has accumulated.
             let pending = self.buf.len() - self.start;
             if self.overflow.is_some() || pending > self.max_line {
                 *self.overflow.get_or_insert(0) += pending;
                 self.buf.clear();
                 self.start = 0;
+                self.scanned = 0;
             } else if self.start > 0 {
                 self.buf.drain(..self.start);
                 self.start = 0;
@@ -73,6 +80,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 let line = self.take(end);
                 self.buf.clear();
                 self.start = 0;
+                self.scanned = 0;
                 return Ok(Some(line));
             }
             let mut chunk = [0u8; 64 << 10];

@@ -183,11 +183,11 @@ impl Replay {
             events.push_back(StreamEvent::Error(message));
             return Replay { events, delay, first_delay, started: false };
         }
-        // Like Anthropic's `message_start`: the id and the input usage arrive with the start.
+        // Like pi's Anthropic provider: `start` first, then the response id and input usage.
+        events.push_back(StreamEvent::Start);
         events.push_back(StreamEvent::ResponseId(format!("faux-{index}")));
         let usage_of = |output| Usage { input: usage.input, output, cache_read: usage.cache_read, cache_write: usage.cache_write };
         events.push_back(StreamEvent::Usage(usage_of(1)));
-        events.push_back(StreamEvent::Start);
         let mut block = 0u32;
         if let Some(thinking) = turn.thinking.as_deref().filter(|t| !t.is_empty()) {
             events.push_back(StreamEvent::ThinkingStart(BlockStart { index: block }));

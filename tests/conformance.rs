@@ -1,0 +1,200 @@
+//! Conformance with pi's RPC mode: each scenario recorded from pi 0.73.1 (in
+//! `tests/fixtures/pi-golden/`) is replayed against the real `pith` binary, with the `faux`
+//! provider playing the scenario's scripted model, and the frames are compared one by one:
+//! same types, same fields in the same order, same content block kinds.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::rpc::{Options, Pith, golden_frames, shape};
+
+fn fixture(name: &str) -> PathBuf {
+    support::repo_root()
+        .join("tests/fixtures/pi-golden")
+        .join(name)
+}
+
+/// True when `frame` contains everything in `pattern`.
+fn matches(frame: &Value, pattern: &Value) -> bool {
+    match (frame, pattern) {
+        (Value::Object(f), Value::Object(p)) => p
+            .iter()
+            .all(|(k, v)| f.get(k).is_some_and(|fv| matches(fv, v))),
+        _ => frame == pattern,
+    }
+}
+
+/// Replays a scenario's steps against pith; returns every frame pith wrote.
+async fn replay(name: &str) -> Vec<Value> {
+    let scenario: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture(name).join("scenario.json")).unwrap(),
+    )
+    .unwrap();
+    let reasoner = scenario["model_args"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|v| v == "fake-reasoner"));
+    let model = if reasoner {
+        "faux-reasoner"
+    } else {
+        "faux-model"
+    };
+    let mut options = Options::faux(scenario["fake_llm"].clone());
+    options.args = vec![
+        "--provider".into(),
+        "faux".into(),
+        "--model".into(),
+        model.into(),
+        "--no-session".into(),
+    ];
+    let mut pith = Pith::spawn(options).await;
+    for step in scenario["steps"].as_array().unwrap() {
+        if let Some(command) = step.get("send") {
+            pith.send(command.clone()).await;
+        } else if let Some(pattern) = step.get("wait_for") {
+            for _ in 0..step.get("count").and_then(Value::as_u64).unwrap_or(1) {
+                pith.wait_for(|f| matches(f, pattern)).await;
+            }
+        } else if let Some(seconds) = step.get("wait_idle").and_then(Value::as_f64) {
+            tokio::time::sleep(Duration::from_secs_f64(seconds.min(0.3))).await;
+        }
+    }
+    pith.close_stdin();
+    while pith.next_frame().await.is_some() {}
+    assert_eq!(pith.exit_code().await, Some(0));
+    assert!(
+        pith.garbage.is_empty(),
+        "non-JSON on stdout: {:?}",
+        pith.garbage
+    );
+    pith.frames
+}
+
+/// Compares the shape sequences, frame by frame.
+fn assert_same_shapes(name: &str, ours: &[Value], theirs: &[Value]) {
+    let ours: Vec<String> = ours.iter().map(shape).collect();
+    let theirs: Vec<String> = theirs.iter().map(shape).collect();
+    for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            a, b,
+            "{name}: frame {i} differs\npith: {a}\npi:   {b}\nall of pith's: {ours:#?}"
+        );
+    }
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "{name}: frame counts differ\npith: {ours:#?}\npi: {theirs:#?}"
+    );
+}
+
+async fn conform(name: &str) {
+    let ours = replay(name).await;
+    let theirs = golden_frames(&fixture(name).join("transcript.jsonl"));
+    assert_same_shapes(name, &ours, &theirs);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_state() {
+    conform("a_fresh_state").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_answer() {
+    conform("b_prompt_text").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn thinking_answer() {
+    conform("b2_prompt_thinking").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn steering_and_follow_up_during_a_run() {
+    conform("h_steer_followup").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_mid_stream() {
+    conform("i_abort").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_input_gets_parse_errors_and_the_loop_goes_on() {
+    let mut pith = Pith::spawn(Options::default()).await;
+    pith.send_line("{not json").await;
+    let frame = pith.next_frame().await.unwrap();
+    assert_eq!(frame["command"], "parse");
+    assert_eq!(frame["success"], false);
+    assert!(
+        frame["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to parse command: "),
+        "{frame}"
+    );
+    assert!(frame.get("id").is_none());
+    for line in ["", "   ", "null", "42", "\"just a string\"", "[]"] {
+        pith.send_line(line).await;
+        let frame = pith.next_frame().await.unwrap();
+        assert_eq!(
+            (
+                frame["type"].as_str(),
+                frame["command"].as_str(),
+                frame["success"].as_bool()
+            ),
+            (Some("response"), Some("parse"), Some(false)),
+            "{line:?}: {frame}"
+        );
+    }
+    pith.send_bytes(b"\xff\xfe{}\n").await;
+    let frame = pith.next_frame().await.unwrap();
+    assert_eq!(
+        frame["error"],
+        "Failed to parse command: the line is not valid UTF-8"
+    );
+    // An object without a type keeps its id.
+    pith.send(json!({"id": "nt"})).await;
+    let frame = pith.next_frame().await.unwrap();
+    assert_eq!(
+        frame,
+        json!({"id": "nt", "type": "response", "success": false, "error": "Unknown command: undefined (the command has no \"type\")"})
+    );
+    // An unknown command keeps its id (pi drops it).
+    let frame = pith.call("u1", json!({"type": "no_such_command"})).await;
+    assert_eq!(
+        frame,
+        json!({"id": "u1", "type": "response", "command": "no_such_command", "success": false, "error": "Unknown command: no_such_command"})
+    );
+    // CRLF is accepted; U+2028 is not a separator.
+    pith.send_bytes(b"{\"id\":\"crlf\",\"type\":\"get_state\"}\r\n")
+        .await;
+    assert_eq!(pith.response("crlf").await["success"], true);
+    pith.send_line("{\"id\":\"ls\",\"type\":\"set_session_name\",\"name\":\"a\u{2028}b\"}")
+        .await;
+    assert_eq!(pith.response("ls").await["success"], true);
+    // A line of 100 MB gets a parse error with bounded memory, and the loop goes on.
+    let big = vec![b'x'; 100 << 20];
+    pith.send_bytes(&big).await;
+    pith.send_bytes(b"\n").await;
+    let frame = pith.next_frame().await.unwrap();
+    assert!(
+        frame["error"].as_str().unwrap().contains("over the"),
+        "{frame}"
+    );
+    let alive = pith.call("alive", json!({"type": "get_state"})).await;
+    assert_eq!(alive["success"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdin_eof_finishes_the_run_in_flight_then_exits_zero() {
+    let script = json!({"turns": [{"text": "one-shot answer", "chunks": 3, "delay_ms": 50}]});
+    let mut pith = Pith::spawn(Options::faux(script)).await;
+    pith.send(json!({"type": "prompt", "message": "go"})).await;
+    pith.close_stdin();
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][1]["content"][0]["text"], "one-shot answer");
+    assert!(pith.next_frame().await.is_none());
+    assert_eq!(pith.exit_code().await, Some(0));
+}

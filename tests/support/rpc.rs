@@ -1,0 +1,275 @@
+//! Drives the real `pith` binary over pipes: spawn, send commands, read frames.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// How long a test waits for a frame before failing.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A running `pith --mode rpc`.
+pub struct Pith {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    /// Every frame read so far.
+    pub frames: Vec<Value>,
+    /// Lines that were not JSON.
+    pub garbage: Vec<String>,
+    pub dir: tempfile::TempDir,
+}
+
+/// How to start pith.
+pub struct Options {
+    pub args: Vec<String>,
+    pub faux_script: Option<Value>,
+    pub env: Vec<(String, String)>,
+    pub plugins_dir: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            args: vec![
+                "--provider".into(),
+                "faux".into(),
+                "--model".into(),
+                "faux-model".into(),
+                "--no-session".into(),
+            ],
+            faux_script: None,
+            env: Vec::new(),
+            plugins_dir: None,
+        }
+    }
+}
+
+impl Options {
+    /// The default options with a faux script.
+    pub fn faux(script: Value) -> Options {
+        Options {
+            faux_script: Some(script),
+            ..Options::default()
+        }
+    }
+}
+
+impl Pith {
+    /// Spawns pith in a fresh temporary working and agent directory.
+    pub async fn spawn(options: Options) -> Pith {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
+        command
+            .arg("--mode")
+            .arg("rpc")
+            .args(&options.args)
+            .current_dir(&work)
+            .env("PITH_AGENT_DIR", dir.path().join("agent"))
+            .env("PITH_CACHE_DIR", super::shared_cache())
+            .env_remove("PITH_FAUX_SCRIPT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_OAUTH_TOKEN",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+        ] {
+            command.env_remove(var);
+        }
+        if let Some(script) = &options.faux_script {
+            command.env("PITH_FAUX_SCRIPT", script.to_string());
+        }
+        if let Some(plugins) = &options.plugins_dir {
+            command.arg("--plugins-dir").arg(plugins);
+        }
+        for (key, value) in &options.env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn pith");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Pith {
+            child,
+            stdin,
+            stdout,
+            frames: Vec::new(),
+            garbage: Vec::new(),
+            dir,
+        }
+    }
+
+    /// The working directory.
+    pub fn work_dir(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// Sends a raw line (a newline is added).
+    pub async fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends raw bytes.
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends a command.
+    pub async fn send(&mut self, command: Value) {
+        self.send_line(&command.to_string()).await;
+    }
+
+    /// Closes stdin.
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// The next frame, or `None` at EOF.
+    pub async fn next_frame(&mut self) -> Option<Value> {
+        loop {
+            let line = tokio::time::timeout(TIMEOUT, self.stdout.next_line())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "no frame within {TIMEOUT:?}; frames so far: {:#?}",
+                        self.frames
+                    )
+                })
+                .unwrap()?;
+            match serde_json::from_str::<Value>(&line) {
+                Ok(frame) => {
+                    self.frames.push(frame.clone());
+                    return Some(frame);
+                }
+                Err(_) => self.garbage.push(line),
+            }
+        }
+    }
+
+    /// Reads frames until one matches `pred`; returns it.
+    pub async fn wait_for(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let frame = self.next_frame().await.unwrap_or_else(|| {
+                panic!("EOF before the expected frame; frames: {:#?}", self.frames)
+            });
+            if pred(&frame) {
+                return frame;
+            }
+        }
+    }
+
+    /// Reads frames until the response with this id.
+    pub async fn response(&mut self, id: &str) -> Value {
+        self.wait_for(|f| f["type"] == "response" && f["id"] == id)
+            .await
+    }
+
+    /// Sends a command with an id and returns its response.
+    pub async fn call(&mut self, id: &str, mut command: Value) -> Value {
+        command["id"] = json!(id);
+        self.send(command).await;
+        self.response(id).await
+    }
+
+    /// Reads frames until `agent_end`.
+    pub async fn until_agent_end(&mut self) -> Value {
+        self.wait_for(|f| f["type"] == "agent_end").await
+    }
+
+    /// Frames since index `from`.
+    pub fn since(&self, from: usize) -> &[Value] {
+        &self.frames[from..]
+    }
+
+    /// Waits for the process to exit; returns its exit code.
+    pub async fn exit_code(&mut self) -> Option<i32> {
+        tokio::time::timeout(TIMEOUT, self.child.wait())
+            .await
+            .expect("pith exits")
+            .ok()?
+            .code()
+    }
+}
+
+/// A compact description of a frame's shape: its type, event subtype and key order (top level,
+/// `message`, `assistantMessageEvent`), and its content block types with their keys.
+pub fn shape(frame: &Value) -> String {
+    let keys = |v: &Value| {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>().join(","))
+            .unwrap_or_default()
+    };
+    let blocks = |v: &Value| {
+        v.get("content")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .map(|b| format!("{}({})", b["type"].as_str().unwrap_or("?"), keys(b)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
+    };
+    let mut out = format!(
+        "{} [{}]",
+        frame["type"].as_str().unwrap_or("?"),
+        keys(frame)
+    );
+    if frame["type"] == "response" {
+        out.push_str(&format!(
+            " command={} success={}",
+            frame["command"], frame["success"]
+        ));
+    }
+    // The content of `message_update` snapshots is not compared: pi serializes them late, so
+    // they can hold blocks that arrived after the event and in-progress fields (`index`,
+    // `partialJson`, an empty `thinkingSignature`); pith's snapshots are exact.
+    let streaming = frame["type"] == "message_update";
+    if let Some(message) = frame.get("message").filter(|m| m.is_object()) {
+        let content = if streaming {
+            String::new()
+        } else {
+            blocks(message)
+        };
+        out.push_str(&format!(" message[{}] {}", keys(message), content));
+    }
+    if let Some(event) = frame.get("assistantMessageEvent") {
+        let mut event_keys: Vec<String> = event
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        event_keys.retain(|k| k != "partial");
+        out.push_str(&format!(
+            " event={} [{}] partial[{}]",
+            event["type"].as_str().unwrap_or("?"),
+            event_keys.join(","),
+            keys(&event["partial"])
+        ));
+    }
+    out
+}
+
+/// The out-frames of a stored pi transcript.
+pub fn golden_frames(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["dir"] == "out")
+        .filter_map(|l| serde_json::from_str::<Value>(l["line"].as_str()?).ok())
+        .collect()
+}

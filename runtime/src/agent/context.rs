@@ -147,10 +147,10 @@ fn to_wit(message: &AgentMessage) -> Option<pwit::Message> {
             } else if let Some(code) = bash.exit_code.filter(|c| *c != 0) {
                 body.push_str(&format!("\n\nCommand exited with code {code}"));
             }
-            if bash.truncated {
-                if let Some(path) = &bash.full_output_path {
-                    body.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
-                }
+            if bash.truncated
+                && let Some(path) = &bash.full_output_path
+            {
+                body.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
             }
             text(body)
         }

@@ -634,3 +634,62 @@ async fn steering_during_the_answer_skips_its_tool_calls() {
         .count();
     assert_eq!(starts, 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn event_filter_lean_updates_and_allow_list() {
+    let mut pith = Pith::spawn(Options::faux(
+        json!([{"text": "abcdef", "chunks": 3}, {"text": "second"}]),
+    ))
+    .await;
+    let bad = pith
+        .call(
+            "b",
+            json!({"type": "set_event_filter", "messageUpdates": "tiny"}),
+        )
+        .await;
+    assert_error(
+        &bad,
+        "set_event_filter",
+        "b",
+        "Field \"messageUpdates\" must be one of \"full\", \"delta\", got \"tiny\"",
+    );
+    let ok = pith
+        .call(
+            "f",
+            json!({"type": "set_event_filter", "events": null, "messageUpdates": "delta"}),
+        )
+        .await;
+    assert_eq!(
+        ok["data"],
+        json!({"events": null, "messageUpdates": "delta"})
+    );
+    pith.call("p", json!({"type": "prompt", "message": "q"}))
+        .await;
+    pith.until_agent_end().await;
+    let deltas: Vec<&Value> = pith
+        .frames
+        .iter()
+        .filter(|f| f["assistantMessageEvent"]["type"] == "text_delta")
+        .collect();
+    assert_eq!(deltas.len(), 3);
+    assert_eq!(
+        deltas[0],
+        &json!({"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "ab"}, "message": {"role": "assistant"}})
+    );
+
+    pith.call(
+        "f2",
+        json!({"type": "set_event_filter", "events": ["agent_end"]}),
+    )
+    .await;
+    let from = pith.frames.len();
+    pith.call("p2", json!({"type": "prompt", "message": "again"}))
+        .await;
+    pith.until_agent_end().await;
+    let kinds: Vec<&str> = pith
+        .since(from)
+        .iter()
+        .map(|f| f["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["response", "agent_end"]);
+}

@@ -130,7 +130,7 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
         failed.error_message = Some(super::session::no_model_message());
         return finish_turn(shared, failed, false);
     };
-    let mut assembler = StreamAssembler::new(&model);
+    let mut assembler = StreamAssembler::new(&model, shared.update_mode());
     if cancel.is_cancelled() {
         let aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
         return finish_turn(shared, aborted, false);
@@ -185,7 +185,7 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
                                         &json!({"type": "message_start", "message": snapshot}),
                                     );
                                 }
-                                shared.emit(&frame)
+                                shared.emit_update(frame).await;
                             }
                             Produced::Finished | Produced::Nothing => {}
                         }

@@ -8,6 +8,7 @@ pub mod message;
 pub mod model;
 pub mod models;
 pub mod queue;
+pub mod render;
 pub mod session;
 pub mod stream;
 pub mod system_prompt;

@@ -17,6 +17,7 @@ use super::message::{AgentMessage, js_value};
 use super::model::{Model, ThinkingLevel};
 use super::models::ModelRegistry;
 use super::queue::{Queue, QueueMode, Queued};
+use super::render::UpdateMode;
 use super::system_prompt::PromptOptions;
 use super::tools::{SessionTool, ToolSelection, session_tools};
 use crate::content::Content;
@@ -134,7 +135,26 @@ pub struct Shared {
     /// System prompt options.
     pub prompt: PromptOptions,
     state: Mutex<State>,
+    filter: Mutex<EventFilter>,
     idle: watch::Sender<bool>,
+}
+
+/// Which session events reach the host (`set_event_filter`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFilter {
+    /// The event types let through; all when `None`.
+    pub events: Option<Vec<String>>,
+    /// How `message_update` frames are written.
+    pub updates: UpdateMode,
+}
+
+impl EventFilter {
+    /// True when events of `kind` go out.
+    pub fn allows(&self, kind: &str) -> bool {
+        self.events
+            .as_ref()
+            .is_none_or(|events| events.iter().any(|e| e == kind))
+    }
 }
 
 impl Shared {
@@ -145,9 +165,35 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Sends a frame.
+    /// Sends a session event, unless the event filter holds it back.
     pub fn emit(&self, frame: &Value) {
-        self.out.send(frame);
+        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+        if self.filter().allows(kind) {
+            self.out.send(frame);
+        }
+    }
+
+    /// Sends a rendered `message_update` frame, waiting while the writer is behind.
+    pub async fn emit_update(&self, frame: Vec<u8>) {
+        if self.filter().allows("message_update") {
+            self.out.send_streaming(frame).await;
+        }
+    }
+
+    /// How `message_update` frames are rendered.
+    pub fn update_mode(&self) -> UpdateMode {
+        self.filter().updates
+    }
+
+    fn filter(&self) -> MutexGuard<'_, EventFilter> {
+        self.filter
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Replaces the event filter.
+    pub fn set_filter(&self, filter: EventFilter) {
+        *self.filter() = filter;
     }
 
     /// The tools of the session now.
@@ -257,6 +303,7 @@ impl Session {
                 cwd: config.cwd,
                 prompt: config.prompt,
                 state: Mutex::new(state),
+                filter: Mutex::new(EventFilter::default()),
                 idle,
             }),
         }

@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::message::{AgentMessage, AssistantBlock, AssistantMessage, Cost, StopReason, Usage};
 use super::model::Model;
+use super::render::{MessageRender, UpdateMode};
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::provider::StreamEvent;
 
@@ -19,8 +20,8 @@ pub enum Produced {
     Nothing,
     /// The stream started: emit `message_start` with this snapshot.
     Started(Value),
-    /// A content event: emit this `message_update` frame.
-    Update(Value),
+    /// A content event: emit this `message_update` frame (rendered, with its newline).
+    Update(Vec<u8>),
     /// The stream ended (done or error).
     Finished,
 }
@@ -35,11 +36,13 @@ pub struct StreamAssembler {
     partial_json: HashMap<usize, String>,
     started: bool,
     finished: bool,
+    render: MessageRender,
+    mode: UpdateMode,
 }
 
 impl StreamAssembler {
-    /// Starts an empty answer from `model`.
-    pub fn new(model: &Model) -> StreamAssembler {
+    /// Starts an empty answer from `model`, rendering updates in `mode`.
+    pub fn new(model: &Model, mode: UpdateMode) -> StreamAssembler {
         StreamAssembler {
             message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
             model: model.clone(),
@@ -47,6 +50,8 @@ impl StreamAssembler {
             partial_json: HashMap::new(),
             started: false,
             finished: false,
+            render: MessageRender::default(),
+            mode,
         }
     }
 
@@ -91,22 +96,17 @@ impl StreamAssembler {
         Some(self.snapshot())
     }
 
-    fn update(&self, kind: &str, position: usize, extra: Option<(&str, Value)>) -> Value {
-        let snapshot = self.snapshot();
-        let mut event = Map::new();
-        event.insert("type".into(), json!(kind));
-        event.insert("contentIndex".into(), json!(position));
-        if let Some((key, value)) = extra {
-            event.insert(key.into(), value);
-        }
-        event.insert("partial".into(), snapshot.clone());
-        json!({"type": "message_update", "assistantMessageEvent": Value::Object(event), "message": snapshot})
+    fn update(&mut self, kind: &str, position: usize, extra: Option<(&str, Value)>) -> Vec<u8> {
+        let extra = extra.as_ref().map(|(key, value)| (*key, value));
+        self.render
+            .update_frame(&self.message, kind, position, extra, self.mode)
     }
 
     fn open(&mut self, index: u32, block: AssistantBlock) -> usize {
         let position = self.message.content.len();
         self.message.content.push(block);
         self.positions.insert(index, position);
+        self.render.block_changed(&self.message, position);
         position
     }
 
@@ -129,10 +129,12 @@ impl StreamAssembler {
             },
             StreamEvent::ResponseId(id) => {
                 self.message.response_id = Some(id);
+                self.render.tail_changed();
                 Produced::Nothing
             }
             StreamEvent::Usage(usage) => {
                 self.message.usage = usage_with_cost(&usage, &self.model);
+                self.render.tail_changed();
                 Produced::Nothing
             }
             StreamEvent::TextStart(start) => {
@@ -155,6 +157,8 @@ impl StreamAssembler {
                 {
                     text.push_str(&delta.delta);
                 }
+                self.render
+                    .text_appended(&self.message, position, &delta.delta);
                 Produced::Update(self.update(
                     "text_delta",
                     position,
@@ -172,6 +176,7 @@ impl StreamAssembler {
                     *text = end.text.clone();
                     *signature = end.signature;
                 }
+                self.render.block_changed(&self.message, position);
                 Produced::Update(self.update(
                     "text_end",
                     position,
@@ -189,6 +194,8 @@ impl StreamAssembler {
                 {
                     thinking.push_str(&delta.delta);
                 }
+                self.render
+                    .text_appended(&self.message, position, &delta.delta);
                 Produced::Update(self.update(
                     "thinking_delta",
                     position,
@@ -205,6 +212,7 @@ impl StreamAssembler {
                         redacted: end.block.redacted,
                     };
                 }
+                self.render.block_changed(&self.message, position);
                 Produced::Update(self.update(
                     "thinking_end",
                     position,
@@ -237,6 +245,7 @@ impl StreamAssembler {
                 {
                     *arguments = parsed;
                 }
+                self.render.block_changed(&self.message, position);
                 Produced::Update(self.update(
                     "toolcall_delta",
                     position,
@@ -262,6 +271,7 @@ impl StreamAssembler {
                 if let Some(slot) = self.message.content.get_mut(position) {
                     *slot = block;
                 }
+                self.render.block_changed(&self.message, position);
                 Produced::Update(self.update(
                     "toolcall_end",
                     position,

@@ -8,7 +8,8 @@ use super::response;
 use crate::agent::host_tools::HostResult;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::queue::QueueMode;
-use crate::agent::session::{InterruptMode, Session, StreamingBehavior};
+use crate::agent::render::UpdateMode;
+use crate::agent::session::{EventFilter, InterruptMode, Session, StreamingBehavior};
 
 /// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
 /// false when it is a command.
@@ -63,11 +64,14 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             "error".into(),
             json!("Unknown command: undefined (the command has no \"type\")"),
         );
-        session.shared().emit(&Value::Object(out));
+        session.shared().out.send(&Value::Object(out));
         return;
     };
     let respond = |result: Result<Option<Value>, String>| {
-        session.shared().emit(&response(id.as_ref(), &kind, result))
+        session
+            .shared()
+            .out
+            .send(&response(id.as_ref(), &kind, result))
     };
     let fields = Fields(&frame);
     match kind.as_str() {
@@ -208,10 +212,46 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
                 .and_then(|tools| session.set_host_tools(tools))
                 .map(Some),
         ),
+        "set_event_filter" => respond(event_filter(&fields).map(|filter| {
+            let data = json!({
+                "events": filter.events,
+                "messageUpdates": if filter.updates == UpdateMode::Delta { "delta" } else { "full" },
+            });
+            session.shared().set_filter(filter);
+            Some(data)
+        })),
         "get_commands" => respond(Ok(Some(json!({"commands": []})))),
         "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
         "compact" | "bash" | "abort_bash" | "export_html" | "switch_session" | "fork"
         | "branch" => respond(Err(format!("{kind} is not available in this build yet"))),
         _ => respond(Err(format!("Unknown command: {kind}"))),
     }
+}
+
+/// `set_event_filter`: `{"events": [..] | null, "messageUpdates"?: "full" | "delta"}`.
+fn event_filter(fields: &Fields<'_>) -> Result<EventFilter, String> {
+    let events = match fields.0.get("events") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|item| {
+                    item.as_str().map(str::to_string).ok_or_else(|| {
+                        "Field \"events\" must be an array of event types".to_string()
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => return Err("Field \"events\" must be an array of event types or null".into()),
+    };
+    let updates = match fields.opt_string("messageUpdates")? {
+        None | Some("full") => UpdateMode::Full,
+        Some("delta") => UpdateMode::Delta,
+        Some(other) => {
+            return Err(format!(
+                "Field \"messageUpdates\" must be one of \"full\", \"delta\", got \"{other}\""
+            ));
+        }
+    };
+    Ok(EventFilter { events, updates })
 }

@@ -1,0 +1,207 @@
+//! Fast rendering of `message_update` frames. A frame carries the whole partial message twice
+//! (`assistantMessageEvent.partial` and `message`), so rendering it with a generic serializer
+//! costs time and memory proportional to the answer so far on every delta. This renderer keeps
+//! each block's JSON and the message's tail JSON cached, appends escaped deltas in place, and
+//! builds each frame with a few copies: the cost per delta is a memcpy of the message.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::message::{AssistantBlock, AssistantMessage, StopReason, Usage};
+
+/// How `message_update` frames are written (`set_event_filter`'s `messageUpdates`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpdateMode {
+    /// pi's frames: the event with `partial`, and the whole `message`.
+    #[default]
+    Full,
+    /// Lean frames for hosts that rebuild messages from deltas: no `partial`, and `message` is
+    /// `{"role":"assistant"}`; the output grows linearly with the answer.
+    Delta,
+}
+
+/// The cached JSON of an assistant message being streamed.
+#[derive(Default)]
+pub struct MessageRender {
+    blocks: Vec<String>,
+    tail: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Tail<'a> {
+    api: &'a str,
+    provider: &'a str,
+    model: &'a str,
+    usage: &'a Usage,
+    stop_reason: StopReason,
+    timestamp: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_id: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: &'a Option<String>,
+}
+
+fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
+/// `text` escaped as the inside of a JSON string.
+fn escaped(text: &str) -> String {
+    let quoted = json(text);
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+impl MessageRender {
+    /// Forgets the tail (after usage, response id or stop reason changed).
+    pub fn tail_changed(&mut self) {
+        self.tail = None;
+    }
+
+    /// Re-renders block `position` from the message.
+    pub fn block_changed(&mut self, message: &AssistantMessage, position: usize) {
+        while self.blocks.len() < message.content.len() {
+            self.blocks.push(String::new());
+        }
+        if let Some(block) = message.content.get(position) {
+            self.blocks[position] = json(block);
+        }
+    }
+
+    /// Appends `delta` to the text of a streaming text or thinking block in place, when its JSON
+    /// ends with the text (no signature yet); otherwise re-renders the block.
+    pub fn text_appended(&mut self, message: &AssistantMessage, position: usize, delta: &str) {
+        let plain = matches!(
+            message.content.get(position),
+            Some(AssistantBlock::Text {
+                signature: None,
+                ..
+            }) | Some(AssistantBlock::Thinking {
+                signature: None,
+                redacted: false,
+                ..
+            })
+        );
+        match self.blocks.get_mut(position) {
+            Some(block) if plain && block.ends_with("\"}") => {
+                block.truncate(block.len() - 2);
+                block.push_str(&escaped(delta));
+                block.push_str("\"}");
+            }
+            _ => self.block_changed(message, position),
+        }
+    }
+
+    /// Writes the message's JSON.
+    fn write_message(&mut self, message: &AssistantMessage, out: &mut Vec<u8>) {
+        let tail = self.tail.get_or_insert_with(|| {
+            let tail = json(&Tail {
+                api: &message.api,
+                provider: &message.provider,
+                model: &message.model,
+                usage: &message.usage,
+                stop_reason: message.stop_reason,
+                timestamp: message.timestamp,
+                response_id: &message.response_id,
+                error_message: &message.error_message,
+            });
+            tail[1..].to_string()
+        });
+        out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[");
+        for (i, block) in self.blocks.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(block.as_bytes());
+        }
+        out.extend_from_slice(b"],");
+        out.extend_from_slice(tail.as_bytes());
+    }
+
+    /// Renders a `message_update` frame (with its trailing newline).
+    pub fn update_frame(
+        &mut self,
+        message: &AssistantMessage,
+        kind: &str,
+        position: usize,
+        extra: Option<(&str, &Value)>,
+        mode: UpdateMode,
+    ) -> Vec<u8> {
+        let mut head = format!(
+            "{{\"type\":\"message_update\",\"assistantMessageEvent\":{{\"type\":\"{kind}\",\"contentIndex\":{position}"
+        );
+        if let Some((key, value)) = extra {
+            head.push_str(&format!(",\"{key}\":{}", json(value)));
+        }
+        match mode {
+            UpdateMode::Delta => {
+                head.push_str("},\"message\":{\"role\":\"assistant\"}}\n");
+                head.into_bytes()
+            }
+            UpdateMode::Full => {
+                let mut message_json =
+                    Vec::with_capacity(self.blocks.iter().map(String::len).sum::<usize>() + 512);
+                self.write_message(message, &mut message_json);
+                let mut out = Vec::with_capacity(head.len() + 2 * message_json.len() + 32);
+                out.extend_from_slice(head.as_bytes());
+                out.extend_from_slice(b",\"partial\":");
+                out.extend_from_slice(&message_json);
+                out.extend_from_slice(b"},\"message\":");
+                out.extend_from_slice(&message_json);
+                out.extend_from_slice(b"}\n");
+                out
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::AgentMessage;
+    use serde_json::json;
+
+    #[test]
+    fn frames_equal_the_generic_serialization() {
+        let mut message = AssistantMessage::empty("faux", "faux", "m");
+        message.response_id = Some("r\"1".into());
+        let mut render = MessageRender::default();
+        message.content.push(AssistantBlock::Text {
+            text: String::new(),
+            signature: None,
+        });
+        render.block_changed(&message, 0);
+        for delta in ["he\"llo", " wörld\n", "\u{2028}"] {
+            if let AssistantBlock::Text { text, .. } = &mut message.content[0] {
+                text.push_str(delta);
+            }
+            render.text_appended(&message, 0, delta);
+        }
+        let frame = render.update_frame(
+            &message,
+            "text_delta",
+            0,
+            Some(("delta", &json!("\u{2028}"))),
+            UpdateMode::Full,
+        );
+        let parsed: Value = serde_json::from_slice(&frame).unwrap();
+        let snapshot = serde_json::to_value(AgentMessage::Assistant(message.clone())).unwrap();
+        assert_eq!(parsed["message"], snapshot);
+        assert_eq!(parsed["assistantMessageEvent"]["partial"], snapshot);
+        assert_eq!(
+            String::from_utf8(frame).unwrap().trim_end(),
+            serde_json::to_string(&parsed).unwrap()
+        );
+        let lean = render.update_frame(
+            &message,
+            "text_delta",
+            0,
+            Some(("delta", &json!("x"))),
+            UpdateMode::Delta,
+        );
+        assert_eq!(
+            String::from_utf8(lean).unwrap(),
+            "{\"type\":\"message_update\",\"assistantMessageEvent\":{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"x\"},\"message\":{\"role\":\"assistant\"}}\n"
+        );
+    }
+}

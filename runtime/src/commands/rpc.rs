@@ -123,7 +123,7 @@ pub async fn serve(host: PluginHost, args: &Args, settings: &Settings, cwd: Path
             return ExitCode::FAILURE;
         }
     };
-    let (sink, writer) = crate::rpc::writer::spawn(tokio::io::stdout());
+    let (sink, writer) = crate::rpc::writer::spawn(std::io::stdout());
     let session = Session::new(Arc::new(host), sink, models, config);
     crate::rpc::serve(session, tokio::io::stdin(), writer).await
 }

@@ -39,7 +39,7 @@ pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>,
 
 /// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
 /// finish, fails pending host-tool calls, and flushes.
-pub async fn serve<R>(session: Session, input: R, writer: tokio::task::JoinHandle<()>) -> ExitCode
+pub async fn serve<R>(session: Session, input: R, writer: writer::WriterHandle) -> ExitCode
 where
     R: tokio::io::AsyncRead + Unpin,
 {
@@ -71,7 +71,7 @@ where
     }
     drop(sink);
     drop(session);
-    let _ = writer.await;
+    writer.finished().await;
     ExitCode::SUCCESS
 }
 

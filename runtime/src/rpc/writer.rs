@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use std::io::Write;
+
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// Bytes of streaming frames that may wait in the queue.
@@ -40,29 +41,49 @@ impl FrameSink {
     }
 }
 
-/// Starts the writer task on `out`; it ends when every sink is dropped, after flushing.
-pub fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
-    mut out: W,
-) -> (FrameSink, tokio::task::JoinHandle<()>) {
+/// The writer thread; [`WriterHandle::finished`] resolves once everything queued is written.
+pub struct WriterHandle {
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl WriterHandle {
+    /// Waits until the writer has written and flushed every frame (all sinks dropped).
+    pub async fn finished(self) {
+        let _ = self.done.await;
+    }
+}
+
+/// Starts the writer on `out` in its own thread: plain blocking writes through a buffer,
+/// flushed whenever the queue runs empty, so a burst of frames costs few system calls and
+/// no async machinery per frame. It ends when every sink is dropped, after flushing.
+pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
-    let handle = tokio::spawn(async move {
-        while let Some((line, permit)) = rx.recv().await {
-            if out.write_all(&line).await.is_err() {
-                return;
-            }
-            drop(permit);
-            // Write whatever else is queued before flushing, so bursts cost one flush.
-            while let Ok((more, permit)) = rx.try_recv() {
-                if out.write_all(&more).await.is_err() {
-                    return;
+    let (done_tx, done) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("pith-stdout".into())
+        .spawn(move || {
+            let mut out = std::io::BufWriter::with_capacity(256 << 10, out);
+            'frames: while let Some((line, permit)) = rx.blocking_recv() {
+                if out.write_all(&line).is_err() {
+                    break;
                 }
                 drop(permit);
+                while let Ok((more, permit)) = rx.try_recv() {
+                    if out.write_all(&more).is_err() {
+                        break 'frames;
+                    }
+                    drop(permit);
+                }
+                if out.flush().is_err() {
+                    break;
+                }
             }
-            if out.flush().await.is_err() {
-                return;
-            }
-        }
-    });
+            let _ = out.flush();
+            let _ = done_tx.send(());
+        });
+    if let Err(err) = spawned {
+        tracing::error!("cannot start the stdout writer: {err}");
+    }
     let budget = Arc::new(Semaphore::new(STREAMING_BUDGET / 1024));
-    (FrameSink { tx, budget }, handle)
+    (FrameSink { tx, budget }, WriterHandle { done })
 }

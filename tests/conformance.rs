@@ -57,6 +57,8 @@ async fn replay(name: &str) -> Vec<Value> {
             for _ in 0..step.get("count").and_then(Value::as_u64).unwrap_or(1) {
                 pith.wait_for(|f| matches(f, pattern)).await;
             }
+        } else if let Some(seconds) = step.get("sleep").and_then(Value::as_f64) {
+            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
         } else if let Some(seconds) = step.get("wait_idle").and_then(Value::as_f64) {
             tokio::time::sleep(Duration::from_secs_f64(seconds.min(0.3))).await;
         }
@@ -118,6 +120,11 @@ async fn steering_and_follow_up_during_a_run() {
 #[tokio::test(flavor = "multi_thread")]
 async fn abort_mid_stream() {
     conform("i_abort").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_command_and_abort_bash() {
+    conform("e_bash_rpc").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -693,3 +693,46 @@ async fn event_filter_lean_updates_and_allow_list() {
         .collect();
     assert_eq!(kinds, ["response", "agent_end"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_command_truncates_strips_ansi_and_spills_to_a_file() {
+    let mut pith = Pith::spawn(Options::default()).await;
+    assert_error(
+        &pith.call("b0", json!({"type": "bash"})).await,
+        "bash",
+        "b0",
+        "Missing required field \"command\"",
+    );
+    let colored = pith
+        .call(
+            "b1",
+            json!({"type": "bash", "command": "printf '\\033[31mred\\033[0m\\r\\n'"}),
+        )
+        .await;
+    assert_eq!(
+        colored["data"],
+        json!({"output": "red\n", "exitCode": 0, "cancelled": false, "truncated": false})
+    );
+    let big = pith
+        .call("b2", json!({"type": "bash", "command": "seq 1 30000"}))
+        .await;
+    let data = &big["data"];
+    assert_eq!(data["truncated"], true);
+    assert_eq!(data["exitCode"], 0);
+    let output = data["output"].as_str().unwrap();
+    assert!(
+        output.ends_with("29999\n30000\n"),
+        "{}",
+        &output[output.len() - 40..]
+    );
+    assert!(output.len() <= 50 * 1024);
+    let path = data["fullOutputPath"].as_str().unwrap();
+    let full = std::fs::read_to_string(path).unwrap();
+    assert!(full.starts_with("1\n2\n3\n") && full.ends_with("30000\n"));
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let records = messages["data"]["messages"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1]["role"], "bashExecution");
+    assert_eq!(records[1]["fullOutputPath"], path);
+    std::fs::remove_file(path).unwrap();
+}

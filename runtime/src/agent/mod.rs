@@ -1,6 +1,7 @@
 //! The agent session: messages, models, the agent loop, queues and the session's commands.
 
 pub mod agent_loop;
+pub mod bash;
 pub mod context;
 pub mod events;
 pub mod host_tools;

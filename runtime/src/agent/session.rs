@@ -98,6 +98,8 @@ pub struct State {
     pub tools: ToolSelection,
     /// Host-defined tools.
     pub host_tools: Vec<HostToolDefinition>,
+    /// `bash` command records made while a run streamed, added before the next prompt.
+    pub pending_bash: Vec<AgentMessage>,
 }
 
 impl State {
@@ -134,6 +136,8 @@ pub struct Shared {
     pub cwd: PathBuf,
     /// System prompt options.
     pub prompt: PromptOptions,
+    /// The running `bash` command.
+    pub bash: super::bash::BashControl,
     state: Mutex<State>,
     filter: Mutex<EventFilter>,
     idle: watch::Sender<bool>,
@@ -291,6 +295,7 @@ impl Session {
             auto_retry: config.auto_retry,
             tools: config.tools,
             host_tools: Vec::new(),
+            pending_bash: Vec::new(),
         };
         let (idle, _) = watch::channel(true);
         let bridge = Arc::new(HostToolBridge::new(out.clone()));
@@ -302,6 +307,7 @@ impl Session {
                 models,
                 cwd: config.cwd,
                 prompt: config.prompt,
+                bash: Default::default(),
                 state: Mutex::new(state),
                 filter: Mutex::new(EventFilter::default()),
                 idle,
@@ -354,6 +360,9 @@ impl Session {
                 return Err(no_model_message());
             }
             state.streaming = true;
+            for record in std::mem::take(&mut state.pending_bash) {
+                state.append(record);
+            }
         }
         let _ = self.shared.idle.send_replace(false);
         let cancel = CancellationToken::new();
@@ -645,6 +654,27 @@ impl Session {
             state.session_name = None;
         }
         json!({"cancelled": false})
+    }
+
+    /// `bash`: runs the user's command and records it in the conversation (after the run when
+    /// one is streaming), without an event.
+    pub async fn bash(&self, command: &str) -> Result<Value, String> {
+        let result = self.shared.bash.run(command, &self.shared.cwd).await?;
+        let record = AgentMessage::BashExecution(result.message(command));
+        {
+            let mut state = self.shared.state();
+            if state.streaming {
+                state.pending_bash.push(record);
+            } else {
+                state.append(record);
+            }
+        }
+        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    }
+
+    /// `abort_bash`: kills the running `bash` command.
+    pub fn abort_bash(&self) {
+        self.shared.bash.abort();
     }
 
     /// `set_host_tools`: replaces the host's tool set; `{"toolNames"}`.

@@ -220,9 +220,17 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             session.shared().set_filter(filter);
             Some(data)
         })),
+        "bash" => match fields.string("command") {
+            Ok(command) => respond(session.bash(command).await.map(Some)),
+            Err(err) => respond(Err(err)),
+        },
+        "abort_bash" => {
+            session.abort_bash();
+            respond(Ok(None));
+        }
         "get_commands" => respond(Ok(Some(json!({"commands": []})))),
         "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
-        "compact" | "bash" | "abort_bash" | "export_html" | "switch_session" | "fork"
+        "compact" | "export_html" | "switch_session" | "fork"
         | "branch" => respond(Err(format!("{kind} is not available in this build yet"))),
         _ => respond(Err(format!("Unknown command: {kind}"))),
     }

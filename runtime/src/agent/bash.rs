@@ -1,0 +1,192 @@
+//! The `bash` RPC command (the user's own command, not a tool call): runs `bash -c` in the
+//! working directory in its own process group, merges stdout and stderr, strips ANSI codes and
+//! control characters, keeps a rolling tail and spills the full output to a temp file past
+//! 50 KB, as pi's bash executor does. `abort_bash` kills the group of the running command.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Mutex;
+
+use pith_sdk::text::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, sanitize_binary, strip_ansi, truncate_tail,
+};
+use serde::Serialize;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+use super::message::{BashExecutionMessage, now_ms};
+
+/// Characters of output kept in memory (twice the byte limit, as pi).
+const ROLLING_CHARS: usize = 2 * DEFAULT_MAX_BYTES;
+
+/// `bash`'s response data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashResult {
+    /// The output (its tail when truncated).
+    pub output: String,
+    /// The exit code; absent when the command was killed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// True when it was killed.
+    pub cancelled: bool,
+    /// True when `output` is only the tail.
+    pub truncated: bool,
+    /// The file holding the whole output, when it went past 50 KB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+impl BashResult {
+    /// The message recorded in the conversation.
+    pub fn message(&self, command: &str) -> BashExecutionMessage {
+        BashExecutionMessage {
+            command: command.to_string(),
+            output: self.output.clone(),
+            exit_code: self.exit_code,
+            cancelled: self.cancelled,
+            truncated: self.truncated,
+            full_output_path: self.full_output_path.clone(),
+            timestamp: now_ms(),
+            exclude_from_context: None,
+        }
+    }
+}
+
+/// The running `bash` command, for `abort_bash`.
+#[derive(Default)]
+pub struct BashControl {
+    running: Mutex<Option<i32>>,
+}
+
+impl BashControl {
+    /// Kills the running command's process group, if any.
+    pub fn abort(&self) {
+        if let Some(pgid) = *self.running.lock().unwrap_or_else(|p| p.into_inner()) {
+            // SAFETY: kill(2) with a negative pid signals the process group.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Runs `command` in `cwd`.
+    pub async fn run(&self, command: &str, cwd: &Path) -> Result<BashResult, String> {
+        let mut child = tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|err| format!("Cannot run bash: {err}"))?;
+        let pgid = child.id().map(|id| id as i32);
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = pgid;
+        let (tx, mut chunks) = mpsc::channel::<Vec<u8>>(64);
+        for stream in [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+            child.stderr.take().map(|s| Box::new(s) as _),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut stream = stream;
+                let mut buf = vec![0u8; 16 << 10];
+                while let Ok(n) = stream.read(&mut buf).await {
+                    if n == 0 || tx.send(buf[..n].to_vec()).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut output = OutputCollector::default();
+        while let Some(chunk) = chunks.recv().await {
+            output.push(&chunk);
+        }
+        let status = child
+            .wait()
+            .await
+            .map_err(|err| format!("bash failed: {err}"))?;
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        Ok(output.finish(status.code()))
+    }
+}
+
+/// Collects output as pi's executor does.
+#[derive(Default)]
+struct OutputCollector {
+    pending: Vec<u8>,
+    chunks: VecDeque<String>,
+    chars: usize,
+    raw_bytes: usize,
+    spill: Option<(PathBuf, std::fs::File)>,
+}
+
+impl OutputCollector {
+    fn push(&mut self, bytes: &[u8]) {
+        self.raw_bytes += bytes.len();
+        self.pending.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(err) if err.error_len().is_none() => err.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        let decoded = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
+        self.pending.drain(..valid);
+        let clean = sanitize_binary(&strip_ansi(&decoded)).replace('\r', "");
+        if self.spill.is_none() && self.raw_bytes > DEFAULT_MAX_BYTES {
+            let path = std::env::temp_dir().join(format!(
+                "pith-bash-{}.log",
+                &uuid::Uuid::new_v4().simple().to_string()[..16]
+            ));
+            if let Ok(mut file) = std::fs::File::create(&path) {
+                for chunk in &self.chunks {
+                    let _ = file.write_all(chunk.as_bytes());
+                }
+                self.spill = Some((path, file));
+            }
+        }
+        if let Some((_, file)) = &mut self.spill {
+            let _ = file.write_all(clean.as_bytes());
+        }
+        self.chars += clean.chars().count();
+        self.chunks.push_back(clean);
+        while self.chars > ROLLING_CHARS && self.chunks.len() > 1 {
+            if let Some(old) = self.chunks.pop_front() {
+                self.chars -= old.chars().count();
+            }
+        }
+    }
+
+    fn finish(mut self, code: Option<i32>) -> BashResult {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.raw_bytes -= rest.len();
+            self.push(&rest);
+        }
+        let joined: String = self.chunks.iter().map(String::as_str).collect();
+        let truncation = truncate_tail(&joined, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+        BashResult {
+            output: if truncation.truncated {
+                truncation.content
+            } else {
+                joined
+            },
+            exit_code: code,
+            cancelled: code.is_none(),
+            truncated: truncation.truncated,
+            full_output_path: self.spill.map(|(path, _)| path.display().to_string()),
+        }
+    }
+}

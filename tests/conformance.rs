@@ -123,6 +123,11 @@ async fn abort_mid_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_tool_call_and_its_result() {
+    conform("c_bash_tool").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bash_command_and_abort_bash() {
     conform("e_bash_rpc").await;
 }

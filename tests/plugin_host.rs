@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use support::Fixture;
 
 async fn probe(host: &PluginHost, args: Value) -> Result<ToolOutput, CallError> {
-    host.call_tool("probe", "call-1", &args, None).await
+    host.call_tool("probe", "call-1", &args, None, None).await
 }
 
 /// The host still serves: a trivial call succeeds.
@@ -48,7 +48,13 @@ async fn example_tool_loads_from_a_plugins_dir_and_runs() {
     assert_eq!(tools[0].0.name, "word_count");
     assert_eq!(tools[0].0.parameters["required"], json!(["path"]));
     let out = host
-        .call_tool("word_count", "c1", &json!({"path": "notes.txt"}), None)
+        .call_tool(
+            "word_count",
+            "c1",
+            &json!({"path": "notes.txt"}),
+            None,
+            None,
+        )
         .await
         .unwrap();
     assert!(!out.is_error);
@@ -306,7 +312,7 @@ async fn progress_reports_reach_the_host() {
     let (_f, host) = probe_host(json!({})).await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let out = host
-        .call_tool("probe", "c", &json!({"op": "progress"}), Some(tx))
+        .call_tool("probe", "c", &json!({"op": "progress"}), Some(tx), None)
         .await
         .unwrap();
     assert_eq!(out.text(), "done");
@@ -401,7 +407,7 @@ async fn the_disk_cache_spares_recompiling_and_startup_instantiates_nothing() {
     assert_eq!(host.tools()[0].0.name, "word_count");
     // …and the first call deserializes instead of compiling.
     std::fs::write(fixture.workspace.join("a"), "x").unwrap();
-    host.call_tool("word_count", "c", &json!({"path": "a"}), None)
+    host.call_tool("word_count", "c", &json!({"path": "a"}), None, None)
         .await
         .unwrap();
     assert_eq!(host.cache_stats().compiled, 0);
@@ -420,7 +426,7 @@ async fn the_disk_cache_spares_recompiling_and_startup_instantiates_nothing() {
         .host_with_cache(json!({}), Some(cache.clone()))
         .await;
     let out = host
-        .call_tool("word_count", "c", &json!({"path": "a"}), None)
+        .call_tool("word_count", "c", &json!({"path": "a"}), None, None)
         .await
         .unwrap();
     assert!(!out.is_error);

@@ -60,11 +60,14 @@ fn benches(c: &mut Criterion) {
     assert!(errors.is_empty(), "{errors:?}");
     let args = json!({"op": "echo"});
     runtime
-        .block_on(host.call_tool("probe", "warm", &args, None))
+        .block_on(host.call_tool("probe", "warm", &args, None, None))
         .unwrap();
     c.bench_function("tool call: instantiate + call a trivial tool", |b| {
-        b.to_async(&runtime)
-            .iter(|| async { host.call_tool("probe", "b", &args, None).await.unwrap() })
+        b.to_async(&runtime).iter(|| async {
+            host.call_tool("probe", "b", &args, None, None)
+                .await
+                .unwrap()
+        })
     });
 
     let mut group = c.benchmark_group("cold load of a component (load + first call)");
@@ -74,7 +77,9 @@ fn benches(c: &mut Criterion) {
             let (host, _) = PluginHost::load(options(&workspace, &plugins, None))
                 .await
                 .unwrap();
-            host.call_tool("probe", "b", &args, None).await.unwrap()
+            host.call_tool("probe", "b", &args, None, None)
+                .await
+                .unwrap()
         })
     });
     group.bench_function("with the disk cache", |b| {
@@ -82,7 +87,9 @@ fn benches(c: &mut Criterion) {
             let (host, _) = PluginHost::load(options(&workspace, &plugins, Some(cache.clone())))
                 .await
                 .unwrap();
-            host.call_tool("probe", "b", &args, None).await.unwrap()
+            host.call_tool("probe", "b", &args, None, None)
+                .await
+                .unwrap()
         })
     });
     group.finish();

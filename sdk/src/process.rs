@@ -6,12 +6,18 @@ pub use wit::{Child, Command, ExitStatus, Output, ProcessError};
 
 /// Runs `command_line` with `bash -c` in the workspace and returns the running child.
 pub fn spawn(command_line: &str, timeout_ms: Option<u32>) -> Result<Child, ProcessError> {
-    wit::spawn(&Command {
+    spawn_with(&Command {
         command_line: command_line.to_string(),
         cwd: None,
         env: Vec::new(),
         timeout_ms,
+        spill_after: None,
     })
+}
+
+/// Runs a fully described command.
+pub fn spawn_with(command: &Command) -> Result<Child, ProcessError> {
+    wit::spawn(command)
 }
 
 impl ProcessError {

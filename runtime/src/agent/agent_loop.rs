@@ -298,13 +298,13 @@ async fn run_tool_calls(
             }
         }
     }
-    let handles: Vec<(Runnable, tokio::task::JoinHandle<ToolOutput>)> = runnable
+    let handles: Vec<_> = runnable
         .into_iter()
         .map(|call| {
             let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
             let forwarder = shared.clone();
             let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
-            tokio::spawn(async move {
+            let forwarding = tokio::spawn(async move {
                 while let Some(partial) = receiver.recv().await {
                     forwarder.emit(&events::tool_execution_update(
                         &id, &name, &raw_args, &partial,
@@ -318,7 +318,7 @@ async fn run_tool_calls(
                 call.args.clone(),
                 cancel.clone(),
             );
-            let handle = tokio::spawn(async move {
+            let running = tokio::spawn(async move {
                 tools::execute(
                     &runner.host,
                     &runner.bridge,
@@ -330,13 +330,15 @@ async fn run_tool_calls(
                 )
                 .await
             });
-            (call, handle)
+            (call, running, forwarding)
         })
         .collect();
-    for (call, handle) in handles {
-        let output = handle
+    for (call, running, forwarding) in handles {
+        let output = running
             .await
             .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
+        // Every update of this call is out before its end.
+        let _ = forwarding.await;
         results.push(end_call(shared, &call.id, &call.name, &output));
     }
     (results, Vec::new())

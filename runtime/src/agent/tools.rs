@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::host_tools::{HostToolBridge, HostToolDefinition};
 use crate::content::ToolOutput;
-use crate::plugin_host::PluginHost;
 use crate::plugin_host::tool::ToolSpec;
+use crate::plugin_host::{CallError, PluginHost};
 
 /// pi's built-in tool names; `read`, `bash`, `edit` and `write` are active by default.
 pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
@@ -112,13 +112,25 @@ pub async fn execute(
                 .await
         }
         SessionTool::Plugin(spec) => {
-            let call = host.call_tool(&spec.name, call_id, arguments, Some(updates));
-            tokio::select! {
-                result = call => match result {
-                    Ok(output) => output,
-                    Err(err) => ToolOutput { details: Some(json!({})), ..ToolOutput::error(err.to_string()) },
+            match host
+                .call_tool(
+                    &spec.name,
+                    call_id,
+                    arguments,
+                    Some(updates),
+                    Some(cancel.clone()),
+                )
+                .await
+            {
+                Ok(output) => output,
+                Err(CallError::Cancelled { .. }) => ToolOutput {
+                    details: Some(json!({})),
+                    ..ToolOutput::error("Operation aborted")
                 },
-                _ = cancel.cancelled() => ToolOutput { details: Some(json!({})), ..ToolOutput::error("Operation aborted") },
+                Err(err) => ToolOutput {
+                    details: Some(json!({})),
+                    ..ToolOutput::error(err.to_string())
+                },
             }
         }
     }

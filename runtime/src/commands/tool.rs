@@ -20,7 +20,7 @@ pub async fn run(host: &PluginHost, name: &str, arguments: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match host.call_tool(name, "cli", &arguments, None).await {
+    match host.call_tool(name, "cli", &arguments, None, None).await {
         Ok(output) => {
             println!(
                 "{}",

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::PluginHost;
@@ -14,6 +15,9 @@ use super::plugin::{Plugin, error_text};
 use super::sandbox::{
     DeadlineExceeded, MemoryLimitExceeded, ProgressSink, SandboxSpec, StoreState,
 };
+
+/// How long a cancelled call may take to wind down before it is dropped.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// The body of a call: gets the store, instantiates, calls.
 pub type CallBody<'a, R> = Box<
@@ -30,6 +34,7 @@ impl PluginHost {
         &self,
         plugin: &Plugin,
         progress: Option<ProgressSink>,
+        cancel: Option<CancellationToken>,
         body: CallBody<'_, R>,
     ) -> Result<R, CallError> {
         let id = plugin.manifest.id.clone();
@@ -42,10 +47,12 @@ impl PluginHost {
             workspace: self.workspace.clone(),
             http: self.http.clone(),
         };
-        let state = StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {
-            plugin: id.clone(),
-            reason,
-        })?;
+        let mut state =
+            StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {
+                plugin: id.clone(),
+                reason,
+            })?;
+        state.cancel = cancel.clone();
         let clock = state.clock.clone();
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);
@@ -60,19 +67,34 @@ impl PluginHost {
         });
 
         let _ticking = self.engine.begin_call();
-        let outcome = match limits.timeout_ms {
-            Some(ms) => {
-                match tokio::time::timeout(Duration::from_millis(ms), body(&mut store)).await {
-                    Ok(result) => result,
-                    Err(_) => {
-                        return Err(CallError::Timeout {
-                            plugin: id,
+        let outcome = {
+            let run = body(&mut store);
+            let limited = async {
+                match limits.timeout_ms {
+                    Some(ms) => tokio::time::timeout(Duration::from_millis(ms), run)
+                        .await
+                        .map_err(|_| CallError::Timeout {
+                            plugin: id.clone(),
                             timeout_ms: ms,
-                        });
-                    }
+                        }),
+                    None => Ok(run.await),
                 }
+            };
+            // A cancelled call gets a grace period to wind down (its waiting host calls return
+            // at once), then it is dropped.
+            let dropped = async {
+                match &cancel {
+                    Some(cancel) => {
+                        cancel.cancelled().await;
+                        tokio::time::sleep(CANCEL_GRACE).await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                outcome = limited => outcome?,
+                _ = dropped => return Err(CallError::Cancelled { plugin: id }),
             }
-            None => body(&mut store).await,
         };
         outcome.map_err(|err| classify(&id, limits.memory_bytes, &err, store.data()))
     }

@@ -74,6 +74,12 @@ pub enum CallError {
         /// The trap, with the guest's last stderr line (its panic message) when there is one.
         message: String,
     },
+    /// The user aborted the call and it did not wind down in time.
+    #[error("plugin {plugin} was cancelled")]
+    Cancelled {
+        /// The plugin's id.
+        plugin: String,
+    },
     /// Every instance slot is in use.
     #[error("plugin {plugin} could not start: {reason}")]
     Instantiate {

@@ -273,6 +273,7 @@ impl PluginHost {
                 .run_call(
                     plugin,
                     None,
+                    None,
                     Box::new(move |store| {
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;
@@ -294,6 +295,7 @@ impl PluginHost {
             let info = self
                 .run_call(
                     plugin,
+                    None,
                     None,
                     Box::new(move |store| {
                         Box::pin(async move {
@@ -347,12 +349,15 @@ impl PluginHost {
 
     /// Calls the tool `name` with `arguments` in a fresh sandboxed instance. The tool's own
     /// failures come back as an error [`ToolOutput`]; sandbox failures as a [`CallError`].
+    /// When `cancel` fires, waiting host calls return and child processes are killed, so the
+    /// tool can report what it has; a call that does not wind down in time is dropped.
     pub async fn call_tool(
         &self,
         name: &str,
         call_id: &str,
         arguments: &Value,
         progress: Option<ProgressSink>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
     ) -> Result<ToolOutput, CallError> {
         let plugin = self
             .tools()
@@ -371,6 +376,7 @@ impl PluginHost {
             .run_call(
                 &plugin,
                 progress,
+                cancel,
                 Box::new(move |store| {
                     Box::pin(async move {
                         let instance = pre.instantiate_async(&mut *store).await?;

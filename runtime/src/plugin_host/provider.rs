@@ -170,6 +170,7 @@ impl PluginHost {
                 host.run_call(
                     &plugin,
                     None,
+                    None,
                     Box::new(move |store| {
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;

@@ -52,6 +52,9 @@ pub struct StoreState {
     pub clock: Arc<CallClock>,
     /// Where partial tool results go.
     pub progress: Option<ProgressSink>,
+    /// Set when the user aborted the call: host calls that wait (child output) stop waiting
+    /// and kill what they run, so the plugin can still report what it has.
+    pub cancel: Option<tokio_util::sync::CancellationToken>,
     /// The session an extension belongs to, if any.
     pub extension: Option<Arc<dyn super::imports::ui::ExtensionContext>>,
     stderr: MemoryOutputPipe,
@@ -104,6 +107,7 @@ impl StoreState {
             limiter,
             clock: Arc::new(CallClock::new()),
             progress,
+            cancel: None,
             extension: None,
             stderr,
         })

@@ -17,6 +17,45 @@ use crate::plugin_host::bindings::imports::pith::plugin::process::{
 };
 use crate::plugin_host::sandbox::StoreState;
 
+/// The whole output written to a temp file once it passes a threshold.
+struct Spill {
+    threshold: usize,
+    seen: usize,
+    head: Vec<u8>,
+    file: Option<(String, std::fs::File)>,
+}
+
+impl Spill {
+    fn write(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.seen += bytes.len();
+        if self.file.is_none() {
+            self.head.extend_from_slice(bytes);
+            if self.seen <= self.threshold {
+                return;
+            }
+            let path = std::env::temp_dir().join(format!(
+                "pith-bash-{}.log",
+                &uuid::Uuid::new_v4().simple().to_string()[..16]
+            ));
+            match std::fs::File::create(&path) {
+                Ok(mut file) => {
+                    let _ = file.write_all(&self.head);
+                    self.head = Vec::new();
+                    self.file = Some((path.display().to_string(), file));
+                }
+                Err(_) => self.threshold = usize::MAX,
+            }
+            return;
+        }
+        if let Some((_, file)) = &mut self.file {
+            let _ = file.write_all(bytes);
+        }
+    }
+}
+
+type SharedSpill = Arc<std::sync::Mutex<Spill>>;
+
 /// A running child.
 pub struct ChildProcess {
     child: tokio::process::Child,
@@ -26,6 +65,7 @@ pub struct ChildProcess {
     killed: bool,
     exited: Option<ExitStatus>,
     timer: Option<tokio::task::JoinHandle<()>>,
+    spill: Option<SharedSpill>,
 }
 
 impl ChildProcess {
@@ -86,11 +126,19 @@ impl Host for StoreState {
             .map_err(|err| ProcessError::Spawn(err.to_string()))?;
         let pgid = child.id().map(|id| id as i32);
         let (tx, output) = mpsc::channel(64);
+        let spill = cmd.spill_after.map(|threshold| {
+            Arc::new(std::sync::Mutex::new(Spill {
+                threshold: threshold as usize,
+                seen: 0,
+                head: Vec::new(),
+                file: None,
+            }))
+        });
         if let Some(stdout) = child.stdout.take() {
-            tokio::spawn(pump(stdout, tx.clone(), Output::Stdout));
+            tokio::spawn(pump(stdout, tx.clone(), Output::Stdout, spill.clone()));
         }
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(pump(stderr, tx, Output::Stderr));
+            tokio::spawn(pump(stderr, tx, Output::Stderr, spill.clone()));
         }
         let timed_out = Arc::new(AtomicBool::new(false));
         let timer = match (cmd.timeout_ms, pgid) {
@@ -112,6 +160,7 @@ impl Host for StoreState {
             killed: false,
             exited: None,
             timer,
+            spill,
         };
         self.table()
             .push(process)
@@ -132,12 +181,18 @@ async fn pump(
     mut reader: impl tokio::io::AsyncRead + Unpin,
     tx: mpsc::Sender<Output>,
     wrap: fn(Vec<u8>) -> Output,
+    spill: Option<SharedSpill>,
 ) {
     let mut buf = vec![0u8; 16 << 10];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
+                if let Some(spill) = &spill
+                    && let Ok(mut spill) = spill.lock()
+                {
+                    spill.write(&buf[..n]);
+                }
                 if tx.send(wrap(buf[..n].to_vec())).await.is_err() {
                     return;
                 }
@@ -149,12 +204,28 @@ async fn pump(
 impl HostChild for StoreState {
     async fn next_output(&mut self, this: Resource<ChildProcess>) -> Option<Output> {
         let _host_time = self.clock.enter_host();
+        let cancel = self.cancel.clone();
         let child = self.table().get_mut(&this).ok()?;
-        child.output.recv().await
+        let Some(cancel) = cancel else {
+            return child.output.recv().await;
+        };
+        if cancel.is_cancelled() && !child.killed {
+            child.killed = true;
+            child.kill_group();
+        }
+        tokio::select! {
+            chunk = child.output.recv() => chunk,
+            _ = cancel.cancelled(), if !child.killed => {
+                child.killed = true;
+                child.kill_group();
+                child.output.recv().await
+            }
+        }
     }
 
     async fn wait(&mut self, this: Resource<ChildProcess>) -> ExitStatus {
         let _host_time = self.clock.enter_host();
+        let cancel = self.cancel.clone();
         let Ok(child) = self.table().get_mut(&this) else {
             return ExitStatus {
                 code: None,
@@ -165,7 +236,17 @@ impl HostChild for StoreState {
         if let Some(status) = child.exited {
             return status;
         }
-        let code = child.child.wait().await.ok().and_then(|s| s.code());
+        let code = match cancel {
+            Some(cancel) => tokio::select! {
+                status = child.child.wait() => status.ok().and_then(|s| s.code()),
+                _ = cancel.cancelled() => {
+                    child.killed = true;
+                    child.kill_group();
+                    child.child.wait().await.ok().and_then(|s| s.code())
+                }
+            },
+            None => child.child.wait().await.ok().and_then(|s| s.code()),
+        };
         if let Some(timer) = child.timer.take() {
             timer.abort();
         }
@@ -183,6 +264,12 @@ impl HostChild for StoreState {
             child.killed = true;
             child.kill_group();
         }
+    }
+
+    async fn full_output_path(&mut self, this: Resource<ChildProcess>) -> Option<String> {
+        let child = self.table().get(&this).ok()?;
+        let spill = child.spill.as_ref()?.lock().ok()?;
+        spill.file.as_ref().map(|(path, _)| path.clone())
     }
 
     async fn drop(&mut self, this: Resource<ChildProcess>) -> wasmtime::Result<()> {

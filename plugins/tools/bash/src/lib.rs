@@ -1,0 +1,157 @@
+//! The `bash` tool, as pi's: runs a command with `bash -c` in the workspace through the host's
+//! `process` capability, streams the output as partial results, keeps the last 2,000 lines or
+//! 50 KB (the whole output goes to a temp file past that), and reports the exit code, an abort
+//! or a timeout as pi words them.
+
+use pith_sdk::process::{Command, Output};
+use pith_sdk::text::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_tail};
+use pith_sdk::tool::*;
+
+/// Output kept in memory while streaming (twice the byte limit, as pi).
+const ROLLING_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
+
+#[derive(serde::Deserialize)]
+struct Args {
+    command: String,
+    timeout: Option<f64>,
+}
+
+struct Bash;
+
+impl Tool for Bash {
+    const NAME: &'static str = "bash";
+    const DESCRIPTION: &'static str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
+
+    fn parameters() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Bash command to execute"},
+                "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn prompt_snippet() -> Option<String> {
+        Some("Execute bash commands (ls, grep, find, etc.)".into())
+    }
+
+    fn prompt_guidelines() -> Vec<String> {
+        vec!["Use bash for file operations like ls, rg, find".into()]
+    }
+
+    fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
+        let args: Args = call.parse()?;
+        let timeout_ms = args.timeout.filter(|t| *t > 0.0).map(|t| (t * 1000.0).min(u32::MAX as f64) as u32);
+        let child = pith_sdk::process::spawn_with(&Command {
+            command_line: args.command.clone(),
+            cwd: None,
+            env: Vec::new(),
+            timeout_ms,
+            spill_after: Some(DEFAULT_MAX_BYTES as u32),
+        })
+        .map_err(|err| ToolError::new(err.message()))?;
+        report_progress(&ToolResult { content: Vec::new(), details: None });
+        let mut rolling: Vec<u8> = Vec::new();
+        let mut seen = Totals::default();
+        while let Some(chunk) = child.next_output() {
+            let (Output::Stdout(bytes) | Output::Stderr(bytes)) = chunk;
+            seen.add(&bytes);
+            rolling.extend_from_slice(&bytes);
+            if rolling.len() > ROLLING_BYTES {
+                let cut = rolling.len() - ROLLING_BYTES;
+                rolling.drain(..cut);
+            }
+            let text = String::from_utf8_lossy(&rolling);
+            let truncation = seen.apply(truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES));
+            let path = child.full_output_path();
+            let mut details = serde_json::Map::new();
+            if truncation.truncated {
+                details.insert("truncation".into(), json!(truncation));
+            }
+            if let Some(path) = &path {
+                details.insert("fullOutputPath".into(), json!(path));
+            }
+            report_progress(&ToolResult::text(truncation.content).with_details(Value::Object(details)));
+        }
+        let status = child.wait();
+        let full_output_path = child.full_output_path();
+        let text = String::from_utf8_lossy(&rolling).into_owned();
+        let truncation = seen.apply(truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES));
+        let mut output = if truncation.content.is_empty() { "(no output)".to_string() } else { truncation.content.clone() };
+        let mut details = None;
+        if truncation.truncated {
+            output.push_str(&notice(&truncation, full_output_path.as_deref()));
+            details = Some(json!({"truncation": truncation, "fullOutputPath": full_output_path}));
+        }
+        if status.timed_out {
+            let seconds = args.timeout.unwrap_or_default();
+            return Err(error(format!("{output}\n\nCommand timed out after {seconds} seconds"), details));
+        }
+        if status.killed || status.code.is_none() {
+            return Err(error(format!("{output}\n\nCommand aborted"), details));
+        }
+        match status.code {
+            Some(0) => Ok(match details {
+                Some(details) => ToolResult::text(output).with_details(details),
+                None => ToolResult::text(output),
+            }),
+            Some(code) => Err(error(format!("{output}\n\nCommand exited with code {code}"), details)),
+            None => Err(error(format!("{output}\n\nCommand aborted"), details)),
+        }
+    }
+}
+
+/// Lines and bytes of the whole output (the rolling buffer holds only its end).
+#[derive(Default)]
+struct Totals {
+    newlines: usize,
+    bytes: usize,
+}
+
+impl Totals {
+    fn add(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len();
+        self.newlines += bytes.iter().filter(|b| **b == b'\n').count();
+    }
+
+    /// Counts the whole output in a truncation of the rolling buffer.
+    fn apply(&self, mut truncation: Truncation) -> Truncation {
+        truncation.total_lines = self.newlines + 1;
+        truncation.total_bytes = self.bytes;
+        if truncation.total_lines > truncation.output_lines || truncation.total_bytes > truncation.output_bytes {
+            truncation.truncated = true;
+            if truncation.truncated_by.is_none() {
+                truncation.truncated_by = Some(pith_sdk::text::TruncatedBy::Bytes);
+            }
+        }
+        truncation
+    }
+}
+
+fn error(message: String, details: Option<Value>) -> ToolError {
+    match details {
+        Some(details) => ToolError::new(message).with_details(details),
+        None => ToolError::new(message),
+    }
+}
+
+/// pi's truncation notice for the bash tool.
+fn notice(t: &Truncation, path: Option<&str>) -> String {
+    let path = path.unwrap_or("undefined");
+    let end = t.total_lines;
+    let start = end + 1 - t.output_lines.max(1);
+    if t.last_line_partial {
+        let line = t.content.len();
+        return format!("\n\n[Showing last {} of line {end} (line is {}). Full output: {path}]", format_size(line), format_size(t.total_bytes));
+    }
+    match t.truncated_by {
+        Some(pith_sdk::text::TruncatedBy::Bytes) => {
+            format!("\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {path}]", format_size(t.max_bytes))
+        }
+        _ => format!("\n\n[Showing lines {start}-{end} of {end}. Full output: {path}]"),
+    }
+}
+
+pith_sdk::export_tools!(Bash);

@@ -442,3 +442,42 @@ async fn disabled_plugins_are_left_out_and_later_dirs_win() {
         .await;
     assert!(host.plugins().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_plugin_kind_loads_and_is_checked_against_its_world() {
+    let fixture = Fixture::new();
+    fixture.install("examples/skill-pack");
+    fixture.install("examples/prompt-pack");
+    fixture.install("examples/hello-extension");
+    // A skill pack claiming to be an extension is refused.
+    fixture.install_as("examples/skill-pack", "fake-extension", |m| {
+        m.replace("id = \"skill-pack\"", "id = \"fake-extension\"")
+            .replace("kind = \"skill\"", "kind = \"extension\"")
+    });
+    let (host, errors) = fixture.host(json!({})).await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].to_string().contains("fake-extension.wasm: plugin fake-extension could not be loaded: does not implement the extension world"), "{}", errors[0]);
+    let mut ids: Vec<&str> = host
+        .plugins()
+        .iter()
+        .map(|p| p.manifest.id.as_str())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["hello-extension", "prompt-pack", "skill-pack"]);
+    for plugin in host.plugins() {
+        let loaded = host.loaded(plugin).await.expect("loads");
+        let kinds = (
+            loaded.tool.is_some(),
+            loaded.provider.is_some(),
+            loaded.extension.is_some(),
+            loaded.skill.is_some(),
+            loaded.prompt_template.is_some(),
+        );
+        let expected = match plugin.manifest.id.as_str() {
+            "skill-pack" => (false, false, false, true, false),
+            "prompt-pack" => (false, false, false, false, true),
+            _ => (false, false, true, false, false),
+        };
+        assert_eq!(kinds, expected, "{}", plugin.manifest.id);
+    }
+}

@@ -1,0 +1,48 @@
+//! An example extension: notifies on session start, registers `/hello`, and blocks bash calls
+//! that would wipe the root directory.
+
+use pith_sdk::extension::*;
+
+struct Hello {
+    greeted: u32,
+}
+
+impl Extension for Hello {
+    fn new() -> Self {
+        Hello { greeted: 0 }
+    }
+
+    fn describe(&self) -> ExtensionInfo {
+        ExtensionInfo {
+            name: "hello".into(),
+            events: vec!["session_start".into(), "tool_call".into()],
+            commands: vec![CommandSpec { name: "hello".into(), description: "Say hello".into() }],
+            tools: Vec::new(),
+            rules: Vec::new(),
+        }
+    }
+
+    fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
+        match event {
+            Event::SessionStart => {
+                ui::notify("hello from an extension", None);
+                Ok(EventResult::Continue)
+            }
+            Event::ToolCall(call) if call.tool_name == "bash" && call.input.contains("rm -rf /\"") => {
+                Ok(EventResult::Block(Some("Refusing to delete the root directory".into())))
+            }
+            _ => Ok(EventResult::Continue),
+        }
+    }
+
+    fn run_command(&mut self, name: &str, args: &str) -> Result<(), String> {
+        if name != "hello" {
+            return Err(format!("Unknown command: {name}"));
+        }
+        self.greeted += 1;
+        ui::notify(&format!("hello {args} (#{})", self.greeted), None);
+        Ok(())
+    }
+}
+
+pith_sdk::export_extension!(Hello);

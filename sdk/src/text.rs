@@ -80,21 +80,7 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
         result.output_bytes = 0;
         return result;
     }
-    let mut bytes = 0;
-    let mut kept = 0;
-    let mut by = TruncatedBy::Lines;
-    for (i, line) in lines.iter().enumerate() {
-        if kept >= max_lines {
-            break;
-        }
-        let cost = line.len() + usize::from(i > 0);
-        if bytes + cost > max_bytes {
-            by = TruncatedBy::Bytes;
-            break;
-        }
-        bytes += cost;
-        kept += 1;
-    }
+    let (kept, by) = fit_lines(lines.iter(), max_lines, max_bytes);
     result.content = lines[..kept].join("\n");
     result.truncated_by = Some(by);
     result.output_lines = kept;
@@ -125,26 +111,35 @@ pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
         result.output_bytes = result.content.len();
         return result;
     }
-    let mut bytes = 0;
-    let mut kept = 0;
-    let mut by = TruncatedBy::Lines;
-    for (i, line) in lines.iter().rev().enumerate() {
-        if kept >= max_lines {
-            break;
-        }
-        let cost = line.len() + usize::from(i > 0);
-        if bytes + cost > max_bytes {
-            by = TruncatedBy::Bytes;
-            break;
-        }
-        bytes += cost;
-        kept += 1;
-    }
+    let (kept, by) = fit_lines(lines.iter().rev(), max_lines, max_bytes);
     result.content = lines[lines.len() - kept..].join("\n");
     result.truncated_by = Some(by);
     result.output_lines = kept;
     result.output_bytes = result.content.len();
     result
+}
+
+/// How many whole lines, taken in order, fit both limits (each line after the first costs its
+/// joining newline too), and which limit stopped the count.
+fn fit_lines<'a>(
+    lines: impl Iterator<Item = &'a &'a str>,
+    max_lines: usize,
+    max_bytes: usize,
+) -> (usize, TruncatedBy) {
+    let mut bytes = 0;
+    let mut kept = 0;
+    for (i, line) in lines.enumerate() {
+        if kept >= max_lines {
+            return (kept, TruncatedBy::Lines);
+        }
+        let cost = line.len() + usize::from(i > 0);
+        if bytes + cost > max_bytes {
+            return (kept, TruncatedBy::Bytes);
+        }
+        bytes += cost;
+        kept += 1;
+    }
+    (kept, TruncatedBy::Lines)
 }
 
 /// A size as pi prints it: `512B`, `50.0KB`, `1.2MB`.

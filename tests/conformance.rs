@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::rpc::{Options, Pith, golden_frames, shape};
+use support::fake_llm::FakeLlm;
+use support::rpc::{Options, Pith, anthropic_fake, golden_frames, shape};
 
 fn fixture(name: &str) -> PathBuf {
     support::repo_root()
@@ -27,8 +28,17 @@ fn matches(frame: &Value, pattern: &Value) -> bool {
     }
 }
 
+/// Which provider plays the scenario's model.
+#[derive(Clone, Copy)]
+enum Via {
+    /// The scripted `faux` provider.
+    Faux,
+    /// The real `anthropic-messages` provider against the fake Anthropic server, as pi was.
+    Anthropic,
+}
+
 /// Replays a scenario's steps against pith; returns every frame pith wrote.
-async fn replay(name: &str) -> Vec<Value> {
+async fn replay(name: &str, via: Via) -> Vec<Value> {
     let scenario: Value = serde_json::from_str(
         &std::fs::read_to_string(fixture(name).join("scenario.json")).unwrap(),
     )
@@ -36,19 +46,38 @@ async fn replay(name: &str) -> Vec<Value> {
     let reasoner = scenario["model_args"]
         .as_array()
         .is_some_and(|a| a.iter().any(|v| v == "fake-reasoner"));
-    let model = if reasoner {
-        "faux-reasoner"
-    } else {
-        "faux-model"
+    let mut _server = None;
+    let options = match via {
+        Via::Faux => {
+            let model = if reasoner {
+                "faux-reasoner"
+            } else {
+                "faux-model"
+            };
+            let mut options = Options::faux(scenario["fake_llm"].clone());
+            options.args = vec![
+                "--provider".into(),
+                "faux".into(),
+                "--model".into(),
+                model.into(),
+                "--no-session".into(),
+            ];
+            options
+        }
+        Via::Anthropic => {
+            let server = FakeLlm::start(scenario["fake_llm"].clone()).await;
+            let options = anthropic_fake(
+                &server.url,
+                if reasoner {
+                    "fake-reasoner"
+                } else {
+                    "fake-model"
+                },
+            );
+            _server = Some(server);
+            options
+        }
     };
-    let mut options = Options::faux(scenario["fake_llm"].clone());
-    options.args = vec![
-        "--provider".into(),
-        "faux".into(),
-        "--model".into(),
-        model.into(),
-        "--no-session".into(),
-    ];
     let mut pith = Pith::spawn(options).await;
     for step in scenario["steps"].as_array().unwrap() {
         if let Some(command) = step.get("send") {
@@ -92,7 +121,13 @@ fn assert_same_shapes(name: &str, ours: &[Value], theirs: &[Value]) {
 }
 
 async fn conform(name: &str) {
-    let ours = replay(name).await;
+    for via in [Via::Faux, Via::Anthropic] {
+        conform_via(name, via).await;
+    }
+}
+
+async fn conform_via(name: &str, via: Via) {
+    let ours = replay(name, via).await;
     let theirs = golden_frames(&fixture(name).join("transcript.jsonl"));
     assert_same_shapes(name, &ours, &theirs);
 }

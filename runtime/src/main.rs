@@ -89,7 +89,10 @@ async fn run(args: Args) -> ExitCode {
             ref name,
             ref arguments,
         }) => pith::commands::tool::run(&host, name, arguments).await,
-        Some(Command::Rpc) => pith::commands::rpc::serve(host, &args, &settings, workspace).await,
+        Some(Command::Rpc) => {
+            pith::commands::rpc::serve(host, &args, &settings, workspace, agent_dir.models_file())
+                .await
+        }
         Some(Command::Help | Command::Version) | None => ExitCode::SUCCESS,
     }
 }

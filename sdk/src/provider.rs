@@ -11,6 +11,56 @@ pub use crate::bindings::provider_world::exports::pith::plugin::provider::{
     ToolDefinition, ToolResultMessage,
 };
 
+/// The conversation as a provider should send it (pi's `transformMessages`): answers that
+/// failed or were aborted are dropped, and a tool call left without a result gets a synthetic
+/// error result (`No result provided`) right after its message.
+pub fn context_messages(messages: &[Message]) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut open_calls: Vec<(String, String)> = Vec::new();
+    let close = |out: &mut Vec<Message>, open: &mut Vec<(String, String)>| {
+        for (id, name) in open.drain(..) {
+            out.push(Message::ToolResult(ToolResultMessage {
+                tool_call_id: id,
+                tool_name: name,
+                content: vec![Content::Text("No result provided".into())],
+                is_error: true,
+            }));
+        }
+    };
+    for message in messages {
+        match message {
+            Message::Assistant(a)
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) =>
+            {
+                continue;
+            }
+            Message::Assistant(a) => {
+                close(&mut out, &mut open_calls);
+                open_calls = a
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        AssistantBlock::ToolCall(call) => {
+                            Some((call.id.clone(), call.name.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                out.push(message.clone());
+            }
+            Message::ToolResult(result) => {
+                open_calls.retain(|(id, _)| *id != result.tool_call_id);
+                out.push(message.clone());
+            }
+            Message::User(_) => {
+                close(&mut out, &mut open_calls);
+                out.push(message.clone());
+            }
+        }
+    }
+    out
+}
+
 /// A response being streamed.
 pub trait Completion: 'static {
     /// The next batch of events; `None` once the stream has ended (after `done` or `error`).

@@ -30,6 +30,8 @@ pub struct Options {
     pub faux_script: Option<Value>,
     pub env: Vec<(String, String)>,
     pub plugins_dir: Option<PathBuf>,
+    /// Files written into the agent directory before the start (name, contents).
+    pub agent_files: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -45,6 +47,7 @@ impl Default for Options {
             faux_script: None,
             env: Vec::new(),
             plugins_dir: None,
+            agent_files: Vec::new(),
         }
     }
 }
@@ -65,6 +68,10 @@ impl Pith {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(dir.path().join("agent")).unwrap();
+        for (name, contents) in &options.agent_files {
+            std::fs::write(dir.path().join("agent").join(name), contents).unwrap();
+        }
         let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
         command
             .arg("--mode")
@@ -272,4 +279,25 @@ pub fn golden_frames(path: &Path) -> Vec<Value> {
         .filter(|l| l["dir"] == "out")
         .filter_map(|l| serde_json::from_str::<Value>(l["line"].as_str()?).ok())
         .collect()
+}
+
+/// Options that point the `fake` provider (anthropic-messages) at a fake server.
+pub fn anthropic_fake(url: &str, model: &str) -> Options {
+    let models = serde_json::json!({"providers": {"fake": {
+    "baseUrl": url, "api": "anthropic-messages", "apiKey": "fake-key",
+    "models": [
+        {"id": "fake-model", "name": "Fake Model", "contextWindow": 200000, "maxTokens": 8192},
+        {"id": "fake-reasoner", "name": "Fake Reasoner", "reasoning": true, "contextWindow": 200000, "maxTokens": 16384}
+    ]}}});
+    Options {
+        args: vec![
+            "--provider".into(),
+            "fake".into(),
+            "--model".into(),
+            model.into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        ..Options::default()
+    }
 }

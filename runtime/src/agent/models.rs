@@ -13,6 +13,43 @@ pub struct ModelRegistry {
     key_env_vars: HashMap<String, Vec<String>>,
     /// Keys given at run time (`--api-key`), by provider.
     pub runtime_keys: HashMap<String, String>,
+    /// Keys from `models.json` (a literal, or the name of an environment variable), by provider.
+    config_keys: HashMap<String, String>,
+}
+
+/// `models.json` (pi's shape).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelsFile {
+    #[serde(default)]
+    providers: std::collections::BTreeMap<String, CustomProvider>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CustomProvider {
+    base_url: Option<String>,
+    api_key: Option<String>,
+    api: Option<String>,
+    headers: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(default)]
+    models: Vec<CustomModel>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CustomModel {
+    id: String,
+    name: Option<String>,
+    api: Option<String>,
+    base_url: Option<String>,
+    reasoning: Option<bool>,
+    input: Option<Vec<String>>,
+    cost: Option<super::model::ModelCost>,
+    context_window: Option<u64>,
+    max_tokens: Option<u64>,
+    headers: Option<serde_json::Map<String, serde_json::Value>>,
+    compat: Option<serde_json::Value>,
 }
 
 impl ModelRegistry {
@@ -39,6 +76,73 @@ impl ModelRegistry {
         registry
     }
 
+    /// Adds the providers and models of `models.json`: a provider with `models` adds them
+    /// (replacing same-named ones); a provider without overrides the base URL and headers of
+    /// its built-in models. A file that does not parse is reported and ignored.
+    pub fn load_custom(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(format!("{}: {err}", path.display())),
+        };
+        let file: ModelsFile =
+            serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))?;
+        for (provider, config) in file.providers {
+            if let Some(key) = &config.api_key {
+                self.config_keys.insert(provider.clone(), key.clone());
+            }
+            if config.models.is_empty() {
+                for model in self.models.iter_mut().filter(|m| m.provider == provider) {
+                    if let Some(base_url) = &config.base_url {
+                        model.base_url = base_url.clone();
+                    }
+                    if config.headers.is_some() {
+                        model.headers = config.headers.clone();
+                    }
+                }
+                continue;
+            }
+            for custom in config.models {
+                let api = custom.api.or_else(|| config.api.clone()).ok_or_else(|| {
+                    format!(
+                        "{}: provider {provider}: model {} has no api",
+                        path.display(),
+                        custom.id
+                    )
+                })?;
+                let base_url = custom
+                    .base_url
+                    .or_else(|| config.base_url.clone())
+                    .ok_or_else(|| {
+                        format!("{}: provider {provider} has no baseUrl", path.display())
+                    })?;
+                let model = Model {
+                    name: custom.name.unwrap_or_else(|| custom.id.clone()),
+                    id: custom.id,
+                    api,
+                    provider: provider.clone(),
+                    base_url,
+                    reasoning: custom.reasoning.unwrap_or(false),
+                    input: custom.input.unwrap_or_else(|| vec!["text".into()]),
+                    cost: custom.cost.unwrap_or_default(),
+                    context_window: custom.context_window.unwrap_or(128_000),
+                    max_tokens: custom.max_tokens.unwrap_or(16_384),
+                    headers: custom.headers.or_else(|| config.headers.clone()),
+                    compat: custom.compat,
+                };
+                match self
+                    .models
+                    .iter_mut()
+                    .find(|m| m.is(&model.provider, &model.id))
+                {
+                    Some(slot) => *slot = model,
+                    None => self.models.push(model),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every model.
     pub fn all(&self) -> &[Model] {
         &self.models
@@ -49,16 +153,26 @@ impl ModelRegistry {
         if let Some(key) = self.runtime_keys.get(provider) {
             return Some(key.clone());
         }
-        self.key_env_vars
-            .get(provider)?
-            .iter()
-            .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        let from_env = self.key_env_vars.get(provider).and_then(|vars| {
+            vars.iter()
+                .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        });
+        from_env.or_else(|| {
+            // models.json: the name of an environment variable, else the key itself.
+            let configured = self.config_keys.get(provider)?;
+            Some(
+                std::env::var(configured)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or_else(|| configured.clone()),
+            )
+        })
     }
 
     /// True when `provider` can be used: it has a key, or needs none.
     pub fn has_key(&self, provider: &str) -> bool {
         match self.key_env_vars.get(provider) {
-            Some(vars) if vars.is_empty() => true,
+            Some(vars) if vars.is_empty() && !self.config_keys.contains_key(provider) => true,
             _ => self.api_key(provider).is_some(),
         }
     }

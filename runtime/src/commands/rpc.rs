@@ -114,8 +114,17 @@ pub fn session_config(
 }
 
 /// Serves until stdin closes.
-pub async fn serve(host: PluginHost, args: &Args, settings: &Settings, cwd: PathBuf) -> ExitCode {
+pub async fn serve(
+    host: PluginHost,
+    args: &Args,
+    settings: &Settings,
+    cwd: PathBuf,
+    models_file: PathBuf,
+) -> ExitCode {
     let mut models = ModelRegistry::from_host(&host);
+    if let Err(problem) = models.load_custom(&models_file) {
+        eprintln!("pith: models.json ignored: {problem}");
+    }
     let config = match session_config(args, settings, &mut models, cwd) {
         Ok(config) => config,
         Err(message) => {

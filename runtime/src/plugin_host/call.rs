@@ -16,6 +16,18 @@ use super::sandbox::{
     DeadlineExceeded, MemoryLimitExceeded, ProgressSink, SandboxSpec, StoreState,
 };
 
+/// What a call may use beyond the plugin's own grants.
+#[derive(Default)]
+pub struct CallOptions {
+    /// Where partial tool results go.
+    pub progress: Option<ProgressSink>,
+    /// Fires when the user aborts the call.
+    pub cancel: Option<CancellationToken>,
+    /// URL prefixes granted for this call only (a provider gets its model's base URL, which the
+    /// user configured).
+    pub extra_http: Vec<super::grants::UrlPrefix>,
+}
+
 /// How long a cancelled call may take to wind down before it is dropped.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
@@ -33,15 +45,25 @@ impl PluginHost {
     pub(crate) async fn run_call<R: Send>(
         &self,
         plugin: &Plugin,
-        progress: Option<ProgressSink>,
-        cancel: Option<CancellationToken>,
+        options: CallOptions,
         body: CallBody<'_, R>,
     ) -> Result<R, CallError> {
+        let CallOptions {
+            progress,
+            cancel,
+            extra_http,
+        } = options;
         let id = plugin.manifest.id.clone();
         let limits = plugin.manifest.limits;
         let spec = SandboxSpec {
             plugin_id: id.clone(),
-            capabilities: plugin.capabilities.clone(),
+            capabilities: if extra_http.is_empty() {
+                plugin.capabilities.clone()
+            } else {
+                let mut widened = (*plugin.capabilities).clone();
+                widened.http.extend(extra_http);
+                std::sync::Arc::new(widened)
+            },
             config: plugin.config.clone(),
             limits,
             workspace: self.workspace.clone(),

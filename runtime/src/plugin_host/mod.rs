@@ -9,6 +9,7 @@
 pub mod bindings;
 pub mod cache;
 mod call;
+pub use call::CallOptions;
 mod convert;
 pub mod discovery;
 pub mod engine;
@@ -272,8 +273,7 @@ impl PluginHost {
             let specs = self
                 .run_call(
                     plugin,
-                    None,
-                    None,
+                    CallOptions::default(),
                     Box::new(move |store| {
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;
@@ -295,8 +295,7 @@ impl PluginHost {
             let info = self
                 .run_call(
                     plugin,
-                    None,
-                    None,
+                    CallOptions::default(),
                     Box::new(move |store| {
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;
@@ -375,8 +374,11 @@ impl PluginHost {
         let result = self
             .run_call(
                 &plugin,
-                progress,
-                cancel,
+                CallOptions {
+                    progress,
+                    cancel,
+                    extra_http: Vec::new(),
+                },
                 Box::new(move |store| {
                     Box::pin(async move {
                         let instance = pre.instantiate_async(&mut *store).await?;

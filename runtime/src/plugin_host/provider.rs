@@ -7,7 +7,9 @@ use tokio::sync::mpsc;
 
 use super::PluginHost;
 use super::bindings::provider_world::exports::pith::plugin::provider as wit;
+use super::call::CallOptions;
 use super::error::CallError;
+use super::grants::UrlPrefix;
 use super::manifest::Kind;
 use super::plugin::Plugin;
 use crate::agent::model::{Model, ModelCost};
@@ -158,6 +160,10 @@ impl PluginHost {
         let plugin = self.provider_for_api(&api).ok_or_else(|| {
             CallError::NotFound(format!("No provider plugin implements the API \"{api}\""))
         })?;
+        // The model's base URL was configured by the user (catalogue or models.json): granted.
+        let extra_http: Vec<UrlPrefix> = UrlPrefix::parse(&request.model.base_url)
+            .into_iter()
+            .collect();
         let (tx, events) = mpsc::channel(64);
         let host = self.clone();
         let task = tokio::spawn(async move {
@@ -169,8 +175,10 @@ impl PluginHost {
                 })?;
                 host.run_call(
                     &plugin,
-                    None,
-                    None,
+                    CallOptions {
+                        extra_http,
+                        ..CallOptions::default()
+                    },
                     Box::new(move |store| {
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;

@@ -1,0 +1,164 @@
+//! The Messages API request body, as pi builds it.
+
+use pith_sdk::provider::*;
+use pith_sdk::serde_json::{Map, Value, json};
+
+/// Thinking budgets for minimal, low, medium and high.
+const BUDGETS: [u32; 4] = [1024, 2048, 8192, 16384];
+
+/// The effort for models with adaptive thinking (Opus and Sonnet 4.6), `None` for the others.
+pub fn adaptive(model: &Model) -> Option<()> {
+    (model.id.contains("opus-4-6") || model.id.contains("sonnet-4-6") || model.id.contains("opus-4.6") || model.id.contains("sonnet-4.6")).then_some(())
+}
+
+/// An id as Anthropic accepts it: `[a-zA-Z0-9_-]`, at most 64 characters.
+pub fn tool_id(id: &str) -> String {
+    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect()
+}
+
+fn content_block(content: &Content) -> Value {
+    match content {
+        Content::Text(text) => json!({"type": "text", "text": text}),
+        Content::Image(image) => json!({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}),
+    }
+}
+
+fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
+    let same_model = message.provider == model.provider && message.model == model.id;
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            AssistantBlock::Text(text) if text.text.is_empty() => None,
+            AssistantBlock::Text(text) => Some(json!({"type": "text", "text": text.text})),
+            AssistantBlock::Thinking(thinking) if !same_model => {
+                (!thinking.redacted && !thinking.thinking.is_empty()).then(|| json!({"type": "text", "text": thinking.thinking}))
+            }
+            AssistantBlock::Thinking(thinking) if thinking.redacted => {
+                Some(json!({"type": "redacted_thinking", "data": thinking.signature.clone().unwrap_or_default()}))
+            }
+            AssistantBlock::Thinking(thinking) => match &thinking.signature {
+                Some(signature) if !signature.is_empty() => Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})),
+                _ => (!thinking.thinking.is_empty()).then(|| json!({"type": "text", "text": thinking.thinking})),
+            },
+            AssistantBlock::ToolCall(call) => {
+                let input: Value = pith_sdk::serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                Some(json!({"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": input}))
+            }
+        })
+        .collect()
+}
+
+fn tool_result(result: &ToolResultMessage) -> Value {
+    let texts: Vec<&str> = result.content.iter().filter_map(|c| if let Content::Text(t) = c { Some(t.as_str()) } else { None }).collect();
+    let content = if texts.len() == result.content.len() {
+        json!(texts.join("\n"))
+    } else {
+        Value::Array(result.content.iter().map(content_block).collect())
+    };
+    json!({"type": "tool_result", "tool_use_id": tool_id(&result.tool_call_id), "content": content, "is_error": result.is_error})
+}
+
+/// The messages, tool results merged into user turns, the last user block cached.
+fn messages(request: &Request) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for message in context_messages(&request.messages) {
+        match &message {
+            Message::User(content) => {
+                let blocks: Vec<Value> = content.iter().map(content_block).collect();
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "user", "content": blocks}));
+                }
+            }
+            Message::Assistant(assistant) => {
+                let blocks = assistant_blocks(assistant, &request.model);
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+            Message::ToolResult(result) => {
+                let block = tool_result(result);
+                let merge = out.last().is_some_and(|last| {
+                    last["role"] == "user" && last["content"].as_array().is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
+                });
+                if merge {
+                    if let Some(Value::Array(blocks)) = out.last_mut().and_then(|m| m.get_mut("content")) {
+                        blocks.push(block);
+                    }
+                } else {
+                    out.push(json!({"role": "user", "content": [block]}));
+                }
+            }
+        }
+    }
+    if let Some(last) = out.iter_mut().rev().find(|m| m["role"] == "user") {
+        if let Some(Value::Array(blocks)) = last.get_mut("content") {
+            if let Some(Value::Object(block)) = blocks.last_mut() {
+                block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+            }
+        }
+    }
+    out
+}
+
+/// The request body.
+pub fn body(request: &Request) -> Value {
+    let model = &request.model;
+    let base = request.max_tokens.unwrap_or(model.max_tokens.min(32_000));
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("messages".into(), Value::Array(messages(request)));
+    let mut max_tokens = base;
+    let mut thinking = None;
+    let level = request.thinking;
+    if model.reasoning && level != ThinkingLevel::Off {
+        if adaptive(model).is_some() {
+            let effort = match level {
+                ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+                ThinkingLevel::Medium => "medium",
+                ThinkingLevel::Xhigh if model.id.contains("opus") => "max",
+                _ => "high",
+            };
+            thinking = Some((json!({"type": "adaptive"}), Some(json!({"effort": effort}))));
+        } else {
+            let index = match level {
+                ThinkingLevel::Minimal => 0,
+                ThinkingLevel::Low => 1,
+                ThinkingLevel::Medium => 2,
+                _ => 3,
+            };
+            let mut budget = request.thinking_budgets.as_ref().and_then(|b| b.get(index).copied()).unwrap_or(BUDGETS[index]);
+            max_tokens = (base + budget).min(model.max_tokens);
+            if max_tokens <= budget {
+                budget = max_tokens.saturating_sub(1024);
+            }
+            thinking = Some((json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}), None));
+        }
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), json!(true));
+    if let Some(system) = &request.system_prompt {
+        body.insert("system".into(), json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]));
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                let schema: Value = pith_sdk::serde_json::from_str(&tool.parameters).unwrap_or_else(|_| json!({"type": "object"}));
+                json!({"name": tool.name, "description": tool.description, "eager_input_streaming": true, "input_schema": schema})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some((thinking, output)) = thinking {
+        body.insert("thinking".into(), thinking);
+        if let Some(output) = output {
+            body.insert("output_config".into(), output);
+        }
+    }
+    if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    Value::Object(body)
+}

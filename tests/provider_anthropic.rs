@@ -165,7 +165,12 @@ async fn http_errors_stream_errors_and_cut_streams_end_the_turn_with_an_error() 
         {"text": "cut", "truncate": true}
     ]))
     .await;
-    let mut pith = Pith::spawn(anthropic_fake(&server.url, "fake-model")).await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"retry": {"enabled": false}}).to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
     let mut errors = Vec::new();
     for id in ["a", "b", "c"] {
         pith.call(id, json!({"type": "prompt", "message": "go"}))
@@ -201,4 +206,101 @@ async fn abort_drops_the_http_request() {
         1,
         "the server saw the disconnect"
     );
+}
+
+fn with_fast_retry(mut options: support::rpc::Options) -> support::rpc::Options {
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"retry": {"baseDelayMs": 50}}).to_string(),
+    ));
+    options
+}
+
+fn overloaded() -> Value {
+    json!({"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_overloads_then_success_are_retried() {
+    let server = FakeLlm::start(json!([overloaded(), overloaded(), {"text": "finally"}])).await;
+    let mut pith = Pith::spawn(with_fast_retry(anthropic_fake(&server.url, "fake-model"))).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "auto_retry_end").await;
+    assert_eq!(
+        end,
+        json!({"type": "auto_retry_end", "success": true, "attempt": 2})
+    );
+    pith.until_agent_end().await;
+    let starts: Vec<&Value> = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "auto_retry_start")
+        .collect();
+    assert_eq!(starts.len(), 2);
+    assert_eq!(starts[0]["attempt"], 1);
+    assert_eq!(starts[0]["maxAttempts"], 3);
+    assert_eq!(starts[0]["delayMs"], 50);
+    assert_eq!(starts[1]["delayMs"], 100);
+    assert!(
+        starts[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("529 ")
+    );
+    assert_eq!(
+        pith.frames
+            .iter()
+            .filter(|f| f["type"] == "agent_start")
+            .count(),
+        3
+    );
+    // The failed answers are out of the context: user + the good answer.
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exhausted_retries_and_abort_retry() {
+    let server = FakeLlm::start(json!([
+        overloaded(),
+        overloaded(),
+        overloaded(),
+        overloaded()
+    ]))
+    .await;
+    let mut pith = Pith::spawn(with_fast_retry(anthropic_fake(&server.url, "fake-model"))).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "auto_retry_end").await;
+    assert_eq!(end["success"], false);
+    assert_eq!(end["attempt"], 3);
+    assert!(end["finalError"].as_str().unwrap().contains("Overloaded"));
+
+    let server = FakeLlm::start(json!([overloaded(), {"text": "never asked"}])).await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"retry": {"baseDelayMs": 5000}}).to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.wait_for(|f| f["type"] == "auto_retry_start").await;
+    pith.call("ar", json!({"type": "abort_retry"})).await;
+    let end = pith.wait_for(|f| f["type"] == "auto_retry_end").await;
+    assert_eq!(
+        end,
+        json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "Retry cancelled"})
+    );
+    assert_eq!(server.requests().len(), 1);
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["isStreaming"], false);
 }

@@ -14,6 +14,7 @@ use super::context::{self, RequestParts};
 use super::events;
 use super::message::{AgentMessage, AssistantMessage, StopReason, ToolResultMessage, now_ms};
 use super::queue::Queued;
+use super::retry;
 use super::session::{InterruptMode, Shared};
 use super::stream::{Produced, StreamAssembler};
 use super::system_prompt;
@@ -25,8 +26,77 @@ pub const ABORTED: &str = "This operation was aborted";
 /// The result of a tool call skipped for a steering message.
 pub const SKIPPED: &str = "Skipped due to queued user message.";
 
-/// Runs until the model stops and no steering or follow-up is left, or until cancelled.
+/// Runs until the model stops and no steering or follow-up is left, or until cancelled; a
+/// transient provider error is retried with backoff (see [`super::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
+    let mut initial = initial;
+    let mut attempt = 0u32;
+    loop {
+        let last = run_agent(&shared, std::mem::take(&mut initial), &cancel, attempt).await;
+        let (retry, policy) = {
+            let state = shared.state();
+            (state.auto_retry, state.retry)
+        };
+        let error = match &last {
+            Some(message) if message.stop_reason == StopReason::Error => {
+                message.error_message.clone().unwrap_or_default()
+            }
+            _ => break,
+        };
+        if !retry || !retry::is_retryable(&error) || cancel.is_cancelled() {
+            if attempt > 0 {
+                shared.emit(&retry::end_event(false, attempt, Some(&error)));
+            }
+            break;
+        }
+        attempt += 1;
+        if attempt > policy.max_retries {
+            shared.emit(&retry::end_event(false, policy.max_retries, Some(&error)));
+            break;
+        }
+        let delay = policy.delay_ms(attempt);
+        shared.emit(&retry::start_event(
+            attempt,
+            policy.max_retries,
+            delay,
+            &error,
+        ));
+        let wait = CancellationToken::new();
+        {
+            let mut state = shared.state();
+            // The failed answer stays out of the context.
+            if matches!(state.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error)
+            {
+                state.messages.pop();
+                state.entry_ids.pop();
+            }
+            state.retry_wait = Some(wait.clone());
+        }
+        let cancelled = tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_millis(delay)) => false,
+            _ = cancel.cancelled() => true,
+            _ = wait.cancelled() => true,
+        };
+        shared.state().retry_wait = None;
+        if cancelled {
+            shared.emit(&retry::end_event(false, attempt, Some("Retry cancelled")));
+            break;
+        }
+    }
+    shared.set_idle();
+}
+
+/// One run, from `agent_start` to `agent_end`; returns its last answer. `retry_attempt` is the
+/// retry this run is (0 for a fresh run): its first good answer ends the retry.
+async fn run_agent(
+    shared: &Arc<Shared>,
+    initial: Vec<AgentMessage>,
+    cancel: &CancellationToken,
+    retry_attempt: u32,
+) -> Option<AssistantMessage> {
+    let shared = shared.clone();
+    let cancel = cancel.clone();
+    let mut last_answer = None;
     let mut run_messages: Vec<AgentMessage> = Vec::new();
     shared.emit(&events::agent_start());
     shared.emit(&events::turn_start());
@@ -44,6 +114,11 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         deliver_queued(&shared, std::mem::take(&mut pending), &mut run_messages);
 
         let assistant = stream_turn(&shared, &cancel).await;
+        if retry_attempt > 0 && last_answer.is_none() && assistant.stop_reason != StopReason::Error
+        {
+            shared.emit(&retry::end_event(true, retry_attempt, None));
+        }
+        last_answer = Some(assistant.clone());
         let assistant_message = AgentMessage::Assistant(assistant.clone());
         run_messages.push(assistant_message.clone());
         if matches!(
@@ -76,7 +151,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         }
     }
     shared.emit(&events::agent_end(&run_messages));
-    shared.set_idle();
+    last_answer
 }
 
 enum Poll {

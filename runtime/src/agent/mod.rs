@@ -10,6 +10,7 @@ pub mod model;
 pub mod models;
 pub mod queue;
 pub mod render;
+pub mod retry;
 pub mod session;
 pub mod stream;
 pub mod system_prompt;

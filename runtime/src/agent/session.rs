@@ -64,6 +64,8 @@ pub struct SessionConfig {
     pub auto_compaction: bool,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
+    /// Retry attempts and delays.
+    pub retry: super::retry::RetryPolicy,
 }
 
 /// The conversation state.
@@ -94,6 +96,10 @@ pub struct State {
     pub auto_compaction: bool,
     /// Automatic retry.
     pub auto_retry: bool,
+    /// Retry attempts and delays.
+    pub retry: super::retry::RetryPolicy,
+    /// Cancels the wait before a retry (`abort_retry`).
+    pub retry_wait: Option<CancellationToken>,
     /// Active plugin tools.
     pub tools: ToolSelection,
     /// Host-defined tools.
@@ -293,6 +299,8 @@ impl Session {
             session_name: None,
             auto_compaction: config.auto_compaction,
             auto_retry: config.auto_retry,
+            retry: config.retry,
+            retry_wait: None,
             tools: config.tools,
             host_tools: Vec::new(),
             pending_bash: Vec::new(),
@@ -628,6 +636,13 @@ impl Session {
     /// `set_auto_retry`.
     pub fn set_auto_retry(&self, enabled: bool) {
         self.shared.state().auto_retry = enabled;
+    }
+
+    /// `abort_retry`: cancels the wait before a retry, if one is pending.
+    pub fn abort_retry(&self) {
+        if let Some(wait) = self.shared.state().retry_wait.clone() {
+            wait.cancel();
+        }
     }
 
     /// `set_session_name`: refuses an empty name; emits `session_info_changed`.

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::models::ModelRegistry;
 use crate::agent::queue::QueueMode;
+use crate::agent::retry::RetryPolicy;
 use crate::agent::session::{Session, SessionConfig};
 use crate::agent::system_prompt::PromptOptions;
 use crate::agent::tools::ToolSelection;
@@ -110,6 +111,20 @@ pub fn session_config(
             .map_or(QueueMode::OneAtATime, |m| QueueMode::parse(&m)),
         auto_compaction: enabled("compaction"),
         auto_retry: enabled("retry"),
+        retry: {
+            let number = |key: &str| {
+                settings
+                    .get("retry")
+                    .and_then(|r| r.get(key))
+                    .and_then(Value::as_u64)
+            };
+            let defaults = RetryPolicy::default();
+            RetryPolicy {
+                max_retries: number("maxRetries")
+                    .map_or(defaults.max_retries, |n| n.min(100) as u32),
+                base_delay_ms: number("baseDelayMs").unwrap_or(defaults.base_delay_ms),
+            }
+        },
     })
 }
 

@@ -199,7 +199,10 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             }
             Err(err) => respond(Err(err)),
         },
-        "abort_retry" => respond(Ok(None)),
+        "abort_retry" => {
+            session.abort_retry();
+            respond(Ok(None));
+        }
         "set_session_name" => respond(
             fields
                 .string("name")

@@ -1,0 +1,124 @@
+//! Automatic retry of transient provider errors (pi-behaviour §11): when a run ends with an
+//! answer that failed for a transient reason (overloaded, rate limit, 5xx, a dropped
+//! connection — not a context overflow), the failed answer is taken out of the context, pith
+//! waits 2 s, 4 s, 8 s… (`auto_retry_start`) and continues the conversation; the first good
+//! answer emits `auto_retry_end` with `success: true`, running out of attempts or a cancel
+//! (`abort`, `abort_retry`) emits it with `success: false`.
+
+use serde_json::{Value, json};
+
+/// Retry settings (`retry` in settings.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts after the first failure.
+    pub max_retries: u32,
+    /// The first delay; each attempt doubles it.
+    pub base_delay_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay_ms: 2000,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before attempt `attempt` (1-based).
+    pub fn delay_ms(&self, attempt: u32) -> u64 {
+        self.base_delay_ms
+            .saturating_mul(1u64 << attempt.saturating_sub(1).min(20))
+    }
+}
+
+/// True when an error message reports a context overflow (retrying would not help).
+pub fn is_context_overflow(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "prompt is too long",
+        "context length",
+        "context_length_exceeded",
+        "maximum context",
+        "too many tokens",
+        "exceeds the context window",
+        "input is too long",
+        "request too large",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+}
+
+/// True when an error message is one pi retries.
+pub fn is_retryable(message: &str) -> bool {
+    if is_context_overflow(message) {
+        return false;
+    }
+    let lower = message.to_ascii_lowercase();
+    let words = [
+        "overloaded",
+        "rate limit",
+        "ratelimit",
+        "rate_limit",
+        "too many requests",
+        "429",
+        "500",
+        "502",
+        "503",
+        "504",
+        "service unavailable",
+        "service_unavailable",
+        "server error",
+        "server_error",
+        "internal error",
+        "internal_error",
+        "connection error",
+        "connection refused",
+        "connection closed",
+        "connection reset",
+        "other side closed",
+        "fetch failed",
+        "upstream connect",
+        "reset before headers",
+        "terminated",
+        "retry delay",
+    ];
+    words.iter().any(|w| lower.contains(w))
+}
+
+/// `{"type":"auto_retry_start","attempt","maxAttempts","delayMs","errorMessage"}`
+pub fn start_event(attempt: u32, max: u32, delay_ms: u64, error: &str) -> Value {
+    json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max, "delayMs": delay_ms, "errorMessage": error})
+}
+
+/// `{"type":"auto_retry_end","success","attempt","finalError"?}`
+pub fn end_event(success: bool, attempt: u32, final_error: Option<&str>) -> Value {
+    let mut event = json!({"type": "auto_retry_end", "success": success, "attempt": attempt});
+    if let Some(error) = final_error {
+        event["finalError"] = json!(error);
+    }
+    event
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_follows_pi() {
+        assert!(is_retryable(
+            r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+        ));
+        assert!(is_retryable("429 Too Many Requests"));
+        assert!(is_retryable(
+            "The connection closed before the response was complete"
+        ));
+        assert!(!is_retryable(
+            "400 invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum"
+        ));
+        assert!(!is_retryable("401 invalid x-api-key"));
+        assert_eq!(RetryPolicy::default().delay_ms(1), 2000);
+        assert_eq!(RetryPolicy::default().delay_ms(3), 8000);
+    }
+}

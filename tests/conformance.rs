@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::fake_llm::FakeLlm;
-use support::rpc::{Options, Pith, anthropic_fake, golden_frames, shape};
+use support::rpc::{Options, Pith, anthropic_fake, golden_frames, openai_fake, shape};
 
 fn fixture(name: &str) -> PathBuf {
     support::repo_root()
@@ -33,8 +33,9 @@ fn matches(frame: &Value, pattern: &Value) -> bool {
 enum Via {
     /// The scripted `faux` provider.
     Faux,
-    /// The real `anthropic-messages` provider against the fake Anthropic server, as pi was.
-    Anthropic,
+    /// The real provider of the scenario's wire format (anthropic-messages, or
+    /// openai-completions for `fake-openai`) against the fake server, as pi was.
+    Real,
 }
 
 /// Replays a scenario's steps against pith; returns every frame pith wrote.
@@ -64,16 +65,23 @@ async fn replay(name: &str, via: Via) -> Vec<Value> {
             ];
             options
         }
-        Via::Anthropic => {
+        Via::Real => {
             let server = FakeLlm::start(scenario["fake_llm"].clone()).await;
-            let options = anthropic_fake(
-                &server.url,
-                if reasoner {
-                    "fake-reasoner"
-                } else {
-                    "fake-model"
-                },
-            );
+            let openai = scenario["model_args"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v == "fake-openai"));
+            let options = if openai {
+                openai_fake(&server.url, "fake-gpt")
+            } else {
+                anthropic_fake(
+                    &server.url,
+                    if reasoner {
+                        "fake-reasoner"
+                    } else {
+                        "fake-model"
+                    },
+                )
+            };
             _server = Some(server);
             options
         }
@@ -121,7 +129,7 @@ fn assert_same_shapes(name: &str, ours: &[Value], theirs: &[Value]) {
 }
 
 async fn conform(name: &str) {
-    for via in [Via::Faux, Via::Anthropic] {
+    for via in [Via::Faux, Via::Real] {
         conform_via(name, via).await;
     }
 }
@@ -160,6 +168,12 @@ async fn abort_mid_stream() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tool_call_and_its_result() {
     conform("c_bash_tool").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_call_through_openai_completions() {
+    // faux orders blocks as the Anthropic wire does; only the real provider is compared here.
+    conform_via("c2_openai_tool", Via::Real).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

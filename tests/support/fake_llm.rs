@@ -165,9 +165,18 @@ async fn serve(
     }
     socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n").await?;
     let delay = Duration::from_millis(turn["delay_ms"].as_u64().unwrap_or(0));
-    let events = anthropic_events(&turn, index);
-    for (event, data) in events {
-        let frame = format!("event: {event}\ndata: {data}\n\n");
+    let frames: Vec<String> = if path.ends_with("/chat/completions") {
+        openai_chunks(&turn, index)
+            .into_iter()
+            .map(|data| format!("data: {data}\n\n"))
+            .collect()
+    } else {
+        anthropic_events(&turn, index)
+            .into_iter()
+            .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+            .collect()
+    };
+    for frame in frames {
         if socket.write_all(frame.as_bytes()).await.is_err() || socket.flush().await.is_err() {
             cut.fetch_add(1, Ordering::SeqCst);
             return Ok(());
@@ -256,4 +265,66 @@ fn anthropic_events(turn: &Value, index: usize) -> Vec<(String, Value)> {
     events.push(("message_delta".into(), json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": n("output")}})));
     events.push(("message_stop".into(), json!({"type": "message_stop"})));
     events
+}
+
+/// The OpenAI chat-completions SSE chunks of a turn (`data:` payloads).
+fn openai_chunks(turn: &Value, index: usize) -> Vec<String> {
+    let id = format!("chatcmpl-fake{index}");
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).to_string()
+    };
+    let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    if let Some(thinking) = turn["thinking"].as_str() {
+        for piece in split(
+            thinking,
+            turn["thinking_chunks"].as_u64().unwrap_or(2) as usize,
+        ) {
+            out.push(chunk(json!({"reasoning_content": piece}), None));
+        }
+    }
+    if let Some(text) = turn["text"].as_str() {
+        for piece in split(text, turn["chunks"].as_u64().unwrap_or(4) as usize) {
+            out.push(chunk(json!({"content": piece}), None));
+        }
+    }
+    let calls = turn["tool_calls"].as_array().cloned().unwrap_or_default();
+    for (i, call) in calls.iter().enumerate() {
+        let call_id = call["id"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("call_{index}_{i}"));
+        out.push(chunk(json!({"tool_calls": [{"index": i, "id": call_id, "type": "function", "function": {"name": call["name"], "arguments": ""}}]}), None));
+        for piece in split(
+            &call["arguments"].to_string(),
+            turn["json_chunks"].as_u64().unwrap_or(2) as usize,
+        ) {
+            out.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                None,
+            ));
+        }
+    }
+    if turn["truncate"].as_bool() == Some(true) {
+        return out;
+    }
+    let finish = match turn["stop_reason"].as_str() {
+        Some("max_tokens") | Some("length") => "length",
+        Some(other) if other != "end_turn" && other != "tool_use" => other,
+        _ if calls.is_empty() => "stop",
+        _ => "tool_calls",
+    };
+    out.push(chunk(json!({}), Some(finish)));
+    let usage = turn
+        .get("usage")
+        .cloned()
+        .unwrap_or(json!({"input": 100, "output": 20}));
+    let (input, output, cached) = (
+        usage["input"].as_u64().unwrap_or(0),
+        usage["output"].as_u64().unwrap_or(0),
+        usage["cache_read"].as_u64().unwrap_or(0),
+    );
+    out.push(json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [],
+        "usage": {"prompt_tokens": input + cached, "completion_tokens": output, "total_tokens": input + cached + output, "prompt_tokens_details": {"cached_tokens": cached}}}).to_string());
+    out.push("[DONE]".to_string());
+    out
 }

@@ -301,3 +301,25 @@ pub fn anthropic_fake(url: &str, model: &str) -> Options {
         ..Options::default()
     }
 }
+
+/// Options that point the `fake-openai` provider (openai-completions, declared only in
+/// models.json) at a fake server.
+pub fn openai_fake(url: &str, model: &str) -> Options {
+    let models = serde_json::json!({"providers": {"fake-openai": {
+    "baseUrl": format!("{url}/v1"), "api": "openai-completions", "apiKey": "fake-key",
+    "models": [
+        {"id": "fake-gpt", "name": "Fake GPT", "contextWindow": 128000, "maxTokens": 4096},
+        {"id": "fake-o", "name": "Fake O", "reasoning": true, "contextWindow": 128000, "maxTokens": 8192}
+    ]}}});
+    Options {
+        args: vec![
+            "--provider".into(),
+            "fake-openai".into(),
+            "--model".into(),
+            model.into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        ..Options::default()
+    }
+}

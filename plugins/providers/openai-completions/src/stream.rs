@@ -1,0 +1,192 @@
+//! The SSE chunks as stream events: one current block at a time; a change of kind or a new
+//! tool-call id ends it.
+
+use pith_sdk::http::Response;
+use pith_sdk::provider::*;
+use pith_sdk::serde_json::{self, Value};
+use pith_sdk::sse::SseParser;
+
+/// A block still receiving content; pi 0.73 keeps every block open until the answer ends and
+/// then ends them in order.
+enum Open {
+    Text(u32, String),
+    Thinking(u32, String, String),
+    Tool { index: u32, id: String, name: String, json: String, stream_index: u64 },
+}
+
+/// A streaming response.
+pub struct Stream {
+    response: Response,
+    parser: SseParser,
+    open: Vec<Open>,
+    next_index: u32,
+    stop: Option<StopReason>,
+    usage: Option<Usage>,
+    started: bool,
+    done: bool,
+}
+
+impl Stream {
+    /// Wraps the response of a successful request.
+    pub fn new(response: Response) -> Stream {
+        Stream { response, parser: SseParser::default(), open: Vec::new(), next_index: 0, stop: None, usage: None, started: false, done: false }
+    }
+
+    fn close_all(&mut self, out: &mut Vec<StreamEvent>) {
+        for block in self.open.drain(..) {
+            match block {
+                Open::Text(index, text) => out.push(StreamEvent::TextEnd(TextEnd { index, text, signature: None })),
+                Open::Thinking(index, thinking, field) => {
+                    out.push(StreamEvent::ThinkingEnd(ThinkingEnd { index, block: ThinkingBlock { thinking, signature: Some(field), redacted: false } }))
+                }
+                Open::Tool { index, id, name, json, .. } => {
+                    let arguments = if json.trim().is_empty() { "{}".to_string() } else { json };
+                    out.push(StreamEvent::ToolcallEnd(ToolCallEnd { index, call: ToolCall { id, name, arguments, thought_signature: None } }));
+                }
+            }
+        }
+    }
+
+    fn open_index(&mut self) -> u32 {
+        self.next_index += 1;
+        self.next_index - 1
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+        self.close_all(out);
+        if let Some(usage) = self.usage {
+            out.push(StreamEvent::Usage(usage));
+        }
+        self.done = true;
+        match self.stop {
+            Some(StopReason::Error) => out.push(StreamEvent::Error("The provider stopped the answer (content filter)".into())),
+            Some(reason) => out.push(StreamEvent::Done(reason)),
+            None => out.push(StreamEvent::Error("The connection closed before the response was complete".into())),
+        }
+    }
+
+    fn handle(&mut self, data: &str, out: &mut Vec<StreamEvent>) {
+        if data.trim() == "[DONE]" {
+            self.finish(out);
+            return;
+        }
+        let Ok(chunk) = serde_json::from_str::<Value>(data) else { return };
+        if let Some(error) = chunk.get("error") {
+            self.done = true;
+            out.push(StreamEvent::Error(error["message"].as_str().map_or_else(|| error.to_string(), str::to_string)));
+            return;
+        }
+        if !self.started {
+            self.started = true;
+            out.push(StreamEvent::Start);
+            if let Some(id) = chunk["id"].as_str() {
+                out.push(StreamEvent::ResponseId(id.to_string()));
+            }
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let n = |v: &Value| v.as_u64().unwrap_or(0);
+            let cached = n(&usage["prompt_tokens_details"]["cached_tokens"]);
+            let reasoning = n(&usage["completion_tokens_details"]["reasoning_tokens"]);
+            self.usage = Some(Usage {
+                input: n(&usage["prompt_tokens"]).saturating_sub(cached),
+                output: n(&usage["completion_tokens"]) + reasoning,
+                cache_read: cached,
+                cache_write: 0,
+            });
+        }
+        let Some(choice) = chunk["choices"].get(0) else { return };
+        let delta = &choice["delta"];
+        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"].into_iter().find_map(|field| delta[field].as_str().filter(|t| !t.is_empty()).map(|t| (field, t)));
+        if let Some((field, text)) = reasoning {
+            if !self.open.iter().any(|b| matches!(b, Open::Thinking(..))) {
+                let index = self.open_index();
+                self.open.push(Open::Thinking(index, String::new(), field.to_string()));
+                out.push(StreamEvent::ThinkingStart(BlockStart { index }));
+            }
+            if let Some(Open::Thinking(index, whole, _)) = self.open.iter_mut().rev().find(|b| matches!(b, Open::Thinking(..))) {
+                whole.push_str(text);
+                out.push(StreamEvent::ThinkingDelta(BlockDelta { index: *index, delta: text.to_string() }));
+            }
+        }
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            if !self.open.iter().any(|b| matches!(b, Open::Text(..))) {
+                let index = self.open_index();
+                self.open.push(Open::Text(index, String::new()));
+                out.push(StreamEvent::TextStart(BlockStart { index }));
+            }
+            if let Some(Open::Text(index, whole)) = self.open.iter_mut().rev().find(|b| matches!(b, Open::Text(..))) {
+                whole.push_str(text);
+                out.push(StreamEvent::TextDelta(BlockDelta { index: *index, delta: text.to_string() }));
+            }
+        }
+        for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            let stream_index = call["index"].as_u64().unwrap_or(0);
+            let new_id = call["id"].as_str().filter(|id| !id.is_empty());
+            let existing = self.open.iter().position(|b| match b {
+                Open::Tool { id, stream_index: si, .. } => *si == stream_index && new_id.is_none_or(|n| n == id),
+                _ => false,
+            });
+            let position = match existing {
+                Some(position) => position,
+                None => {
+                    let index = self.open_index();
+                    let id = new_id.unwrap_or("").to_string();
+                    let name = call["function"]["name"].as_str().unwrap_or("").to_string();
+                    out.push(StreamEvent::ToolcallStart(ToolCallStart { index, id: id.clone(), name: name.clone() }));
+                    self.open.push(Open::Tool { index, id, name, json: String::new(), stream_index });
+                    self.open.len() - 1
+                }
+            };
+            if let Some(piece) = call["function"]["arguments"].as_str() {
+                if let Open::Tool { index, json, .. } = &mut self.open[position] {
+                    json.push_str(piece);
+                    out.push(StreamEvent::ToolcallDelta(BlockDelta { index: *index, delta: piece.to_string() }));
+                }
+            }
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            self.stop = Some(match reason {
+                "length" => StopReason::Length,
+                "tool_calls" | "function_call" => StopReason::ToolUse,
+                "content_filter" => StopReason::Error,
+                _ => StopReason::Stop,
+            });
+        }
+    }
+}
+impl Completion for Stream {
+    fn next(&mut self) -> Option<Vec<StreamEvent>> {
+        if self.done {
+            return None;
+        }
+        let mut out = Vec::new();
+        while out.is_empty() && !self.done {
+            match self.response.next_chunk() {
+                Ok(Some(chunk)) => {
+                    for event in self.parser.feed(&chunk) {
+                        self.handle(&event.data, &mut out);
+                    }
+                }
+                Ok(None) => {
+                    if let Some(event) = self.parser.finish() {
+                        self.handle(&event.data, &mut out);
+                    }
+                    if !self.done {
+                        // Servers that end the body without `[DONE]` but gave a finish reason.
+                        if self.stop.is_none() {
+                            self.done = true;
+                            out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+                        } else {
+                            self.finish(&mut out);
+                        }
+                    }
+                }
+                Err(err) => {
+                    self.done = true;
+                    out.push(StreamEvent::Error(err.message()));
+                }
+            }
+        }
+        Some(out)
+    }
+}

@@ -165,7 +165,17 @@ async fn serve(
     }
     socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n").await?;
     let delay = Duration::from_millis(turn["delay_ms"].as_u64().unwrap_or(0));
-    let frames: Vec<String> = if path.ends_with("/chat/completions") {
+    let frames: Vec<String> = if path.ends_with("/responses") {
+        responses_events(&turn, index)
+            .into_iter()
+            .map(|data| {
+                format!(
+                    "event: {}\ndata: {data}\n\n",
+                    data["type"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    } else if path.ends_with("/chat/completions") {
         openai_chunks(&turn, index)
             .into_iter()
             .map(|data| format!("data: {data}\n\n"))
@@ -326,5 +336,73 @@ fn openai_chunks(turn: &Value, index: usize) -> Vec<String> {
     out.push(json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [],
         "usage": {"prompt_tokens": input + cached, "completion_tokens": output, "total_tokens": input + cached + output, "prompt_tokens_details": {"cached_tokens": cached}}}).to_string());
     out.push("[DONE]".to_string());
+    out
+}
+
+/// The OpenAI Responses SSE events of a turn.
+fn responses_events(turn: &Value, index: usize) -> Vec<Value> {
+    let mut out = vec![
+        json!({"type": "response.created", "response": {"id": format!("resp_fake_{index}"), "status": "in_progress"}}),
+    ];
+    let mut position = 0;
+    if let Some(thinking) = turn["thinking"].as_str() {
+        let id = format!("rs_{index}");
+        out.push(json!({"type": "response.output_item.added", "output_index": position, "item": {"type": "reasoning", "id": id, "summary": []}}));
+        for piece in split(
+            thinking,
+            turn["thinking_chunks"].as_u64().unwrap_or(2) as usize,
+        ) {
+            out.push(json!({"type": "response.reasoning_summary_text.delta", "output_index": position, "delta": piece}));
+        }
+        out.push(json!({"type": "response.reasoning_summary_part.done", "output_index": position}));
+        out.push(json!({"type": "response.output_item.done", "output_index": position, "item": {"type": "reasoning", "id": id, "summary": [{"type": "summary_text", "text": thinking}], "encrypted_content": "enc"}}));
+        position += 1;
+    }
+    if let Some(text) = turn["text"].as_str() {
+        let id = format!("msg_{index}");
+        out.push(json!({"type": "response.output_item.added", "output_index": position, "item": {"type": "message", "id": id, "role": "assistant", "content": []}}));
+        for piece in split(text, turn["chunks"].as_u64().unwrap_or(4) as usize) {
+            out.push(json!({"type": "response.output_text.delta", "output_index": position, "delta": piece}));
+        }
+        out.push(json!({"type": "response.output_item.done", "output_index": position, "item": {"type": "message", "id": id, "role": "assistant", "content": [{"type": "output_text", "text": text}]}}));
+        position += 1;
+    }
+    for (i, call) in turn["tool_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let call_id = call["id"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("call_{index}_{i}"));
+        let item_id = format!("fc_{index}_{i}");
+        let arguments = call["arguments"].to_string();
+        out.push(json!({"type": "response.output_item.added", "output_index": position, "item": {"type": "function_call", "id": item_id, "call_id": call_id, "name": call["name"], "arguments": ""}}));
+        for piece in split(
+            &arguments,
+            turn["json_chunks"].as_u64().unwrap_or(2) as usize,
+        ) {
+            out.push(json!({"type": "response.function_call_arguments.delta", "output_index": position, "delta": piece}));
+        }
+        out.push(json!({"type": "response.output_item.done", "output_index": position, "item": {"type": "function_call", "id": item_id, "call_id": call_id, "name": call["name"], "arguments": arguments}}));
+        position += 1;
+    }
+    if turn["truncate"].as_bool() == Some(true) {
+        return out;
+    }
+    let usage = turn
+        .get("usage")
+        .cloned()
+        .unwrap_or(json!({"input": 100, "output": 20}));
+    let (input, output, cached) = (
+        usage["input"].as_u64().unwrap_or(0),
+        usage["output"].as_u64().unwrap_or(0),
+        usage["cache_read"].as_u64().unwrap_or(0),
+    );
+    out.push(json!({"type": "response.completed", "response": {"id": format!("resp_fake_{index}"), "status": "completed",
+        "usage": {"input_tokens": input + cached, "output_tokens": output, "input_tokens_details": {"cached_tokens": cached}}}}));
     out
 }

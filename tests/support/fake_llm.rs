@@ -165,7 +165,12 @@ async fn serve(
     }
     socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n").await?;
     let delay = Duration::from_millis(turn["delay_ms"].as_u64().unwrap_or(0));
-    let frames: Vec<String> = if path.ends_with("/responses") {
+    let frames: Vec<String> = if path.contains(":streamGenerateContent") {
+        gemini_chunks(&turn, index)
+            .into_iter()
+            .map(|data| format!("data: {data}\r\n\r\n"))
+            .collect()
+    } else if path.ends_with("/responses") {
         responses_events(&turn, index)
             .into_iter()
             .map(|data| {
@@ -404,5 +409,49 @@ fn responses_events(turn: &Value, index: usize) -> Vec<Value> {
     );
     out.push(json!({"type": "response.completed", "response": {"id": format!("resp_fake_{index}"), "status": "completed",
         "usage": {"input_tokens": input + cached, "output_tokens": output, "input_tokens_details": {"cached_tokens": cached}}}}));
+    out
+}
+
+/// The Gemini `streamGenerateContent` SSE chunks of a turn.
+fn gemini_chunks(turn: &Value, index: usize) -> Vec<Value> {
+    let id = format!("gemini_fake_{index}");
+    let chunk = |parts: Vec<Value>| json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}], "responseId": id});
+    let mut out = Vec::new();
+    if let Some(thinking) = turn["thinking"].as_str() {
+        for piece in split(
+            thinking,
+            turn["thinking_chunks"].as_u64().unwrap_or(2) as usize,
+        ) {
+            out.push(chunk(vec![json!({"text": piece, "thought": true})]));
+        }
+    }
+    if let Some(text) = turn["text"].as_str() {
+        for piece in split(text, turn["chunks"].as_u64().unwrap_or(4) as usize) {
+            out.push(chunk(vec![json!({"text": piece})]));
+        }
+    }
+    for call in turn["tool_calls"].as_array().cloned().unwrap_or_default() {
+        let mut function_call = json!({"name": call["name"], "args": call["arguments"]});
+        if let Some(id) = call["id"].as_str() {
+            function_call["id"] = json!(id);
+        }
+        out.push(chunk(vec![
+            json!({"functionCall": function_call, "thoughtSignature": "c2ln"}),
+        ]));
+    }
+    if turn["truncate"].as_bool() == Some(true) {
+        return out;
+    }
+    let usage = turn
+        .get("usage")
+        .cloned()
+        .unwrap_or(json!({"input": 100, "output": 20}));
+    let (input, output, cached) = (
+        usage["input"].as_u64().unwrap_or(0),
+        usage["output"].as_u64().unwrap_or(0),
+        usage["cache_read"].as_u64().unwrap_or(0),
+    );
+    out.push(json!({"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "STOP", "index": 0}], "responseId": id,
+        "usageMetadata": {"promptTokenCount": input + cached, "candidatesTokenCount": output, "cachedContentTokenCount": cached, "totalTokenCount": input + cached + output}}));
     out
 }

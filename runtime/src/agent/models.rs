@@ -15,6 +15,8 @@ pub struct ModelRegistry {
     pub runtime_keys: HashMap<String, String>,
     /// Keys from `models.json` (a literal, or the name of an environment variable), by provider.
     config_keys: HashMap<String, String>,
+    /// Keys from `auth.json`, by provider.
+    stored_keys: HashMap<String, String>,
 }
 
 /// `models.json` (pi's shape).
@@ -74,6 +76,28 @@ impl ModelRegistry {
             }
         }
         registry
+    }
+
+    /// Reads `auth.json` (pi's shape: `{"<provider>": {"type": "api_key", "key": "…"}}`, or an
+    /// OAuth entry whose `access` token is used). A file that does not parse is reported.
+    pub fn load_auth(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(format!("{}: {err}", path.display())),
+        };
+        let entries: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))?;
+        for (provider, entry) in entries {
+            let key = entry
+                .get("key")
+                .or_else(|| entry.get("access"))
+                .and_then(serde_json::Value::as_str);
+            if let Some(key) = key {
+                self.stored_keys.insert(provider, key.to_string());
+            }
+        }
+        Ok(())
     }
 
     /// Adds the providers and models of `models.json`: a provider with `models` adds them
@@ -150,7 +174,11 @@ impl ModelRegistry {
 
     /// The API key for `provider`: a run-time key, else the first set env var.
     pub fn api_key(&self, provider: &str) -> Option<String> {
-        if let Some(key) = self.runtime_keys.get(provider) {
+        if let Some(key) = self
+            .runtime_keys
+            .get(provider)
+            .or_else(|| self.stored_keys.get(provider))
+        {
             return Some(key.clone());
         }
         let from_env = self.key_env_vars.get(provider).and_then(|vars| {
@@ -191,6 +219,42 @@ impl ModelRegistry {
         self.models.iter().find(|m| m.is(provider, id)).cloned()
     }
 
+    /// Resolves `--models` / `enabledModels` patterns: globs (`*`, `?`, case-insensitive) against
+    /// `provider/id` or `id`, or a pattern as `--model` takes it; each with an optional `:level`.
+    pub fn resolve_scope(&self, patterns: &[String]) -> Vec<(Model, Option<ThinkingLevel>)> {
+        let mut scoped: Vec<(Model, Option<ThinkingLevel>)> = Vec::new();
+        for pattern in patterns {
+            let (body, level) = match pattern.rsplit_once(':') {
+                Some((head, tail)) if ThinkingLevel::parse(tail).is_some() => {
+                    (head, ThinkingLevel::parse(tail))
+                }
+                _ => (pattern.as_str(), None),
+            };
+            let found: Vec<Model> = if body.contains(['*', '?']) {
+                let body = body.to_ascii_lowercase();
+                self.models
+                    .iter()
+                    .filter(|m| {
+                        glob(&body, &m.key().to_ascii_lowercase())
+                            || glob(&body, &m.id.to_ascii_lowercase())
+                    })
+                    .cloned()
+                    .collect()
+            } else {
+                self.resolve(body, None)
+                    .map(|(m, _)| m)
+                    .into_iter()
+                    .collect()
+            };
+            for model in found {
+                if !scoped.iter().any(|(m, _)| m.is(&model.provider, &model.id)) {
+                    scoped.push((model, level));
+                }
+            }
+        }
+        scoped
+    }
+
     /// Resolves `--model` (`id`, `provider/id`, with an optional `:level`) and `--provider`.
     pub fn resolve(
         &self,
@@ -220,5 +284,42 @@ impl ModelRegistry {
                 .max_by(|a, b| a.id.cmp(&b.id))
         });
         found.map(|m| (m.clone(), level))
+    }
+}
+
+/// Matches `text` against a glob of `*` (any run) and `?` (one character).
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs() {
+        assert!(glob("anthropic/*", "anthropic/claude-sonnet-4-5"));
+        assert!(glob("*sonnet*", "claude-sonnet-4-5"));
+        assert!(glob("gpt-?", "gpt-5"));
+        assert!(!glob("gpt-?", "gpt-55"));
+        assert!(!glob("claude*", "openai/gpt"));
     }
 }

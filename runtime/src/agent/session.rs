@@ -66,6 +66,8 @@ pub struct SessionConfig {
     pub auto_retry: bool,
     /// Retry attempts and delays.
     pub retry: super::retry::RetryPolicy,
+    /// Models for `cycle_model` (`--models`, settings `enabledModels`), with optional levels.
+    pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
 }
 
 /// The conversation state.
@@ -98,6 +100,8 @@ pub struct State {
     pub auto_retry: bool,
     /// Retry attempts and delays.
     pub retry: super::retry::RetryPolicy,
+    /// Models for `cycle_model`.
+    pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
     /// Cancels the wait before a retry (`abort_retry`).
     pub retry_wait: Option<CancellationToken>,
     /// Active plugin tools.
@@ -300,6 +304,7 @@ impl Session {
             auto_compaction: config.auto_compaction,
             auto_retry: config.auto_retry,
             retry: config.retry,
+            scoped_models: config.scoped_models,
             retry_wait: None,
             tools: config.tools,
             host_tools: Vec::new(),
@@ -561,10 +566,30 @@ impl Session {
         Ok(json!(model))
     }
 
-    /// `cycle_model`: the next available model, or `null` when there is at most one.
+    /// `cycle_model`: the next model (of the scoped ones whose provider has a key, else of the
+    /// available ones), or `null` when there is at most one.
     pub fn cycle_model(&self) -> Value {
-        let available = self.shared.models.available();
-        if available.len() <= 1 {
+        let scoped: Vec<(Model, Option<ThinkingLevel>)> = {
+            let state = self.shared.state();
+            state
+                .scoped_models
+                .iter()
+                .filter(|(m, _)| self.shared.models.has_key(&m.provider))
+                .cloned()
+                .collect()
+        };
+        let is_scoped = !scoped.is_empty();
+        let candidates: Vec<(Model, Option<ThinkingLevel>)> = if is_scoped {
+            scoped
+        } else {
+            self.shared
+                .models
+                .available()
+                .into_iter()
+                .map(|m| (m, None))
+                .collect()
+        };
+        if candidates.len() <= 1 {
             return Value::Null;
         }
         let (current_index, previous_reasoning, level) = {
@@ -572,7 +597,11 @@ impl Session {
             let index = state
                 .model
                 .as_ref()
-                .and_then(|m| available.iter().position(|a| a.is(&m.provider, &m.id)))
+                .and_then(|m| {
+                    candidates
+                        .iter()
+                        .position(|(c, _)| c.is(&m.provider, &m.id))
+                })
                 .unwrap_or(0);
             (
                 index,
@@ -580,15 +609,15 @@ impl Session {
                 state.thinking,
             )
         };
-        let next = available[(current_index + 1) % available.len()].clone();
-        let wanted = if previous_reasoning {
+        let (next, explicit) = candidates[(current_index + 1) % candidates.len()].clone();
+        let wanted = explicit.unwrap_or(if previous_reasoning {
             level
         } else {
             ThinkingLevel::Medium
-        };
+        });
         self.shared.state().model = Some(next.clone());
         let level = self.apply_thinking(wanted);
-        json!({"model": next, "thinkingLevel": level.as_str(), "isScoped": false})
+        json!({"model": next, "thinkingLevel": level.as_str(), "isScoped": is_scoped})
     }
 
     /// `set_thinking_level`.

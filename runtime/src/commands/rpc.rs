@@ -14,6 +14,7 @@ use crate::agent::retry::RetryPolicy;
 use crate::agent::session::{Session, SessionConfig};
 use crate::agent::system_prompt::PromptOptions;
 use crate::agent::tools::ToolSelection;
+use crate::agent_dir::AgentDir;
 use crate::cli::Args;
 use crate::plugin_host::PluginHost;
 use crate::settings::Settings;
@@ -48,6 +49,18 @@ pub fn session_config(
         }
         parsed
     });
+    let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
+        settings
+            .get("enabledModels")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    let scoped_models = models.resolve_scope(&scope_patterns);
     let model = match &args.model {
         Some(pattern) => {
             let (model, level) = models
@@ -64,7 +77,23 @@ pub fn session_config(
                     .find(|m| m.is(&provider, &id)),
                 _ => None,
             };
-            default.or_else(|| models.available().into_iter().next())
+            // With a scope: the saved default if it is in scope, else the first scoped model.
+            let in_scope = |m: &crate::agent::model::Model| {
+                scoped_models.is_empty()
+                    || scoped_models.iter().any(|(s, _)| s.is(&m.provider, &m.id))
+            };
+            default.filter(|m| in_scope(m)).or_else(|| {
+                scoped_models
+                    .iter()
+                    .find(|(m, _)| models.has_key(&m.provider))
+                    .map(|(m, level)| {
+                        if thinking.is_none() {
+                            thinking = *level;
+                        }
+                        m.clone()
+                    })
+                    .or_else(|| models.available().into_iter().next())
+            })
         }
     };
     if let Some(key) = &args.api_key {
@@ -111,6 +140,7 @@ pub fn session_config(
             .map_or(QueueMode::OneAtATime, |m| QueueMode::parse(&m)),
         auto_compaction: enabled("compaction"),
         auto_retry: enabled("retry"),
+        scoped_models,
         retry: {
             let number = |key: &str| {
                 settings
@@ -134,11 +164,14 @@ pub async fn serve(
     args: &Args,
     settings: &Settings,
     cwd: PathBuf,
-    models_file: PathBuf,
+    agent_dir: &AgentDir,
 ) -> ExitCode {
     let mut models = ModelRegistry::from_host(&host);
-    if let Err(problem) = models.load_custom(&models_file) {
+    if let Err(problem) = models.load_custom(&agent_dir.models_file()) {
         eprintln!("pith: models.json ignored: {problem}");
+    }
+    if let Err(problem) = models.load_auth(&agent_dir.auth_file()) {
+        eprintln!("pith: auth.json ignored: {problem}");
     }
     let config = match session_config(args, settings, &mut models, cwd) {
         Ok(config) => config,

@@ -1,0 +1,105 @@
+//! The model registry over the real binary: keys from auth.json, scoped cycling with
+//! `--models`, and key isolation between providers.
+
+mod support;
+
+use serde_json::json;
+use support::fake_llm::FakeLlm;
+use support::rpc::{Options, Pith};
+
+fn models_json(url: &str, with_key: bool) -> String {
+    let mut provider = json!({"baseUrl": url, "api": "anthropic-messages",
+        "models": [{"id": "fake-model", "maxTokens": 8192}, {"id": "fake-reasoner", "reasoning": true, "maxTokens": 16384}, {"id": "fake-third"}]});
+    if with_key {
+        provider["apiKey"] = json!("FAKE_KEY_VAR");
+    }
+    json!({"providers": {"fake": provider, "other": {"baseUrl": url, "api": "anthropic-messages", "apiKey": "other-secret", "models": [{"id": "other-model"}]}}}).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_from_auth_json_and_env_var_names() {
+    let server = FakeLlm::start(json!([{"text": "one"}, {"text": "two"}])).await;
+    let options = Options {
+        args: vec![
+            "--provider".into(),
+            "fake".into(),
+            "--model".into(),
+            "fake-model".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![
+            ("models.json".into(), models_json(&server.url, false)),
+            (
+                "auth.json".into(),
+                json!({"fake": {"type": "api_key", "key": "from-auth"}}).to_string(),
+            ),
+        ],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    assert_eq!(server.requests()[0]["headers"]["x-api-key"], "from-auth");
+
+    // An apiKey that names an environment variable uses its value; each provider gets only its own key.
+    let server = FakeLlm::start(json!([{"text": "one"}, {"text": "two"}])).await;
+    let options = Options {
+        args: vec![
+            "--provider".into(),
+            "fake".into(),
+            "--model".into(),
+            "fake-model".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models_json(&server.url, true))],
+        env: vec![("FAKE_KEY_VAR".into(), "from-env".into())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    pith.call(
+        "m",
+        json!({"type": "set_model", "provider": "other", "modelId": "other-model"}),
+    )
+    .await;
+    pith.call("p2", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    let requests = server.requests();
+    assert_eq!(requests[0]["headers"]["x-api-key"], "from-env");
+    assert_eq!(requests[1]["headers"]["x-api-key"], "other-secret");
+    assert!(!requests[0].to_string().contains("other-secret"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scoped_cycling_with_models() {
+    let server = FakeLlm::start(json!([])).await;
+    let options = Options {
+        args: vec![
+            "--models".into(),
+            "fake/fake-model,fake/fake-reasoner:high".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models_json(&server.url, true))],
+        env: vec![("FAKE_KEY_VAR".into(), "k".into())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["id"], "fake-model");
+    let next = pith.call("c1", json!({"type": "cycle_model"})).await;
+    assert_eq!(next["data"]["model"]["id"], "fake-reasoner");
+    assert_eq!(next["data"]["thinkingLevel"], "high");
+    assert_eq!(next["data"]["isScoped"], true);
+    let back = pith.call("c2", json!({"type": "cycle_model"})).await;
+    assert_eq!(back["data"]["model"]["id"], "fake-model");
+    assert_eq!(back["data"]["thinkingLevel"], "off");
+    // Unscoped, every model with a key takes part.
+    let available = pith
+        .call("a", json!({"type": "get_available_models"}))
+        .await;
+    assert_eq!(available["data"]["models"].as_array().unwrap().len(), 4);
+}

@@ -103,3 +103,49 @@ async fn scoped_cycling_with_models() {
         .await;
     assert_eq!(available["data"]["models"].as_array().unwrap().len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_reaches_only_its_base_url_and_its_own_key() {
+    let own = support::serve_text("mine").await;
+    let elsewhere = support::serve_text("secret data").await;
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        support::built_component("provider-probe"),
+        plugins.path().join("provider_probe.wasm"),
+    )
+    .unwrap();
+    std::fs::copy(
+        support::repo_root().join("plugins/testing/provider-probe/pith.toml"),
+        plugins.path().join("provider_probe.toml"),
+    )
+    .unwrap();
+    let models = json!({"providers": {"probed": {"baseUrl": own, "api": "probe-api", "apiKey": "probed-key", "models": [{"id": "probe-model"}]}}});
+    let options = Options {
+        args: vec![
+            "--provider".into(),
+            "probed".into(),
+            "--model".into(),
+            "probe-model".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        env: vec![("ANTHROPIC_API_KEY".into(), "anthropic-secret".into())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    let ask = json!({"url": format!("{elsewhere}/steal"), "key": "ANTHROPIC_API_KEY"}).to_string();
+    pith.call("p", json!({"type": "prompt", "message": ask}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let text = end["messages"][1]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        text,
+        format!(
+            "own: 200 mine\nother: http denied: {elsewhere}/steal is not under a granted prefix\nconfig not granted: ANTHROPIC_API_KEY\nrequest key: Some(\"probed-key\")"
+        )
+    );
+}

@@ -149,3 +149,34 @@ async fn a_provider_reaches_only_its_base_url_and_its_own_key() {
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn api_key_flag_and_cost_from_model_prices() {
+    let server = FakeLlm::start(json!([{"text": "priced", "usage": {"input": 1_000_000, "output": 500_000, "cache_read": 200_000, "cache_write": 100_000}}])).await;
+    let models = json!({"providers": {"fake": {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "from-file",
+        "models": [{"id": "priced", "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}]}}});
+    let options = Options {
+        args: vec![
+            "--model".into(),
+            "fake/priced".into(),
+            "--api-key".into(),
+            "from-flag".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(server.requests()[0]["headers"]["x-api-key"], "from-flag");
+    let cost = &end["messages"][1]["usage"]["cost"];
+    assert_eq!(cost["input"], json!(3));
+    assert_eq!(cost["output"], json!(7.5));
+    assert_eq!(cost["cacheRead"], json!(0.06));
+    assert_eq!(cost["cacheWrite"], json!(0.375));
+    assert_eq!(cost["total"], json!(10.935));
+    let stats = pith.call("s", json!({"type": "get_session_stats"})).await;
+    assert_eq!(stats["data"]["cost"], json!(10.935));
+}

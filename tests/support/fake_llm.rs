@@ -15,6 +15,15 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// Microseconds since the first use of this clock (a shared time base for latency figures).
+pub fn clock_micros() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_micros() as u64
+}
+
 /// A running fake server.
 pub struct FakeLlm {
     /// `http://127.0.0.1:<port>`.
@@ -145,10 +154,11 @@ async fn serve(
         body.extend_from_slice(&chunk[..n]);
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    recorded
-        .lock()
-        .unwrap()
-        .push(json!({"path": path, "headers": headers, "body": body}));
+    let slot = {
+        let mut recorded = recorded.lock().unwrap();
+        recorded.push(json!({"path": path, "headers": headers, "body": body}));
+        recorded.len() - 1
+    };
     let index = counter.fetch_add(1, Ordering::SeqCst);
     let turn = turns
         .get(index)
@@ -191,6 +201,13 @@ async fn serve(
             .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
             .collect()
     };
+    // Written in batches of frames, as a server streaming quickly would.
+    let frames: Vec<String> = if delay.is_zero() {
+        frames.chunks(64).map(|c| c.concat()).collect()
+    } else {
+        frames
+    };
+    recorded.lock().unwrap()[slot]["firstByteMicros"] = json!(clock_micros());
     for frame in frames {
         if socket.write_all(frame.as_bytes()).await.is_err() || socket.flush().await.is_err() {
             cut.fetch_add(1, Ordering::SeqCst);

@@ -87,6 +87,9 @@ async fn replay(name: &str, via: Via) -> Vec<Value> {
         }
     };
     let mut pith = Pith::spawn(options).await;
+    for (name, contents) in scenario["files"].as_object().into_iter().flatten() {
+        std::fs::write(pith.work_dir().join(name), contents.as_str().unwrap_or("")).unwrap();
+    }
     for step in scenario["steps"].as_array().unwrap() {
         if let Some(command) = step.get("send") {
             pith.send(command.clone()).await;
@@ -174,6 +177,11 @@ async fn a_tool_call_and_its_result() {
 async fn a_tool_call_through_openai_completions() {
     // faux orders blocks as the Anthropic wire does; only the real provider is compared here.
     conform_via("c2_openai_tool", Via::Real).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_read_tool_and_its_error_result() {
+    conform("d_read_tool").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

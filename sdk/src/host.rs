@@ -48,3 +48,41 @@ pub fn resolve_path(path: &str) -> std::path::PathBuf {
         None => candidate.to_path_buf(),
     }
 }
+
+/// Resolves a path the model gave as pi's tools do: a leading `@` is stripped, Unicode spaces
+/// become plain spaces, and a relative path is taken from the workspace. The result is the
+/// absolute path the plugin opens (inside the sandbox, the workspace's own path).
+pub fn resolve_model_path(path: &str) -> std::path::PathBuf {
+    let cleaned: String = path
+        .strip_prefix('@')
+        .unwrap_or(path)
+        .chars()
+        .map(|c| {
+            if matches!(
+                c,
+                '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
+            ) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let normalized = normalize(&resolve_path(&cleaned));
+    normalized
+}
+
+/// Removes `.` and `..` components lexically (so error messages name the path pi would).
+fn normalize(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}

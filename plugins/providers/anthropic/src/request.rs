@@ -149,6 +149,11 @@ pub fn body(request: &Request) -> Value {
                 json!({"name": tool.name, "description": tool.description, "eager_input_streaming": true, "input_schema": schema})
             })
             .collect();
+        let mut tools = tools;
+        // The tool list is part of the cached prefix, as pi marks it.
+        if let Some(Value::Object(last)) = tools.last_mut() {
+            last.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some((thinking, output)) = thinking {

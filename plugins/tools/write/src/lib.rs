@@ -1,0 +1,51 @@
+//! The `write` tool, as pi's: creates parent directories and writes the file.
+
+use pith_sdk::host::resolve_model_path;
+use pith_sdk::tool::*;
+
+#[derive(serde::Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+struct Write;
+
+impl Tool for Write {
+    const NAME: &'static str = "write";
+    const DESCRIPTION: &'static str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
+
+    fn parameters() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+                "content": {"type": "string", "description": "Content to write to the file"}
+            },
+            "required": ["path", "content"]
+        })
+    }
+
+    fn prompt_snippet() -> Option<String> {
+        Some("Create or overwrite files".into())
+    }
+
+    fn prompt_guidelines() -> Vec<String> {
+        vec!["Use write only for new files or complete rewrites.".into()]
+    }
+
+    fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
+        let args: Args = call.parse()?;
+        let path = resolve_model_path(&args.path);
+        let fail = |err: std::io::Error| ToolError::new(format!("{err}: '{}'", path.display())).with_details(json!({}));
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        std::fs::write(&path, &args.content).map_err(fail)?;
+        // pi reports the string's length in UTF-16 code units.
+        let length = args.content.encode_utf16().count();
+        Ok(ToolResult::text(format!("Successfully wrote {length} bytes to {}", args.path)))
+    }
+}
+
+pith_sdk::export_tools!(Write);

@@ -1,0 +1,328 @@
+//! The first-party file tools (read, write, edit, ls) against pi's behaviour on a temporary
+//! workspace, and their sandbox: nothing outside the workspace, read-only tools cannot write.
+
+mod support;
+
+use pith::content::{Content, ToolOutput};
+use pith::plugin_host::discovery::Origin;
+use pith::plugin_host::{HostOptions, PluginHost};
+use pith::settings::Settings;
+use serde_json::{Value, json};
+
+struct Workspace {
+    dir: tempfile::TempDir,
+    host: PluginHost,
+}
+
+impl Workspace {
+    async fn new() -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        let (host, errors) = PluginHost::load(HostOptions {
+            workspace: dir.path().to_path_buf(),
+            plugin_dirs: Vec::<(std::path::PathBuf, Origin)>::new(),
+            cache_dir: Some(support::shared_cache()),
+            settings: Settings::from_value(json!({})),
+            embedded: true,
+        })
+        .await
+        .unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        Workspace { dir, host }
+    }
+
+    fn root(&self) -> std::path::PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn write(&self, name: &str, contents: &str) {
+        let path = self.dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name)).unwrap()
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> ToolOutput {
+        self.host
+            .call_tool(tool, "c", &args, None, None)
+            .await
+            .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_text_offsets_limits_and_errors() {
+    let ws = Workspace::new().await;
+    ws.write("hello.txt", "first line\nsecond line\nthird line\n");
+    let out = ws.call("read", json!({"path": "hello.txt"})).await;
+    assert_eq!(
+        (out.text(), out.is_error, out.details.clone()),
+        (
+            "first line\nsecond line\nthird line\n".to_string(),
+            false,
+            None
+        )
+    );
+    let out = ws
+        .call(
+            "read",
+            json!({"path": "@hello.txt", "offset": 2, "limit": 1}),
+        )
+        .await;
+    assert_eq!(
+        out.text(),
+        "second line\n\n[2 more lines in file. Use offset=3 to continue.]"
+    );
+    let out = ws
+        .call("read", json!({"path": "hello.txt", "offset": 9}))
+        .await;
+    assert!(out.is_error);
+    assert_eq!(out.text(), "Offset 9 is beyond end of file (4 lines total)");
+    let out = ws.call("read", json!({"path": "missing.txt"})).await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.text(),
+        format!(
+            "ENOENT: no such file or directory, access '{}/missing.txt'",
+            ws.root().display()
+        )
+    );
+    assert_eq!(out.details, Some(json!({})));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_truncates_at_2000_lines_with_a_notice() {
+    let ws = Workspace::new().await;
+    let text: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
+    ws.write("long.txt", &text);
+    let out = ws.call("read", json!({"path": "long.txt"})).await;
+    assert!(
+        out.text()
+            .ends_with("line 2000\n\n[Showing lines 1-2000 of 2501. Use offset=2001 to continue.]"),
+        "{}",
+        &out.text()[out.text().len() - 100..]
+    );
+    assert_eq!(out.details.unwrap()["truncation"]["truncatedBy"], "lines");
+    let wide = "x".repeat(60 * 1024);
+    ws.write("wide.txt", &wide);
+    let out = ws.call("read", json!({"path": "wide.txt"})).await;
+    assert_eq!(
+        out.text(),
+        "[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' wide.txt | head -c 51200]"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_returns_images_as_image_content() {
+    let ws = Workspace::new().await;
+    let png = [0x89u8, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0];
+    std::fs::write(ws.dir.path().join("dot.png"), png).unwrap();
+    let out = ws.call("read", json!({"path": "dot.png"})).await;
+    assert_eq!(out.content[0], Content::text("Read image file [image/png]"));
+    assert_eq!(
+        out.content[1],
+        Content::Image {
+            data: "iVBORw0KGgoAAA==".into(),
+            mime_type: "image/png".into()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn write_creates_parents_and_counts_utf16() {
+    let ws = Workspace::new().await;
+    let out = ws
+        .call("write", json!({"path": "a/b/c.txt", "content": "héllo 👋"}))
+        .await;
+    assert_eq!(out.text(), "Successfully wrote 8 bytes to a/b/c.txt");
+    assert_eq!(out.details, None);
+    assert_eq!(ws.read("a/b/c.txt"), "héllo 👋");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn edit_replaces_unique_text_and_reports_a_diff() {
+    let ws = Workspace::new().await;
+    ws.write("code.rs", "fn main() {\r\n    println!(\"hi\");\r\n}\r\n");
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "code.rs", "edits": [{"oldText": "\"hi\"", "newText": "\"hello\""}]}),
+        )
+        .await;
+    assert_eq!(out.text(), "Successfully replaced text in code.rs.");
+    assert_eq!(
+        ws.read("code.rs"),
+        "fn main() {\r\n    println!(\"hello\");\r\n}\r\n",
+        "line endings kept"
+    );
+    let details = out.details.unwrap();
+    assert_eq!(details["firstChangedLine"], 2);
+    assert_eq!(
+        details["diff"],
+        " 1 fn main() {\n-2     println!(\"hi\");\n+2     println!(\"hello\");\n 3 }\n 4 "
+    );
+
+    ws.write("dup.txt", "a\nb\na\n");
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "dup.txt", "edits": [{"oldText": "a", "newText": "z"}]}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.text(),
+        "Found 2 occurrences of the text in dup.txt. The text must be unique. Please provide more context to make it unique."
+    );
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "dup.txt", "edits": [{"oldText": "nope", "newText": "z"}]}),
+        )
+        .await;
+    assert_eq!(
+        out.text(),
+        "Could not find the exact text in dup.txt. The old text must match exactly including all whitespace and newlines."
+    );
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "dup.txt", "edits": [{"oldText": "b", "newText": "b"}]}),
+        )
+        .await;
+    assert!(out.text().starts_with("No changes made to dup.txt."));
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "none.txt", "edits": [{"oldText": "b", "newText": "c"}]}),
+        )
+        .await;
+    assert_eq!(out.text(), "File not found: none.txt");
+
+    ws.write("multi.txt", "one\ntwo\nthree\n");
+    let out = ws.call("edit", json!({"path": "multi.txt", "edits": [{"oldText": "one", "newText": "1"}, {"oldText": "three", "newText": "3"}]})).await;
+    assert_eq!(out.text(), "Successfully replaced 2 blocks in multi.txt.");
+    assert_eq!(ws.read("multi.txt"), "1\ntwo\n3\n");
+    let out = ws.call("edit", json!({"path": "multi.txt", "edits": [{"oldText": "1\ntwo", "newText": "x"}, {"oldText": "two\n3", "newText": "y"}]})).await;
+    assert_eq!(
+        out.text(),
+        "edits[0] and edits[1] overlap in multi.txt. Merge them into one edit."
+    );
+
+    // Typographic quotes and trailing spaces are forgiven.
+    ws.write("quote.txt", "say 'hi'   \nend\n");
+    let out = ws.call("edit", json!({"path": "quote.txt", "edits": [{"oldText": "say \u{2018}hi\u{2019}", "newText": "say 'bye'"}]})).await;
+    assert!(!out.is_error, "{}", out.text());
+    assert_eq!(ws.read("quote.txt"), "say 'bye'\nend\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ls_sorts_marks_directories_and_limits() {
+    let ws = Workspace::new().await;
+    ws.write("b.txt", "");
+    ws.write("A.txt", "");
+    ws.write(".hidden", "");
+    ws.write("sub/x", "");
+    let out = ws.call("ls", json!({})).await;
+    assert_eq!(out.text(), ".hidden\nA.txt\nb.txt\nsub/");
+    let out = ws.call("ls", json!({"limit": 2})).await;
+    assert_eq!(
+        out.text(),
+        ".hidden\nA.txt\n\n[2 entries limit reached. Use limit=4 for more]"
+    );
+    assert_eq!(out.details, Some(json!({"entryLimitReached": 2})));
+    ws.write("empty/.keep", "");
+    std::fs::remove_file(ws.dir.path().join("empty/.keep")).unwrap();
+    assert_eq!(
+        ws.call("ls", json!({"path": "empty"})).await.text(),
+        "(empty directory)"
+    );
+    let out = ws.call("ls", json!({"path": "b.txt"})).await;
+    assert_eq!(
+        out.text(),
+        format!("Not a directory: {}/b.txt", ws.root().display())
+    );
+    let out = ws.call("ls", json!({"path": "nowhere"})).await;
+    assert_eq!(
+        out.text(),
+        format!("Path not found: {}/nowhere", ws.root().display())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_cannot_leave_the_workspace() {
+    let ws = Workspace::new().await;
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        ws.dir.path().join("link.txt"),
+    )
+    .unwrap();
+    let secret = outside.path().join("secret.txt").display().to_string();
+    for args in [
+        json!({"path": secret}),
+        json!({"path": "../secret.txt"}),
+        json!({"path": "link.txt"}),
+    ] {
+        let out = ws.call("read", args.clone()).await;
+        assert!(out.is_error, "{args}: {}", out.text());
+        assert!(
+            !out.text().contains("secret\n") && out.text() != "secret",
+            "{args}"
+        );
+    }
+    let out = ws
+        .call(
+            "write",
+            json!({"path": format!("{}/new.txt", outside.path().display()), "content": "x"}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(!outside.path().join("new.txt").exists());
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "link.txt", "edits": [{"oldText": "secret", "newText": "pwned"}]}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
+        "secret"
+    );
+    let out = ws
+        .call("ls", json!({"path": outside.path().display().to_string()}))
+        .await;
+    assert!(out.is_error);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_tools_are_granted_a_read_only_workspace() {
+    let ws = Workspace::new().await;
+    let grants: Vec<(String, String)> = ws
+        .host
+        .plugins()
+        .iter()
+        .map(|p| {
+            (
+                p.manifest.id.clone(),
+                format!("{:?}", p.capabilities.workspace),
+            )
+        })
+        .collect();
+    for (id, access) in [
+        ("read", "Read"),
+        ("ls", "Read"),
+        ("write", "Write"),
+        ("edit", "Write"),
+        ("bash", "Write"),
+    ] {
+        assert!(
+            grants.contains(&(id.to_string(), access.to_string())),
+            "{id}: {grants:?}"
+        );
+    }
+}

@@ -68,8 +68,7 @@ pub fn resolve_model_path(path: &str) -> std::path::PathBuf {
             }
         })
         .collect();
-    let normalized = normalize(&resolve_path(&cleaned));
-    normalized
+    normalize(&resolve_path(&cleaned))
 }
 
 /// Removes `.` and `..` components lexically (so error messages name the path pi would).

@@ -304,3 +304,39 @@ async fn exhausted_retries_and_abort_retry() {
     let state = pith.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["isStreaming"], false);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_selection_flags_shape_the_request() {
+    let tools_of = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|t| t["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for (flags, expected) in [
+        (vec![], vec!["read", "bash", "edit", "write"]),
+        (vec!["--tools", "grep,read,ls"], vec!["read", "grep", "ls"]),
+        (vec!["--no-tools"], vec![]),
+    ] {
+        let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+        let mut options = anthropic_fake(&server.url, "fake-model");
+        options.args.extend(flags.iter().map(|f| f.to_string()));
+        let mut pith = Pith::spawn(options).await;
+        pith.call("p", json!({"type": "prompt", "message": "hi"}))
+            .await;
+        pith.until_agent_end().await;
+        let body = &server.requests()[0]["body"];
+        assert_eq!(tools_of(body), expected, "{flags:?}");
+        let system = body["system"][0]["text"].as_str().unwrap();
+        for tool in &expected {
+            assert!(
+                system.contains(&format!("- {tool}: ")),
+                "{tool} missing from the system prompt"
+            );
+        }
+    }
+}

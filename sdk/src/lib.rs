@@ -87,6 +87,7 @@ pub mod http;
 pub mod process;
 pub mod sse;
 pub mod text;
+pub mod walk;
 
 #[cfg(feature = "extension")]
 pub mod extension;

@@ -91,6 +91,13 @@ pub fn session_tools(
         .filter(|(spec, _)| !host_tools.iter().any(|h| h.name == spec.name))
         .map(|(spec, _)| SessionTool::Plugin(spec))
         .collect();
+    // pi's built-ins first, in pi's order; then the other tools as loaded.
+    tools.sort_by_key(|tool| {
+        BUILTIN_TOOLS
+            .iter()
+            .position(|b| *b == tool.name())
+            .unwrap_or(BUILTIN_TOOLS.len())
+    });
     tools.extend(host_tools.iter().cloned().map(SessionTool::Host));
     tools
 }

@@ -736,3 +736,47 @@ async fn bash_command_truncates_strips_ansi_and_spills_to_a_file() {
     assert_eq!(records[1]["fullOutputPath"], path);
     std::fs::remove_file(path).unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_bash_kills_the_process_tree_within_100_ms() {
+    let mut pith = Pith::spawn(Options::default()).await;
+    let pids = pith.work_dir().join("pids");
+    let command = format!(
+        "sleep 30 & echo $! > {p}; echo $$ >> {p}; sleep 30",
+        p = pids.display()
+    );
+    pith.send(json!({"id": "b", "type": "bash", "command": command}))
+        .await;
+    while std::fs::read_to_string(&pids)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 2
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let list: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let alive = |pid: &i32| {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    };
+    assert!(list.iter().all(alive));
+    let aborted = std::time::Instant::now();
+    pith.send(json!({"id": "a", "type": "abort_bash"})).await;
+    while list.iter().any(alive) && aborted.elapsed() < std::time::Duration::from_secs(2) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(
+        aborted.elapsed() < std::time::Duration::from_millis(100),
+        "took {:?}",
+        aborted.elapsed()
+    );
+    let result = pith.response("b").await;
+    assert_eq!(result["data"]["cancelled"], true);
+    assert!(result["data"].get("exitCode").is_none());
+}

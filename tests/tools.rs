@@ -413,3 +413,110 @@ async fn grep_matches_with_context_case_literal_and_limits() {
     assert!(bad.is_error);
     assert!(bad.text().starts_with("Invalid pattern: "));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_tool_named_like_a_built_in_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(
+        support::built_component("replacement-read"),
+        plugins.join("replacement_read.wasm"),
+    )
+    .unwrap();
+    std::fs::copy(
+        support::repo_root().join("plugins/testing/replacement-read/pith.toml"),
+        plugins.join("replacement_read.toml"),
+    )
+    .unwrap();
+    let (host, errors) = PluginHost::load(HostOptions {
+        workspace: dir.path().to_path_buf(),
+        plugin_dirs: vec![(plugins, Origin::Flag)],
+        cache_dir: Some(support::shared_cache()),
+        settings: Settings::from_value(json!({})),
+        embedded: true,
+    })
+    .await
+    .unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let reads: Vec<String> = host
+        .tools()
+        .into_iter()
+        .filter(|(t, _)| t.name == "read")
+        .map(|(_, p)| p.manifest.id.clone())
+        .collect();
+    assert_eq!(reads, ["replacement-read"]);
+    let out = host
+        .call_tool("read", "c", &json!({"path": "x"}), None, None)
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "replaced");
+}
+
+fn alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_kills_the_bash_process_tree_within_100_ms() {
+    let ws = Workspace::new().await;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let pids = ws.dir.path().join("pids");
+    let command = format!(
+        "sleep 30 & echo $! > {p}; echo $$ >> {p}; sleep 30",
+        p = pids.display()
+    );
+    let call = {
+        let cancel = cancel.clone();
+        let args = json!({"command": command});
+        let host = &ws.host;
+        async move { host.call_tool("bash", "c", &args, None, Some(cancel)).await }
+    };
+    let watcher = async {
+        while std::fs::read_to_string(&pids)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+            < 2
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let list: Vec<i32> = std::fs::read_to_string(&pids)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        assert!(list.iter().all(|p| alive(*p)));
+        let aborted = std::time::Instant::now();
+        cancel.cancel();
+        (list, aborted)
+    };
+    let (result, (list, aborted)) = tokio::join!(call, watcher);
+    let out = result.unwrap();
+    while list.iter().any(|p| alive(*p)) && aborted.elapsed() < std::time::Duration::from_secs(2) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let gone = aborted.elapsed();
+    assert!(
+        list.iter().all(|p| !alive(*p)),
+        "the tree outlived the abort"
+    );
+    assert!(
+        gone < std::time::Duration::from_millis(100),
+        "took {gone:?}"
+    );
+    assert!(out.is_error);
+    assert!(out.text().ends_with("Command aborted"), "{}", out.text());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grep_anchors_apply_per_line() {
+    let ws = Workspace::new().await;
+    ws.write("a.txt", "first\nsecond start\nstart here\n");
+    let out = ws.call("grep", json!({"pattern": "^start"})).await;
+    assert_eq!(out.text(), "a.txt:3: start here");
+    let out = ws.call("grep", json!({"pattern": "start$"})).await;
+    assert_eq!(out.text(), "a.txt:2: second start");
+}

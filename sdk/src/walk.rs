@@ -164,18 +164,32 @@ fn walk_dir(
         rules.truncate(before);
         return true;
     };
-    let mut entries: Vec<(String, PathBuf)> = entries
+    let mut entries: Vec<(String, PathBuf, Option<bool>)> = entries
         .filter_map(|e| e.ok())
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .map(|e| {
+            // The entry's own type when it is not a symlink (no extra stat); symlinks are followed.
+            let known = e
+                .file_type()
+                .ok()
+                .filter(|t| !t.is_symlink())
+                .map(|t| t.is_dir());
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path(),
+                known,
+            )
+        })
         .collect();
     entries.sort();
-    for (name, path) in entries {
+    for (name, path, known) in entries {
         if name == ".git" {
             continue;
         }
-        let is_dir = std::fs::metadata(&path)
-            .map(|m| m.is_dir())
-            .unwrap_or(false);
+        let is_dir = known.unwrap_or_else(|| {
+            std::fs::metadata(&path)
+                .map(|m| m.is_dir())
+                .unwrap_or(false)
+        });
         let relative = if rel.is_empty() {
             name.clone()
         } else {

@@ -64,6 +64,12 @@ impl Tool for Grep {
             .case_insensitive(args.ignore_case == Some(true))
             .build()
             .map_err(|err| fail(format!("Invalid pattern: {err}")))?;
+        // Lines are matched one by one; this multi-line twin finds the files worth splitting.
+        let whole_file = regex::RegexBuilder::new(&source)
+            .case_insensitive(args.ignore_case == Some(true))
+            .multi_line(true)
+            .build()
+            .map_err(|err| fail(format!("Invalid pattern: {err}")))?;
         let root = resolve_model_path(args.path.as_deref().unwrap_or("."));
         let limit = args.limit.map_or(100, |l| l.max(1.0) as usize);
         let context = args.context.map_or(0, |c| c.max(0.0) as usize);
@@ -95,6 +101,10 @@ impl Tool for Grep {
                 continue; // binary
             }
             let text = String::from_utf8_lossy(&bytes);
+            // One search over the whole file first: most files have no match.
+            if !whole_file.is_match(&text) {
+                continue;
+            }
             let lines: Vec<&str> = text.lines().collect();
             let mut printed_until = 0usize;
             for (i, line) in lines.iter().enumerate() {

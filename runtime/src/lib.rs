@@ -13,3 +13,4 @@ pub mod content;
 pub mod plugin_host;
 pub mod rpc;
 pub mod settings;
+pub mod time;

@@ -18,6 +18,7 @@ use super::model::{Model, ThinkingLevel};
 use super::models::ModelRegistry;
 use super::queue::{Queue, QueueMode, Queued};
 use super::render::UpdateMode;
+use super::session_file::SessionFile;
 use super::system_prompt::PromptOptions;
 use super::tools::{SessionTool, ToolSelection, session_tools};
 use crate::content::Content;
@@ -68,6 +69,12 @@ pub struct SessionConfig {
     pub retry: super::retry::RetryPolicy,
     /// Models for `cycle_model` (`--models`, settings `enabledModels`), with optional levels.
     pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
+    /// True when the model was asked for on the command line (a resumed session keeps it).
+    pub model_explicit: bool,
+    /// The session to start with (new, or opened with `--session` / `--continue`).
+    pub session: Option<SessionFile>,
+    /// Where new sessions are written; in memory when `None` (`--no-session`).
+    pub sessions_dir: Option<PathBuf>,
 }
 
 /// The conversation state.
@@ -76,6 +83,8 @@ pub struct State {
     pub messages: Vec<AgentMessage>,
     /// The entry id of each message (pi's short ids), parallel to `messages`.
     pub entry_ids: Vec<String>,
+    /// The session file (or the in-memory session).
+    pub store: SessionFile,
     /// The model.
     pub model: Option<Model>,
     /// The thinking level.
@@ -113,21 +122,36 @@ pub struct State {
 }
 
 impl State {
-    /// Appends a message to the conversation with a fresh entry id; returns the id.
+    /// Appends a message to the conversation and the session file; returns its entry id.
     pub fn append(&mut self, message: AgentMessage) -> String {
-        let id = new_entry_id(&self.entry_ids);
+        let id = self.store.append_message(&message);
         self.messages.push(message);
         self.entry_ids.push(id.clone());
         id
     }
-}
 
-/// A short entry id (8 hex digits, as pi's) not among `taken`.
-pub fn new_entry_id(taken: &[String]) -> String {
-    loop {
-        let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-        if !taken.contains(&id) {
-            return id;
+    /// Replaces the conversation with the session's context at its leaf.
+    fn load_context(&mut self, context: super::session_file::Context) {
+        let (ids, messages): (Vec<String>, Vec<AgentMessage>) =
+            context.messages.into_iter().unzip();
+        self.messages = messages;
+        self.entry_ids = ids;
+    }
+
+    /// Records the model in the session file.
+    fn record_model(&mut self) {
+        if let Some(model) = &self.model {
+            let fields = json!({"provider": model.provider, "modelId": model.id});
+            if let Value::Object(fields) = fields {
+                self.store.append("model_change", fields);
+            }
+        }
+    }
+
+    /// Records the thinking level in the session file.
+    fn record_thinking(&mut self) {
+        if let Value::Object(fields) = json!({"thinkingLevel": self.thinking.as_str()}) {
+            self.store.append("thinking_level_change", fields);
         }
     }
 }
@@ -142,6 +166,8 @@ pub struct Shared {
     pub bridge: Arc<HostToolBridge>,
     /// Models and keys.
     pub models: ModelRegistry,
+    /// Where new sessions are written; in memory when `None`.
+    pub sessions_dir: Option<PathBuf>,
     /// The working directory.
     pub cwd: PathBuf,
     /// System prompt options.
@@ -282,25 +308,54 @@ impl Session {
         models: ModelRegistry,
         config: SessionConfig,
     ) -> Session {
-        let thinking = match &config.model {
-            Some(model) => config
+        let store = config.session.unwrap_or_else(|| {
+            let id = uuid::Uuid::now_v7().to_string();
+            let path = config
+                .sessions_dir
+                .as_ref()
+                .map(|dir| SessionFile::default_path(dir, &id));
+            SessionFile::create(path, &id, &config.cwd, None)
+        });
+        let context = store.context();
+        let resumed = !context.messages.is_empty() || context.thinking_level.is_some();
+        // A resumed session restores its model (unless one was asked for) and thinking level.
+        let mut model = config.model;
+        if resumed && !config.model_explicit {
+            if let Some((provider, id)) = &context.model {
+                if let Some(saved) = models.available().into_iter().find(|m| m.is(provider, id)) {
+                    model = Some(saved);
+                }
+            }
+        }
+        let thinking = match (
+            &model,
+            context
+                .thinking_level
+                .as_deref()
+                .and_then(ThinkingLevel::parse),
+        ) {
+            (Some(model), Some(saved)) if config.thinking.is_none() => saved.clamp(model),
+            (Some(model), _) => config
                 .thinking
                 .unwrap_or(ThinkingLevel::Medium)
                 .clamp(model),
-            None => config.thinking.unwrap_or(ThinkingLevel::Off),
+            (None, _) => ThinkingLevel::Off,
         };
-        let state = State {
+        let session_id = store.id().to_string();
+        let session_name = store.name();
+        let mut state = State {
             messages: Vec::new(),
             entry_ids: Vec::new(),
-            model: config.model,
+            store,
+            model,
             thinking,
             steering: Queue::with_mode(config.steering_mode),
             follow_up: Queue::with_mode(config.follow_up_mode),
             interrupt_mode: InterruptMode::Immediate,
             streaming: false,
             cancel: None,
-            session_id: uuid::Uuid::now_v7().to_string(),
-            session_name: None,
+            session_id,
+            session_name,
             auto_compaction: config.auto_compaction,
             auto_retry: config.auto_retry,
             retry: config.retry,
@@ -310,6 +365,12 @@ impl Session {
             host_tools: Vec::new(),
             pending_bash: Vec::new(),
         };
+        if resumed {
+            state.load_context(context);
+        } else {
+            state.record_model();
+            state.record_thinking();
+        }
         let (idle, _) = watch::channel(true);
         let bridge = Arc::new(HostToolBridge::new(out.clone()));
         Session {
@@ -318,6 +379,7 @@ impl Session {
                 out,
                 bridge,
                 models,
+                sessions_dir: config.sessions_dir,
                 cwd: config.cwd,
                 prompt: config.prompt,
                 bash: Default::default(),
@@ -426,6 +488,9 @@ impl Session {
         data.insert("steeringMode".into(), json!(state.steering.mode.as_str()));
         data.insert("followUpMode".into(), json!(state.follow_up.mode.as_str()));
         data.insert("interruptMode".into(), json!(state.interrupt_mode.as_str()));
+        if let Some(path) = state.store.path() {
+            data.insert("sessionFile".into(), json!(path.display().to_string()));
+        }
         data.insert("sessionId".into(), json!(state.session_id));
         if let Some(name) = &state.session_name {
             data.insert("sessionName".into(), json!(name));
@@ -511,14 +576,9 @@ impl Session {
     pub fn fork_messages(&self) -> Value {
         let state = self.shared.state();
         let messages: Vec<Value> = state
-            .messages
-            .iter()
-            .zip(&state.entry_ids)
-            .filter_map(|(message, id)| match message {
-                AgentMessage::User(user) => Some((id, user.content.text())),
-                _ => None,
-            })
-            .filter(|(_, text)| !text.is_empty())
+            .store
+            .user_messages()
+            .into_iter()
             .map(|(id, text)| json!({"entryId": id, "text": text}))
             .collect();
         json!({"messages": messages})
@@ -539,6 +599,9 @@ impl Session {
             };
             let changed = state.thinking != clamped;
             state.thinking = clamped;
+            if changed {
+                state.record_thinking();
+            }
             (clamped, changed)
         };
         if changed {
@@ -560,6 +623,7 @@ impl Session {
         let level = {
             let mut state = self.shared.state();
             state.model = Some(model.clone());
+            state.record_model();
             state.thinking
         };
         self.apply_thinking(level);
@@ -615,7 +679,11 @@ impl Session {
         } else {
             ThinkingLevel::Medium
         });
-        self.shared.state().model = Some(next.clone());
+        {
+            let mut state = self.shared.state();
+            state.model = Some(next.clone());
+            state.record_model();
+        }
         let level = self.apply_thinking(wanted);
         json!({"model": next, "thinkingLevel": level.as_str(), "isScoped": is_scoped})
     }
@@ -680,24 +748,152 @@ impl Session {
         if name.is_empty() {
             return Err("Session name cannot be empty".into());
         }
-        self.shared.state().session_name = Some(name.to_string());
+        {
+            let mut state = self.shared.state();
+            state.session_name = Some(name.to_string());
+            if let Value::Object(fields) = json!({"name": name}) {
+                state.store.append("session_info", fields);
+            }
+        }
         self.shared.emit(&events::session_info_changed(name));
         Ok(())
     }
 
-    /// `new_session`: aborts any run and starts an empty conversation.
-    pub async fn new_session(&self) -> Value {
+    /// `new_session`: aborts any run and starts an empty session (with `parentSession` in its
+    /// header when given); the thinking level is recorded in it, as pi does.
+    pub async fn new_session(&self, parent_session: Option<&str>) -> Value {
         self.abort().await;
+        let id = uuid::Uuid::now_v7().to_string();
+        let path = self
+            .shared
+            .sessions_dir
+            .as_ref()
+            .map(|dir| SessionFile::default_path(dir, &id));
+        let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
         {
             let mut state = self.shared.state();
-            state.messages.clear();
-            state.entry_ids.clear();
             state.steering.drain();
             state.follow_up.drain();
-            state.session_id = uuid::Uuid::now_v7().to_string();
-            state.session_name = None;
+            self.replace_store(&mut state, store);
+            state.record_thinking();
         }
         json!({"cancelled": false})
+    }
+
+    /// Makes `store` the session: its context becomes the conversation.
+    fn replace_store(&self, state: &mut State, store: SessionFile) {
+        let context = store.context();
+        state.session_id = store.id().to_string();
+        state.session_name = store.name();
+        state.store = store;
+        state.pending_bash.clear();
+        state.load_context(context);
+    }
+
+    /// `switch_session`: aborts any run and opens another session file; a missing or invalid
+    /// file is an error (never created or truncated). Restores the file's model when it is
+    /// available and its thinking level.
+    pub async fn switch_session(&self, path: &str) -> Result<Value, String> {
+        let full = self.shared.cwd.join(path);
+        let (store, problems) = SessionFile::open(&full).map_err(|err| err.to_string())?;
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        self.abort().await;
+        let context = store.context();
+        let level = {
+            let mut state = self.shared.state();
+            state.steering.drain();
+            state.follow_up.drain();
+            if let Some((provider, id)) = &context.model {
+                if let Some(model) = self
+                    .shared
+                    .models
+                    .available()
+                    .into_iter()
+                    .find(|m| m.is(provider, id))
+                {
+                    state.model = Some(model);
+                }
+            }
+            self.replace_store(&mut state, store);
+            context
+                .thinking_level
+                .as_deref()
+                .and_then(ThinkingLevel::parse)
+                .unwrap_or(state.thinking)
+        };
+        self.apply_thinking(level);
+        Ok(json!({"cancelled": false}))
+    }
+
+    /// `fork` (and `branch`): a new session with the conversation up to (not including) the
+    /// user message `entry_id`; returns that message's text so the host can edit and resend it.
+    pub fn fork(&self, entry_id: &str) -> Result<Value, String> {
+        let mut state = self.shared.state();
+        let entry = state
+            .store
+            .entry(entry_id)
+            .cloned()
+            .ok_or_else(|| "Invalid entry ID for forking".to_string())?;
+        let message = entry
+            .get("message")
+            .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
+        let Some(AgentMessage::User(user)) = message else {
+            return Err("Invalid entry ID for forking".into());
+        };
+        let parent = entry
+            .get("parentId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let id = uuid::Uuid::now_v7().to_string();
+        let path = self
+            .shared
+            .sessions_dir
+            .as_ref()
+            .map(|dir| SessionFile::default_path(dir, &id));
+        let branched = match &parent {
+            Some(parent) => state
+                .store
+                .branch(Some(parent), path, &id, &self.shared.cwd),
+            None => {
+                let previous = state.store.path().map(|p| p.display().to_string());
+                SessionFile::create(path, &id, &self.shared.cwd, previous.as_deref())
+            }
+        };
+        self.replace_store(&mut state, branched);
+        Ok(json!({"text": user.content.text(), "cancelled": false}))
+    }
+
+    /// `export_html`: the session as one self-contained HTML file; `{"path"}`.
+    pub fn export_html(&self, output: Option<&str>) -> Result<Value, String> {
+        let state = self.shared.state();
+        let Some(file) = state.store.path() else {
+            return Err("Cannot export in-memory session to HTML".into());
+        };
+        if !state.store.is_written() {
+            return Err("Nothing to export yet - start a conversation first".into());
+        }
+        let default = format!(
+            "pith-session-{}.html",
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        let target = self.shared.cwd.join(output.unwrap_or(&default));
+        let html = super::export::render(
+            &state.store,
+            state.session_name.as_deref(),
+            &state.messages,
+            state.model.as_ref(),
+        );
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+        }
+        std::fs::write(&target, html)
+            .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+        Ok(json!({"path": output.map_or(default, str::to_string)}))
     }
 
     /// `bash`: runs the user's command and records it in the conversation (after the run when

@@ -12,6 +12,7 @@ use crate::agent::models::ModelRegistry;
 use crate::agent::queue::QueueMode;
 use crate::agent::retry::RetryPolicy;
 use crate::agent::session::{Session, SessionConfig};
+use crate::agent::session_file::SessionFile;
 use crate::agent::system_prompt::PromptOptions;
 use crate::agent::tools::ToolSelection;
 use crate::agent_dir::AgentDir;
@@ -35,6 +36,7 @@ pub fn session_config(
     settings: &Settings,
     models: &mut ModelRegistry,
     cwd: PathBuf,
+    agent_dir: &AgentDir,
 ) -> Result<SessionConfig, String> {
     let setting_str = |key: &str| {
         settings
@@ -49,6 +51,7 @@ pub fn session_config(
         }
         parsed
     });
+    let (session, sessions_dir) = session_for(args, agent_dir, &cwd)?;
     let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
         settings
             .get("enabledModels")
@@ -141,6 +144,9 @@ pub fn session_config(
         auto_compaction: enabled("compaction"),
         auto_retry: enabled("retry"),
         scoped_models,
+        model_explicit: args.model.is_some(),
+        session,
+        sessions_dir,
         retry: {
             let number = |key: &str| {
                 settings
@@ -158,6 +164,69 @@ pub fn session_config(
     })
 }
 
+/// The session to start with and where new sessions go, from `--no-session`, `--session-dir`,
+/// `--session` and `--continue`.
+fn session_for(
+    args: &Args,
+    agent_dir: &AgentDir,
+    cwd: &Path,
+) -> Result<(Option<SessionFile>, Option<PathBuf>), String> {
+    if args.no_session {
+        return Ok((None, None));
+    }
+    let dir = match &args.session_dir {
+        Some(dir) => cwd.join(dir),
+        None => SessionFile::dir_for(&agent_dir.sessions_dir(), cwd),
+    };
+    let open = |path: &Path| -> Result<SessionFile, String> {
+        let (file, problems) = SessionFile::open(path).map_err(|err| err.to_string())?;
+        for problem in problems {
+            eprintln!("pith: {problem}");
+        }
+        Ok(file)
+    };
+    if let Some(wanted) = &args.session {
+        let looks_like_path =
+            wanted.contains('/') || wanted.contains('\\') || wanted.ends_with(".jsonl");
+        if looks_like_path {
+            let path = cwd.join(wanted);
+            if path.exists() {
+                return Ok((Some(open(&path)?), Some(dir)));
+            }
+            // A new session that will be written at that path.
+            let id = uuid::Uuid::now_v7().to_string();
+            return Ok((
+                Some(SessionFile::create(Some(path), &id, cwd, None)),
+                Some(dir),
+            ));
+        }
+        let found = std::fs::read_dir(&dir)
+            .ok()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.split_once('_')
+                        .is_some_and(|(_, id)| id.starts_with(wanted.as_str()))
+                })
+            });
+        return match found {
+            Some(path) => Ok((Some(open(&path)?), Some(dir))),
+            None => Err(format!(
+                "No session matching {wanted:?} in {}",
+                dir.display()
+            )),
+        };
+    }
+    if args.continue_session {
+        if let Some(path) = crate::agent::session_file::latest_in(&dir) {
+            return Ok((Some(open(&path)?), Some(dir)));
+        }
+    }
+    Ok((None, Some(dir)))
+}
+
 /// Serves until stdin closes.
 pub async fn serve(
     host: PluginHost,
@@ -173,7 +242,7 @@ pub async fn serve(
     if let Err(problem) = models.load_auth(&agent_dir.auth_file()) {
         eprintln!("pith: auth.json ignored: {problem}");
     }
-    let config = match session_config(args, settings, &mut models, cwd) {
+    let config = match session_config(args, settings, &mut models, cwd, agent_dir) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("pith: {message}");

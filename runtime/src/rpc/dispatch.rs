@@ -135,7 +135,7 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             Err(err) => respond(Err(err)),
         },
         "new_session" => match fields.opt_string("parentSession") {
-            Ok(_) => respond(Ok(Some(session.new_session().await))),
+            Ok(parent) => respond(Ok(Some(session.new_session(parent).await))),
             Err(err) => respond(Err(err)),
         },
         "get_state" => respond(Ok(Some(session.state_json()))),
@@ -233,8 +233,13 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
         }
         "get_commands" => respond(Ok(Some(json!({"commands": []})))),
         "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
-        "compact" | "export_html" | "switch_session" | "fork"
-        | "branch" => respond(Err(format!("{kind} is not available in this build yet"))),
+        "switch_session" => match fields.string("sessionPath") {
+            Ok(path) => respond(session.switch_session(path).await.map(Some)),
+            Err(err) => respond(Err(err)),
+        },
+        "fork" | "branch" => respond(fields.string("entryId").and_then(|id| session.fork(id)).map(Some)),
+        "export_html" => respond(fields.opt_string("outputPath").and_then(|path| session.export_html(path)).map(Some)),
+        "compact" => respond(Err("compact is not available in this build yet".into())),
         _ => respond(Err(format!("Unknown command: {kind}"))),
     }
 }

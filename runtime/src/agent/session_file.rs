@@ -1,0 +1,451 @@
+//! Session files in pi's format (pi-behaviour §9): JSONL, a version-3 header, then entries with
+//! short ids and `parentId` forming a tree. Writes are append-only, one whole line per write;
+//! nothing is written until the conversation has an assistant message. A file with bad lines
+//! loads the good ones and reports the others.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::message::AgentMessage;
+use crate::time::{iso, now_millis};
+
+/// pi's session format version.
+pub const VERSION: u64 = 3;
+
+/// The conversation a session file describes at its leaf.
+#[derive(Debug, Default)]
+pub struct Context {
+    /// The messages, with their entry ids.
+    pub messages: Vec<(String, AgentMessage)>,
+    /// The last thinking level set on the path.
+    pub thinking_level: Option<String>,
+    /// The last model on the path (provider, id).
+    pub model: Option<(String, String)>,
+}
+
+/// Why a session file could not be opened.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OpenError {
+    /// No file there.
+    #[error("Session file not found: {0}")]
+    Missing(String),
+    /// The first line is not a session header.
+    #[error("Invalid session file (no session header): {0}")]
+    Invalid(String),
+    /// It could not be read.
+    #[error("Cannot read session file {0}: {1}")]
+    Unreadable(String, String),
+}
+
+/// A session: its header, its entries, its leaf, and where it is written.
+#[derive(Debug, Clone)]
+pub struct SessionFile {
+    path: Option<PathBuf>,
+    header: Map<String, Value>,
+    entries: Vec<Map<String, Value>>,
+    leaf: Option<String>,
+    written: bool,
+}
+
+fn entry_id(entry: &Map<String, Value>) -> Option<&str> {
+    entry.get("id").and_then(Value::as_str)
+}
+
+impl SessionFile {
+    /// A new session (written at `path` once it has an answer; in memory when `None`).
+    pub fn create(
+        path: Option<PathBuf>,
+        id: &str,
+        cwd: &Path,
+        parent_session: Option<&str>,
+    ) -> SessionFile {
+        let mut header = Map::new();
+        header.insert("type".into(), json!("session"));
+        header.insert("version".into(), json!(VERSION));
+        header.insert("id".into(), json!(id));
+        header.insert("timestamp".into(), json!(iso(now_millis())));
+        header.insert("cwd".into(), json!(cwd.display().to_string()));
+        if let Some(parent) = parent_session.filter(|p| !p.is_empty()) {
+            header.insert("parentSession".into(), json!(parent));
+        }
+        SessionFile {
+            path,
+            header,
+            entries: Vec::new(),
+            leaf: None,
+            written: false,
+        }
+    }
+
+    /// The default file for a new session in `dir`: `<ISO time with - for : and .>_<id>.jsonl`.
+    pub fn default_path(dir: &Path, id: &str) -> PathBuf {
+        let stamp = iso(now_millis()).replace([':', '.'], "-");
+        dir.join(format!("{stamp}_{id}.jsonl"))
+    }
+
+    /// pi's directory for sessions of `cwd` under `sessions_root`: `--<cwd with / as ->--`.
+    pub fn dir_for(sessions_root: &Path, cwd: &Path) -> PathBuf {
+        let text = cwd.display().to_string();
+        let trimmed = text.trim_start_matches(['/', '\\']);
+        sessions_root.join(format!("--{}--", trimmed.replace(['/', '\\', ':'], "-")))
+    }
+
+    /// Opens a session file; bad lines after the header are skipped and returned as problems.
+    pub fn open(path: &Path) -> Result<(SessionFile, Vec<String>), OpenError> {
+        let shown = path.display().to_string();
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(OpenError::Missing(shown));
+            }
+            Err(err) => return Err(OpenError::Unreadable(shown, err.to_string())),
+        };
+        let mut lines = text.lines();
+        let header: Map<String, Value> = lines
+            .next()
+            .and_then(|line| serde_json::from_str::<Map<String, Value>>(line).ok())
+            .filter(|h| {
+                h.get("type").and_then(Value::as_str) == Some("session") && h.get("id").is_some()
+            })
+            .ok_or_else(|| OpenError::Invalid(shown.clone()))?;
+        let mut entries = Vec::new();
+        let mut problems = Vec::new();
+        for (number, line) in lines.enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Map<String, Value>>(line) {
+                Ok(entry) if entry.get("type").is_some() && entry_id(&entry).is_some() => {
+                    entries.push(entry)
+                }
+                _ => problems.push(format!(
+                    "{shown}:{}: not a session entry, skipped",
+                    number + 2
+                )),
+            }
+        }
+        let leaf = entries.last().and_then(entry_id).map(str::to_string);
+        Ok((
+            SessionFile {
+                path: Some(path.to_path_buf()),
+                header,
+                entries,
+                leaf,
+                written: true,
+            },
+            problems,
+        ))
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        self.header.get("id").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The file, unless in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// True once the file exists on disk.
+    pub fn is_written(&self) -> bool {
+        self.written
+    }
+
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&Map<String, Value>> {
+        self.entries.iter().find(|e| entry_id(e) == Some(id))
+    }
+
+    fn new_id(&self) -> String {
+        loop {
+            let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+            if self.entry(&id).is_none() {
+                return id;
+            }
+        }
+    }
+
+    /// Appends an entry of `kind` with `fields` after the leaf; returns its id.
+    pub fn append(&mut self, kind: &str, fields: Map<String, Value>) -> String {
+        let id = self.new_id();
+        let mut entry = Map::new();
+        entry.insert("type".into(), json!(kind));
+        entry.insert("id".into(), json!(id));
+        entry.insert(
+            "parentId".into(),
+            self.leaf.clone().map_or(Value::Null, Value::String),
+        );
+        entry.insert("timestamp".into(), json!(iso(now_millis())));
+        entry.extend(fields);
+        self.entries.push(entry);
+        self.leaf = Some(id.clone());
+        self.persist();
+        id
+    }
+
+    /// Appends a message entry.
+    pub fn append_message(&mut self, message: &AgentMessage) -> String {
+        let mut fields = Map::new();
+        fields.insert("message".into(), message.to_json());
+        self.append("message", fields)
+    }
+
+    /// Writes what is not on disk yet: everything (header first) once an assistant message
+    /// exists, then one line per new entry.
+    fn persist(&mut self) {
+        let Some(path) = self.path.clone() else {
+            return;
+        };
+        let result = if self.written {
+            match self.entries.last() {
+                Some(entry) => append_lines(&path, &[Value::Object(entry.clone())]),
+                None => Ok(()),
+            }
+        } else if self.entries.iter().any(|e| {
+            e.get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                == Some("assistant")
+        }) {
+            let mut lines = vec![Value::Object(self.header.clone())];
+            lines.extend(self.entries.iter().cloned().map(Value::Object));
+            let written = append_lines(&path, &lines);
+            self.written = written.is_ok();
+            written
+        } else {
+            Ok(())
+        };
+        if let Err(err) = result {
+            tracing::error!("cannot write the session file {}: {err}", path.display());
+        }
+    }
+
+    /// The entries from the root to `leaf`, in order.
+    fn path_to(&self, leaf: Option<&str>) -> Vec<&Map<String, Value>> {
+        let mut path = Vec::new();
+        let mut next = leaf.map(str::to_string);
+        while let Some(id) = next {
+            let Some(entry) = self.entry(&id) else { break };
+            path.push(entry);
+            next = entry
+                .get("parentId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if path.len() > self.entries.len() {
+                break; // a cycle in a damaged file
+            }
+        }
+        path.reverse();
+        path
+    }
+
+    /// The conversation at the leaf: compactions replace what they summarized.
+    pub fn context(&self) -> Context {
+        let path = self.path_to(self.leaf.as_deref());
+        let mut context = Context::default();
+        let compaction = path
+            .iter()
+            .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
+        let include = |context: &mut Context, entry: &Map<String, Value>| {
+            let id = entry_id(entry).unwrap_or("").to_string();
+            match entry.get("type").and_then(Value::as_str) {
+                Some("message") => {
+                    if let Some(message) = entry
+                        .get("message")
+                        .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok())
+                    {
+                        if let AgentMessage::Assistant(a) = &message {
+                            context.model = Some((a.provider.clone(), a.model.clone()));
+                        }
+                        context.messages.push((id, message));
+                    }
+                }
+                Some("custom_message") => {
+                    let mut custom = json!({"role": "custom", "customType": entry.get("customType").cloned().unwrap_or(json!("")),
+                        "content": entry.get("content").cloned().unwrap_or(json!("")), "display": entry.get("display").cloned().unwrap_or(json!(true)), "timestamp": 0});
+                    if let Some(details) = entry.get("details") {
+                        custom["details"] = details.clone();
+                    }
+                    if let Ok(message) = serde_json::from_value::<AgentMessage>(custom) {
+                        context.messages.push((id, message));
+                    }
+                }
+                Some("branch_summary") => {
+                    let summary = entry.get("summary").and_then(Value::as_str).unwrap_or("");
+                    if !summary.is_empty() {
+                        let message = json!({"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId").cloned().unwrap_or(json!("root")), "timestamp": 0});
+                        if let Ok(message) = serde_json::from_value(message) {
+                            context.messages.push((id, message));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        };
+        for entry in &path {
+            match entry.get("type").and_then(Value::as_str) {
+                Some("thinking_level_change") => {
+                    context.thinking_level = entry
+                        .get("thinkingLevel")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                }
+                Some("model_change") => {
+                    let provider = entry
+                        .get("provider")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let model = entry
+                        .get("modelId")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    context.model = Some((provider, model));
+                }
+                _ => {}
+            }
+        }
+        match compaction {
+            None => {
+                for entry in &path {
+                    include(&mut context, entry);
+                }
+            }
+            Some(at) => {
+                let compact = path[at];
+                let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
+                    "tokensBefore": compact.get("tokensBefore").cloned().unwrap_or(json!(0)), "timestamp": 0});
+                if let Ok(message) = serde_json::from_value(summary) {
+                    context
+                        .messages
+                        .push((entry_id(compact).unwrap_or("").to_string(), message));
+                }
+                let first_kept = compact.get("firstKeptEntryId").and_then(Value::as_str);
+                let kept_from = first_kept
+                    .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
+                    .unwrap_or(at);
+                for entry in path[kept_from..at].iter().chain(path[at + 1..].iter()) {
+                    include(&mut context, entry);
+                }
+            }
+        }
+        context
+    }
+
+    /// Every user message in the whole file (all branches), in file order: (entry id, text).
+    pub fn user_messages(&self) -> Vec<(String, String)> {
+        self.entries
+            .iter()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+            .filter_map(|e| {
+                let message: AgentMessage =
+                    serde_json::from_value(e.get("message")?.clone()).ok()?;
+                match message {
+                    AgentMessage::User(user) => {
+                        Some((entry_id(e)?.to_string(), user.content.text()))
+                    }
+                    _ => None,
+                }
+            })
+            .filter(|(_, text)| !text.is_empty())
+            .collect()
+    }
+
+    /// The session's name (the latest non-empty `session_info`).
+    pub fn name(&self) -> Option<String> {
+        self.entries
+            .iter()
+            .rev()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some("session_info"))
+            .find_map(|e| {
+                e.get("name")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+            })
+    }
+
+    /// A new session holding the path from the root to `leaf` (labels left out), with this one
+    /// as its parent; written at once when it contains an answer.
+    pub fn branch(
+        &self,
+        leaf: Option<&str>,
+        path: Option<PathBuf>,
+        id: &str,
+        cwd: &Path,
+    ) -> SessionFile {
+        let parent = self.path.as_ref().map(|p| p.display().to_string());
+        let mut branched = SessionFile::create(path, id, cwd, parent.as_deref());
+        branched.entries = self
+            .path_to(leaf)
+            .into_iter()
+            .filter(|e| e.get("type").and_then(Value::as_str) != Some("label"))
+            .cloned()
+            .collect();
+        branched.leaf = branched
+            .entries
+            .last()
+            .and_then(entry_id)
+            .map(str::to_string);
+        if branched.entries.iter().any(|e| {
+            e.get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                == Some("assistant")
+        }) {
+            branched.written = false;
+            if let Some(path) = branched.path.clone() {
+                let mut lines = vec![Value::Object(branched.header.clone())];
+                lines.extend(branched.entries.iter().cloned().map(Value::Object));
+                branched.written = append_lines(&path, &lines).is_ok();
+            }
+        }
+        branched
+    }
+
+    /// Every line of the file as JSON (header first), for export.
+    pub fn all_entries(&self) -> Vec<Value> {
+        std::iter::once(Value::Object(self.header.clone()))
+            .chain(self.entries.iter().cloned().map(Value::Object))
+            .collect()
+    }
+}
+
+/// Appends whole lines, one `write` each (a crash loses at most the line being written).
+fn append_lines(path: &Path, lines: &[Value]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    for line in lines {
+        let mut bytes = serde_json::to_vec(line).unwrap_or_default();
+        bytes.push(b'\n');
+        file.write_all(&bytes)?;
+    }
+    Ok(())
+}
+
+/// The newest session file in `dir` whose first line is a session header.
+pub fn latest_in(dir: &Path) -> Option<PathBuf> {
+    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    candidates.sort();
+    candidates
+        .into_iter()
+        .rev()
+        .map(|(_, p)| p)
+        .find(|p| SessionFile::open(p).is_ok())
+}

@@ -320,12 +320,12 @@ impl Session {
         let resumed = !context.messages.is_empty() || context.thinking_level.is_some();
         // A resumed session restores its model (unless one was asked for) and thinking level.
         let mut model = config.model;
-        if resumed && !config.model_explicit {
-            if let Some((provider, id)) = &context.model {
-                if let Some(saved) = models.available().into_iter().find(|m| m.is(provider, id)) {
-                    model = Some(saved);
-                }
-            }
+        if resumed
+            && !config.model_explicit
+            && let Some((provider, id)) = &context.model
+            && let Some(saved) = models.available().into_iter().find(|m| m.is(provider, id))
+        {
+            model = Some(saved);
         }
         let thinking = match (
             &model,
@@ -805,16 +805,15 @@ impl Session {
             let mut state = self.shared.state();
             state.steering.drain();
             state.follow_up.drain();
-            if let Some((provider, id)) = &context.model {
-                if let Some(model) = self
+            if let Some((provider, id)) = &context.model
+                && let Some(model) = self
                     .shared
                     .models
                     .available()
                     .into_iter()
                     .find(|m| m.is(provider, id))
-                {
-                    state.model = Some(model);
-                }
+            {
+                state.model = Some(model);
             }
             self.replace_store(&mut state, store);
             context

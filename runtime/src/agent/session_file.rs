@@ -424,7 +424,19 @@ fn append_lines(path: &Path, lines: &[Value]) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .read(true)
         .open(path)?;
+    // A file whose last line lacks its newline (pi writes one; an editor might not) gets one
+    // first, so the next entry starts on a line of its own.
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() > 0 {
+        let mut last = [0u8; 1];
+        file.seek(SeekFrom::End(-1))?;
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            file.write_all(b"\n")?;
+        }
+    }
     for line in lines {
         let mut bytes = serde_json::to_vec(line).unwrap_or_default();
         bytes.push(b'\n');

@@ -219,10 +219,10 @@ fn session_for(
             )),
         };
     }
-    if args.continue_session {
-        if let Some(path) = crate::agent::session_file::latest_in(&dir) {
-            return Ok((Some(open(&path)?), Some(dir)));
-        }
+    if args.continue_session
+        && let Some(path) = crate::agent::session_file::latest_in(&dir)
+    {
+        return Ok((Some(open(&path)?), Some(dir)));
     }
     Ok((None, Some(dir)))
 }

@@ -1,0 +1,330 @@
+//! Sessions on disk over the real binary: pi's file format both ways, lazy append-only writes,
+//! switching, forking, names, export, and damaged files.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::rpc::{Options, Pith};
+
+fn persistent(script: Value, extra: &[&str]) -> Options {
+    let mut options = Options::faux(script);
+    options.args = vec![
+        "--provider".into(),
+        "faux".into(),
+        "--model".into(),
+        "faux-model".into(),
+        "--session-dir".into(),
+        "sessions".into(),
+    ];
+    options.args.extend(extra.iter().map(|s| s.to_string()));
+    options
+}
+
+fn lines(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_is_written_lazily_in_pis_format() {
+    let mut pith = Pith::spawn(persistent(json!([{"text": "one"}, {"text": "two"}]), &[])).await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    let file = state["data"]["sessionFile"].as_str().unwrap().to_string();
+    assert!(
+        file.ends_with(&format!(
+            "_{}.jsonl",
+            state["data"]["sessionId"].as_str().unwrap()
+        )),
+        "{file}"
+    );
+    let path = pith.work_dir().join(&file);
+    assert!(!path.exists(), "nothing is written before an answer");
+    pith.call("p", json!({"type": "prompt", "message": "first"}))
+        .await;
+    pith.until_agent_end().await;
+    let written = lines(path.to_str().unwrap());
+    assert_eq!(written[0]["type"], "session");
+    assert_eq!(written[0]["version"], 3);
+    let keys: Vec<&str> = written[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd"]);
+    let kinds: Vec<&str> = written[1..]
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "message"
+        ]
+    );
+    let keys: Vec<&str> = written[3]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["type", "id", "parentId", "timestamp", "message"]);
+    assert_eq!(written[1]["parentId"], Value::Null);
+    assert_eq!(written[2]["parentId"], written[1]["id"]);
+    assert_eq!(written[4]["message"]["role"], "assistant");
+    assert_eq!(written[1]["id"].as_str().unwrap().len(), 8);
+    pith.call(
+        "n",
+        json!({"type": "set_session_name", "name": "my session"}),
+    )
+    .await;
+    let written = lines(path.to_str().unwrap());
+    assert_eq!(written.last().unwrap()["type"], "session_info");
+    assert_eq!(written.last().unwrap()["name"], "my session");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_written_by_pi_opens_and_continues() {
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path().join("from-pi.jsonl");
+    std::fs::copy(
+        support::repo_root().join("tests/fixtures/pi-sessions/pi-session.jsonl"),
+        &copy,
+    )
+    .unwrap();
+    let mut pith = Pith::spawn(persistent(
+        json!([{"text": "x"}, {"text": "y"}, {"text": "continued"}]),
+        &["--session", copy.to_str().unwrap()],
+    ))
+    .await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(
+        state["data"]["sessionId"],
+        "01a200f4-ee58-7432-ade9-1920099602ae"
+    );
+    assert_eq!(state["data"]["sessionName"], "golden session");
+    assert_eq!(state["data"]["messageCount"], 4);
+    let forks = pith.call("f", json!({"type": "get_fork_messages"})).await;
+    assert_eq!(
+        forks["data"]["messages"],
+        json!([{"entryId": "b40929ba", "text": "first question"}, {"entryId": "858a912e", "text": "second question"}])
+    );
+    pith.call("p", json!({"type": "prompt", "message": "third question"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][1]["content"][0]["text"], "continued");
+    let written = lines(copy.to_str().unwrap());
+    assert_eq!(written.len(), 8 + 2);
+    assert_eq!(
+        written[8]["parentId"], "f4f709dc",
+        "appended after pi's last entry"
+    );
+    assert_eq!(written[9]["message"]["role"], "assistant");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn switch_session_refuses_missing_and_invalid_files() {
+    let mut pith = Pith::spawn(persistent(json!([{"text": "one"}]), &[])).await;
+    let missing = pith.work_dir().join("nope.jsonl");
+    let err = pith
+        .call(
+            "a",
+            json!({"type": "switch_session", "sessionPath": missing.to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(err["success"], false);
+    assert_eq!(
+        err["error"],
+        format!("Session file not found: {}", missing.display())
+    );
+    assert!(!missing.exists(), "never created");
+    let invalid = pith.work_dir().join("bad.jsonl");
+    std::fs::write(&invalid, "not a header\n").unwrap();
+    let err = pith
+        .call(
+            "b",
+            json!({"type": "switch_session", "sessionPath": "bad.jsonl"}),
+        )
+        .await;
+    assert_eq!(
+        err["error"],
+        format!(
+            "Invalid session file (no session header): {}",
+            invalid.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&invalid).unwrap(),
+        "not a header\n",
+        "never truncated"
+    );
+    let missing_field = pith.call("c", json!({"type": "switch_session"})).await;
+    assert_eq!(
+        missing_field["error"],
+        "Missing required field \"sessionPath\""
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn switch_back_fork_and_new_session() {
+    let mut pith = Pith::spawn(persistent(
+        json!([{"text": "A1"}, {"text": "A2"}, {"text": "in fork"}, {"text": "fresh"}]),
+        &[],
+    ))
+    .await;
+    pith.call("p1", json!({"type": "prompt", "message": "q1"}))
+        .await;
+    pith.until_agent_end().await;
+    pith.call("p2", json!({"type": "prompt", "message": "q2"}))
+        .await;
+    pith.until_agent_end().await;
+    let first_file = pith.call("s", json!({"type": "get_state"})).await["data"]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let forks = pith.call("f", json!({"type": "get_fork_messages"})).await;
+    let second = forks["data"]["messages"][1]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bad = pith
+        .call("bad", json!({"type": "fork", "entryId": "00000000"}))
+        .await;
+    assert_eq!(bad["error"], "Invalid entry ID for forking");
+    let forked = pith
+        .call("fk", json!({"type": "fork", "entryId": second}))
+        .await;
+    assert_eq!(forked["data"], json!({"text": "q2", "cancelled": false}));
+    let state = pith.call("s2", json!({"type": "get_state"})).await;
+    let fork_file = state["data"]["sessionFile"].as_str().unwrap().to_string();
+    assert_ne!(fork_file, first_file);
+    assert_eq!(
+        state["data"]["messageCount"], 2,
+        "the conversation before q2"
+    );
+    let header = &lines(pith.work_dir().join(&fork_file).to_str().unwrap())[0];
+    assert!(
+        header["parentSession"]
+            .as_str()
+            .unwrap()
+            .ends_with(&first_file)
+    );
+
+    let fresh = pith
+        .call(
+            "ns",
+            json!({"type": "new_session", "parentSession": first_file}),
+        )
+        .await;
+    assert_eq!(fresh["data"], json!({"cancelled": false}));
+    assert_eq!(
+        pith.call("s3", json!({"type": "get_state"})).await["data"]["messageCount"],
+        0
+    );
+    let back = pith
+        .call(
+            "sw",
+            json!({"type": "switch_session", "sessionPath": first_file}),
+        )
+        .await;
+    assert_eq!(back["data"], json!({"cancelled": false}));
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let texts: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["q1", "A1", "q2", "A2"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn export_html_is_one_self_contained_page() {
+    let mut pith = Pith::spawn(persistent(
+        json!([{"thinking": "hmm <b>", "text": "Hello & welcome"}]),
+        &[],
+    ))
+    .await;
+    let early = pith.call("e0", json!({"type": "export_html"})).await;
+    assert_eq!(
+        early["error"],
+        "Nothing to export yet - start a conversation first"
+    );
+    pith.call("p", json!({"type": "prompt", "message": "say <hi>"}))
+        .await;
+    pith.until_agent_end().await;
+    let exported = pith
+        .call(
+            "e",
+            json!({"type": "export_html", "outputPath": "out/page.html"}),
+        )
+        .await;
+    assert_eq!(exported["data"], json!({"path": "out/page.html"}));
+    let html = std::fs::read_to_string(pith.work_dir().join("out/page.html")).unwrap();
+    assert!(html.starts_with("<!doctype html>"));
+    assert!(html.contains("say &lt;hi&gt;") && html.contains("Hello &amp; welcome"));
+    assert!(
+        html.contains("<details><summary>Thinking</summary><pre>hmm &lt;b&gt;</pre></details>")
+    );
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no network resources"
+    );
+    let default = pith.call("e2", json!({"type": "export_html"})).await;
+    let name = default["data"]["path"].as_str().unwrap();
+    assert!(name.starts_with("pith-session-") && name.ends_with(".html"));
+    assert!(pith.work_dir().join(name).exists());
+
+    let mut memory = Pith::spawn(Options::faux(json!([{"text": "x"}]))).await;
+    let err = memory.call("e", json!({"type": "export_html"})).await;
+    assert_eq!(err["error"], "Cannot export in-memory session to HTML");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_file_loads_its_good_lines() {
+    let mut pith = Pith::spawn(persistent(json!([{"text": "A"}]), &[])).await;
+    pith.call("p", json!({"type": "prompt", "message": "keep me"}))
+        .await;
+    pith.until_agent_end().await;
+    let file = pith.call("s", json!({"type": "get_state"})).await["data"]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = pith.work_dir().join(&file);
+    pith.close_stdin();
+    pith.exit_code().await;
+    // A torn last line, as a crash mid-write would leave.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"type\":\"message\",\"id\":\"dead\",\"par");
+    std::fs::write(&path, text).unwrap();
+
+    let (good, problems) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].contains("not a session entry"), "{problems:?}");
+    assert_eq!(good.context().messages.len(), 2);
+}
+
+#[test]
+fn appending_to_a_file_without_a_final_newline_starts_a_new_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let pi = std::fs::read_to_string(
+        support::repo_root().join("tests/fixtures/pi-sessions/pi-session.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(&path, pi.trim_end()).unwrap();
+    let (mut file, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    file.append(
+        "session_info",
+        serde_json::from_value(json!({"name": "renamed"})).unwrap(),
+    );
+    let written = lines(path.to_str().unwrap());
+    assert_eq!(written.len(), 9);
+    assert_eq!(written[8]["name"], "renamed");
+}

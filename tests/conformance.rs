@@ -185,6 +185,12 @@ async fn the_read_tool_and_its_error_result() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn manual_compaction() {
+    // The summary request is the fake server's next turn; faux picks turns by conversation.
+    conform_via("m_compact", Via::Real).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bash_command_and_abort_bash() {
     conform("e_bash_rpc").await;
 }

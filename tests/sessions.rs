@@ -328,3 +328,124 @@ fn appending_to_a_file_without_a_final_newline_starts_a_new_line() {
     assert_eq!(written.len(), 9);
     assert_eq!(written[8]["name"], "renamed");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compact_sends_pis_summary_request_and_survives_a_reload() {
+    let server = support::fake_llm::FakeLlm::start(json!([
+        {"text": "First answer.", "usage": {"input": 5000, "output": 100}},
+        {"text": "Second answer.", "usage": {"input": 6000, "output": 100}},
+        {"text": "## Summary\nTwo questions, two answers."},
+        {"text": "after"}
+    ]))
+    .await;
+    let mut options = support::rpc::anthropic_fake(&server.url, "fake-model");
+    options.args = vec![
+        "--provider".into(),
+        "fake".into(),
+        "--model".into(),
+        "fake-model".into(),
+        "--session-dir".into(),
+        "sessions".into(),
+    ];
+    let mut pith = Pith::spawn(options).await;
+    assert_eq!(
+        pith.call("c0", json!({"type": "compact"})).await["error"],
+        "Nothing to compact (session too small)"
+    );
+    for (id, q) in [("p1", "question one"), ("p2", "question two")] {
+        pith.call(id, json!({"type": "prompt", "message": q})).await;
+        pith.until_agent_end().await;
+    }
+    let compacted = pith
+        .call(
+            "c",
+            json!({"type": "compact", "customInstructions": "Keep it short"}),
+        )
+        .await;
+    let result = &compacted["data"];
+    assert_eq!(result["summary"], "## Summary\nTwo questions, two answers.");
+    assert_eq!(result["tokensBefore"], 6100);
+    assert_eq!(
+        result["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
+    let request = &server.requests()[2]["body"];
+    assert_eq!(request["max_tokens"], 13107);
+    assert!(request.get("tools").is_none());
+    assert_eq!(
+        request["system"][0]["text"],
+        pith::agent::compaction::SYSTEM_PROMPT
+    );
+    let expected = format!(
+        "<conversation>\n\n</conversation>\n\n{}\n\nAdditional focus: Keep it short",
+        pith::agent::compaction::summary_prompt()
+    );
+    assert_eq!(request["messages"][0]["content"][0]["text"], expected);
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "compactionSummary",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    assert_eq!(
+        pith.call("c2", json!({"type": "compact"})).await["error"],
+        "Already compacted"
+    );
+
+    // After a reload the model sees the summary and what follows firstKeptEntryId.
+    let file = pith.call("s", json!({"type": "get_state"})).await["data"]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = pith.work_dir().join(&file);
+    let (store, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    let context = store.context();
+    assert!(matches!(
+        context.messages[0].1,
+        pith::agent::message::AgentMessage::CompactionSummary(_)
+    ));
+    assert_eq!(context.messages.len(), 5);
+    assert_eq!(
+        context.messages[1].0,
+        result["firstKeptEntryId"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn the_cut_keeps_recent_turns_whole() {
+    use pith::agent::compaction::{cut_point, serialize};
+    use pith::agent::message::AgentMessage;
+    let long = "x".repeat(40_000);
+    let messages: Vec<AgentMessage> = vec![
+        AgentMessage::user(&long, vec![]),
+        AgentMessage::user("recent question", vec![]),
+        serde_json::from_value(json!({"role": "assistant", "content": [{"type": "text", "text": "recent answer"}], "api": "a", "provider": "p", "model": "m",
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "stop", "timestamp": 0})).unwrap(),
+    ];
+    assert_eq!(
+        cut_point(&messages, 20_000),
+        0,
+        "the big first message alone passes the budget: keep from it"
+    );
+    assert_eq!(
+        cut_point(&messages, 5),
+        1,
+        "a small budget keeps the last turn, from its user message"
+    );
+    assert_eq!(
+        serialize(&messages[1..]),
+        "[User]: recent question\n\n[Assistant]: recent answer"
+    );
+}

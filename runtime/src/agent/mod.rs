@@ -2,6 +2,7 @@
 
 pub mod agent_loop;
 pub mod bash;
+pub mod compaction;
 pub mod context;
 pub mod events;
 pub mod export;

@@ -63,6 +63,8 @@ pub struct SessionConfig {
     pub follow_up_mode: QueueMode,
     /// Whether automatic compaction is on.
     pub auto_compaction: bool,
+    /// Compaction reserve and kept tokens.
+    pub compaction: super::compaction::CompactionPolicy,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
     /// Retry attempts and delays.
@@ -105,6 +107,10 @@ pub struct State {
     pub session_name: Option<String>,
     /// Automatic compaction.
     pub auto_compaction: bool,
+    /// Compaction reserve and kept tokens.
+    pub compaction: super::compaction::CompactionPolicy,
+    /// True while a compaction runs.
+    pub compacting: bool,
     /// Automatic retry.
     pub auto_retry: bool,
     /// Retry attempts and delays.
@@ -357,6 +363,8 @@ impl Session {
             session_id,
             session_name,
             auto_compaction: config.auto_compaction,
+            compaction: config.compaction,
+            compacting: false,
             auto_retry: config.auto_retry,
             retry: config.retry,
             scoped_models: config.scoped_models,
@@ -484,7 +492,7 @@ impl Session {
         );
         data.insert("thinkingLevel".into(), json!(state.thinking.as_str()));
         data.insert("isStreaming".into(), json!(state.streaming));
-        data.insert("isCompacting".into(), json!(false));
+        data.insert("isCompacting".into(), json!(state.compacting));
         data.insert("steeringMode".into(), json!(state.steering.mode.as_str()));
         data.insert("followUpMode".into(), json!(state.follow_up.mode.as_str()));
         data.insert("interruptMode".into(), json!(state.interrupt_mode.as_str()));
@@ -864,6 +872,12 @@ impl Session {
         Ok(json!({"text": user.content.text(), "cancelled": false}))
     }
 
+    /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
+    pub async fn compact(&self, instructions: Option<&str>) -> Result<Value, String> {
+        self.abort().await;
+        compact(&self.shared, instructions, "manual").await
+    }
+
     /// `export_html`: the session as one self-contained HTML file; `{"path"}`.
     pub fn export_html(&self, output: Option<&str>) -> Result<Value, String> {
         let state = self.shared.state();
@@ -939,4 +953,95 @@ impl Session {
 /// The error when no model can be used.
 pub fn no_model_message() -> String {
     "No model available. Set an API key for a provider (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add a provider to models.json in the agent directory, or pick one with --provider and --model.".to_string()
+}
+
+/// Compacts the session (`reason`: manual, threshold or overflow), emitting `compaction_start`
+/// and `compaction_end`; returns the result (`summary`, `firstKeptEntryId`, `tokensBefore`,
+/// `details`).
+pub async fn compact(
+    shared: &Arc<Shared>,
+    instructions: Option<&str>,
+    reason: &str,
+) -> Result<Value, String> {
+    use super::compaction;
+    let (model, messages, ids, policy) = {
+        let mut state = shared.state();
+        let Some(model) = state.model.clone() else {
+            return Err("No model selected".into());
+        };
+        if state.messages.is_empty() && state.store.context().messages.is_empty() {
+            return Err("Nothing to compact (session too small)".into());
+        }
+        if state.store.leaf_type() == Some("compaction") {
+            return Err("Already compacted".into());
+        }
+        state.compacting = true;
+        (
+            model,
+            state.messages.clone(),
+            state.entry_ids.clone(),
+            state.compaction,
+        )
+    };
+    shared.emit(&json!({"type": "compaction_start", "reason": reason}));
+    let previous = match messages.first() {
+        Some(AgentMessage::CompactionSummary(summary)) => Some(summary.summary.clone()),
+        _ => None,
+    };
+    let skip = usize::from(previous.is_some());
+    let (body, body_ids) = (&messages[skip..], &ids[skip..]);
+    let cut = compaction::cut_point(body, policy.keep_recent_tokens);
+    let older = &body[..cut];
+    let first_kept = body_ids
+        .get(cut)
+        .or(body_ids.last())
+        .cloned()
+        .unwrap_or_default();
+    let tokens_before = compaction::context_tokens(&messages);
+    let outcome = compaction::summarize(
+        &shared.host,
+        &model,
+        shared.models.api_key(&model.provider),
+        older,
+        previous.as_deref(),
+        instructions,
+        policy,
+    )
+    .await;
+    let mut state = shared.state();
+    state.compacting = false;
+    let summary = match outcome {
+        Ok(summary) => summary,
+        Err(err) => {
+            drop(state);
+            let message = format!("Summarization failed: {err}");
+            shared.emit(&json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": false, "errorMessage": message}));
+            return Err(message);
+        }
+    };
+    let details = compaction::file_details(older);
+    let mut summary = summary;
+    for (key, tag) in [
+        ("readFiles", "read-files"),
+        ("modifiedFiles", "modified-files"),
+    ] {
+        let files: Vec<&str> = details[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !files.is_empty() {
+            summary.push_str(&format!("\n\n<{tag}>\n{}\n</{tag}>", files.join("\n")));
+        }
+    }
+    let result = json!({"summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "details": details});
+    let mut fields = result.as_object().cloned().unwrap_or_default();
+    fields.insert("fromHook".into(), json!(false));
+    state.store.append("compaction", fields);
+    let context = state.store.context();
+    state.load_context(context);
+    drop(state);
+    shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
+    Ok(result)
 }

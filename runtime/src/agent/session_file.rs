@@ -154,6 +154,15 @@ impl SessionFile {
         self.written
     }
 
+    /// The type of the leaf entry.
+    pub fn leaf_type(&self) -> Option<&str> {
+        self.leaf
+            .as_deref()
+            .and_then(|id| self.entry(id))
+            .and_then(|e| e.get("type"))
+            .and_then(Value::as_str)
+    }
+
     /// The entry with this id.
     pub fn entry(&self, id: &str) -> Option<&Map<String, Value>> {
         self.entries.iter().find(|e| entry_id(e) == Some(id))

@@ -144,6 +144,20 @@ pub fn session_config(
         auto_compaction: enabled("compaction"),
         auto_retry: enabled("retry"),
         scoped_models,
+        compaction: {
+            let number = |key: &str| {
+                settings
+                    .get("compaction")
+                    .and_then(|c| c.get(key))
+                    .and_then(Value::as_u64)
+            };
+            let defaults = crate::agent::compaction::CompactionPolicy::default();
+            crate::agent::compaction::CompactionPolicy {
+                reserve_tokens: number("reserveTokens").unwrap_or(defaults.reserve_tokens),
+                keep_recent_tokens: number("keepRecentTokens")
+                    .unwrap_or(defaults.keep_recent_tokens),
+            }
+        },
         model_explicit: args.model.is_some(),
         session,
         sessions_dir,

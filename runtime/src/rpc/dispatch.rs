@@ -239,7 +239,10 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
         },
         "fork" | "branch" => respond(fields.string("entryId").and_then(|id| session.fork(id)).map(Some)),
         "export_html" => respond(fields.opt_string("outputPath").and_then(|path| session.export_html(path)).map(Some)),
-        "compact" => respond(Err("compact is not available in this build yet".into())),
+        "compact" => match fields.opt_string("customInstructions") {
+            Ok(instructions) => respond(session.compact(instructions).await.map(Some)),
+            Err(err) => respond(Err(err)),
+        },
         _ => respond(Err(format!("Unknown command: {kind}"))),
     }
 }

@@ -1,0 +1,301 @@
+//! Compaction (pi-behaviour §10): the older part of the conversation is summarized by the
+//! current model and replaced, in the context, by the summary; the newest ~20,000 tokens are
+//! kept. The summary is made through the model's provider plugin like any answer.
+
+use serde_json::{Value, json};
+
+use super::message::{AgentMessage, AssistantBlock};
+use super::model::{Model, ThinkingLevel};
+use crate::content::Content;
+use crate::plugin_host::PluginHost;
+use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
+use crate::plugin_host::provider::{ProviderRequest, StreamEvent, model_to_wit};
+
+/// Compaction settings (`compaction` in settings.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionPolicy {
+    /// Tokens kept free for the answer.
+    pub reserve_tokens: u64,
+    /// Tokens of recent conversation kept verbatim.
+    pub keep_recent_tokens: u64,
+}
+
+impl Default for CompactionPolicy {
+    fn default() -> Self {
+        CompactionPolicy {
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+        }
+    }
+}
+
+/// The system prompt of a summary request.
+pub const SYSTEM_PROMPT: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary.";
+
+const FORMAT: &str = "Use this EXACT format:\n\n## Goal\n[What is the user trying to accomplish? Can be multiple items if the session covers different tasks.]\n\n## Constraints & Preferences\n- [Any constraints, preferences, or requirements mentioned by user]\n- [Or \"(none)\" if none were mentioned]\n\n## Progress\n### Done\n- [x] [Completed tasks/changes]\n\n### In Progress\n- [ ] [Current work]\n\n### Blocked\n- [Issues preventing progress, if any]\n\n## Key Decisions\n- **[Decision]**: [Brief rationale]\n\n## Next Steps\n1. [Ordered list of what should happen next]\n\n## Critical Context\n- [Any data, examples, or references needed to continue]\n- [Or \"(none)\" if not applicable]\n\nKeep each section concise. Preserve exact file paths, function names, and error messages.";
+
+/// The instruction after the conversation, for a first summary.
+pub fn summary_prompt() -> String {
+    format!(
+        "The messages above are a conversation to summarize. Create a structured context checkpoint summary that another LLM will use to continue the work.\n\n{FORMAT}"
+    )
+}
+
+/// The instruction when a previous summary exists.
+pub fn update_prompt() -> String {
+    format!(
+        "The messages above are NEW conversation messages to incorporate into the existing summary provided in <previous-summary> tags.\n\nUpdate the existing structured summary with new information. PRESERVE all existing information from the previous summary, ADD new progress, decisions and context from the new messages, and UPDATE the Progress section (move items from In Progress to Done when completed).\n\n{FORMAT}"
+    )
+}
+
+/// pi's token estimate of a message: characters / 4, rounded up.
+pub fn estimate_tokens(message: &AgentMessage) -> u64 {
+    let chars: usize = match message {
+        AgentMessage::User(user) => user
+            .content
+            .blocks()
+            .iter()
+            .map(|b| match b {
+                Content::Text { text } => text.len(),
+                Content::Image { .. } => 4800,
+            })
+            .sum(),
+        AgentMessage::Assistant(a) => a
+            .content
+            .iter()
+            .map(|b| match b {
+                AssistantBlock::Text { text, .. } => text.len(),
+                AssistantBlock::Thinking { thinking, .. } => thinking.len(),
+                AssistantBlock::ToolCall {
+                    name, arguments, ..
+                } => name.len() + arguments.to_string().len(),
+            })
+            .sum(),
+        AgentMessage::ToolResult(r) => r
+            .content
+            .iter()
+            .map(|b| match b {
+                Content::Text { text } => text.len(),
+                Content::Image { .. } => 4800,
+            })
+            .sum(),
+        AgentMessage::BashExecution(b) => b.command.len() + b.output.len(),
+        AgentMessage::Custom(c) => c.content.to_string().len(),
+        AgentMessage::CompactionSummary(s) => s.summary.len(),
+        AgentMessage::BranchSummary(s) => s.summary.len(),
+    };
+    chars.div_ceil(4) as u64
+}
+
+/// Context tokens of a conversation: the last answer's reported usage, plus estimates of what
+/// came after it.
+pub fn context_tokens(messages: &[AgentMessage]) -> u64 {
+    let last = messages.iter().rposition(|m| matches!(m, AgentMessage::Assistant(a) if a.usage.total_tokens > 0 || a.usage.input > 0));
+    match last {
+        Some(index) => {
+            let AgentMessage::Assistant(a) = &messages[index] else {
+                return 0;
+            };
+            let reported = if a.usage.total_tokens > 0 {
+                a.usage.total_tokens
+            } else {
+                a.usage.input + a.usage.output + a.usage.cache_read + a.usage.cache_write
+            };
+            reported
+                + messages[index + 1..]
+                    .iter()
+                    .map(estimate_tokens)
+                    .sum::<u64>()
+        }
+        None => messages.iter().map(estimate_tokens).sum(),
+    }
+}
+
+/// Where to cut: the index of the first kept message. Walks back from the end until
+/// `keep_recent` tokens are covered, then moves to the start of that turn (a user message);
+/// tool results are never the first kept message.
+pub fn cut_point(messages: &[AgentMessage], keep_recent: u64) -> usize {
+    let mut total = 0;
+    let mut index = 0;
+    for (i, message) in messages.iter().enumerate().rev() {
+        total += estimate_tokens(message);
+        if total >= keep_recent {
+            index = i;
+            break;
+        }
+    }
+    // Keep whole turns: back to the user message (or bash record) that started this one.
+    while index > 0
+        && !matches!(
+            messages[index],
+            AgentMessage::User(_)
+                | AgentMessage::BashExecution(_)
+                | AgentMessage::CompactionSummary(_)
+        )
+    {
+        index -= 1;
+    }
+    index
+}
+
+/// pi's serialization of messages for the summarizer.
+pub fn serialize(messages: &[AgentMessage]) -> String {
+    let mut parts = Vec::new();
+    for message in messages {
+        match message {
+            AgentMessage::User(user) => parts.push(format!("[User]: {}", user.content.text())),
+            AgentMessage::Assistant(a) => {
+                for block in &a.content {
+                    if let AssistantBlock::Thinking { thinking, .. } = block {
+                        parts.push(format!("[Assistant thinking]: {thinking}"));
+                    }
+                }
+                let text = a.text();
+                if !text.is_empty() {
+                    parts.push(format!("[Assistant]: {text}"));
+                }
+                let calls: Vec<String> = a
+                    .tool_calls()
+                    .map(|(_, name, args)| {
+                        let list: Vec<String> = args
+                            .as_object()
+                            .map(|o| o.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                            .unwrap_or_default();
+                        format!("{name}({})", list.join(", "))
+                    })
+                    .collect();
+                if !calls.is_empty() {
+                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let text: String = result
+                    .content
+                    .iter()
+                    .filter_map(|c| {
+                        if let Content::Text { text } = c {
+                            Some(text.as_str())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let shown = if text.chars().count() > 2000 {
+                    let head: String = text.chars().take(2000).collect();
+                    format!(
+                        "{head}\n\n[... {} more characters truncated]",
+                        text.chars().count() - 2000
+                    )
+                } else {
+                    text
+                };
+                parts.push(format!("[Tool result]: {shown}"));
+            }
+            AgentMessage::BashExecution(b) => {
+                parts.push(format!("[User ran]: {}\n{}", b.command, b.output))
+            }
+            AgentMessage::Custom(c) => parts.push(format!(
+                "[User]: {}",
+                c.content
+                    .as_str()
+                    .map_or_else(|| c.content.to_string(), str::to_string)
+            )),
+            AgentMessage::CompactionSummary(_) | AgentMessage::BranchSummary(_) => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// The files the summarized tool calls read and changed: `{readFiles, modifiedFiles}`.
+pub fn file_details(messages: &[AgentMessage]) -> Value {
+    let (mut read, mut modified) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    for message in messages {
+        if let AgentMessage::Assistant(a) = message {
+            for (_, name, args) in a.tool_calls() {
+                if let Some(path) = args.get("path").and_then(Value::as_str) {
+                    match name {
+                        "read" => {
+                            read.insert(path.to_string());
+                        }
+                        "write" | "edit" => {
+                            modified.insert(path.to_string());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let read: Vec<String> = read.into_iter().filter(|p| !modified.contains(p)).collect();
+    json!({"readFiles": read, "modifiedFiles": modified.into_iter().collect::<Vec<_>>()})
+}
+
+/// Asks the model for a summary of `older` (with the previous summary, if any).
+pub async fn summarize(
+    host: &std::sync::Arc<PluginHost>,
+    model: &Model,
+    api_key: Option<String>,
+    older: &[AgentMessage],
+    previous: Option<&str>,
+    instructions: Option<&str>,
+    policy: CompactionPolicy,
+) -> Result<String, String> {
+    let mut text = format!("<conversation>\n{}\n</conversation>\n\n", serialize(older));
+    if let Some(previous) = previous {
+        text.push_str(&format!(
+            "<previous-summary>\n{previous}\n</previous-summary>\n\n"
+        ));
+    }
+    text.push_str(&if previous.is_some() {
+        update_prompt()
+    } else {
+        summary_prompt()
+    });
+    if let Some(instructions) = instructions.filter(|i| !i.trim().is_empty()) {
+        text.push_str(&format!("\n\nAdditional focus: {instructions}"));
+    }
+    let thinking = if model.reasoning {
+        ThinkingLevel::High.clamp(model)
+    } else {
+        ThinkingLevel::Off
+    };
+    let request = ProviderRequest {
+        model: model_to_wit(model),
+        system_prompt: Some(SYSTEM_PROMPT.to_string()),
+        messages: vec![pwit::Message::User(vec![wit::Content::Text(text)])],
+        tools: Vec::new(),
+        api_key,
+        thinking: match thinking {
+            ThinkingLevel::Off => wit::ThinkingLevel::Off,
+            ThinkingLevel::Xhigh => wit::ThinkingLevel::Xhigh,
+            _ => wit::ThinkingLevel::High,
+        },
+        thinking_budgets: None,
+        max_tokens: Some((policy.reserve_tokens * 8 / 10) as u32),
+        temperature: None,
+        session_id: None,
+        cache_retention: pwit::CacheRetention::Short,
+    };
+    let mut stream = host.complete(request).map_err(|err| err.to_string())?;
+    let mut summary = String::new();
+    while let Some(batch) = stream.next().await {
+        for event in batch.map_err(|err| err.to_string())? {
+            match event {
+                StreamEvent::TextEnd(end) => summary.push_str(&end.text),
+                StreamEvent::Error(message) => return Err(message),
+                StreamEvent::Done(_) => return Ok(summary),
+                _ => {}
+            }
+        }
+    }
+    if summary.is_empty() {
+        Err("the model gave no summary".into())
+    } else {
+        Ok(summary)
+    }
+}

@@ -449,3 +449,95 @@ fn the_cut_keeps_recent_turns_whole() {
         "[User]: recent question\n\n[Assistant]: recent answer"
     );
 }
+
+fn small_window(url: &str) -> Options {
+    let models = json!({"providers": {"fake": {"baseUrl": url, "api": "anthropic-messages", "apiKey": "k",
+        "models": [{"id": "small", "contextWindow": 20000, "maxTokens": 4096}]}}});
+    Options {
+        args: vec!["--model".into(), "fake/small".into(), "--no-session".into()],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        ..Options::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn automatic_compaction_past_the_threshold() {
+    let server = support::fake_llm::FakeLlm::start(json!([{"text": "big answer", "usage": {"input": 5000, "output": 10}}, {"text": "## Summary\nsmall"}])).await;
+    let mut pith = Pith::spawn(small_window(&server.url)).await;
+    pith.call("p", json!({"type": "prompt", "message": "q"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "auto_compaction_end").await;
+    assert_eq!(end["willRetry"], false);
+    assert_eq!(end["aborted"], false);
+    assert_eq!(end["result"]["summary"], "## Summary\nsmall");
+    let kinds: Vec<&str> = pith
+        .frames
+        .iter()
+        .map(|f| f["type"].as_str().unwrap())
+        .filter(|k| k.contains("compaction"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "auto_compaction_start",
+            "compaction_start",
+            "compaction_end",
+            "auto_compaction_end"
+        ]
+    );
+    let start = pith
+        .frames
+        .iter()
+        .find(|f| f["type"] == "auto_compaction_start")
+        .unwrap();
+    assert_eq!(start["reason"], "threshold");
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["isStreaming"], false);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_context_overflow_is_compacted_and_the_prompt_retried() {
+    let server = support::fake_llm::FakeLlm::start(json!([
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"}},
+        {"text": "## Summary\nearlier"},
+        {"text": "answered after compaction"}
+    ]))
+    .await;
+    let mut pith = Pith::spawn(small_window(&server.url)).await;
+    pith.call("p", json!({"type": "prompt", "message": "huge"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "auto_compaction_end").await;
+    assert_eq!(end["willRetry"], true);
+    let start = pith
+        .frames
+        .iter()
+        .find(|f| f["type"] == "auto_compaction_start")
+        .unwrap();
+    assert_eq!(start["reason"], "overflow");
+    let retried = pith.until_agent_end().await;
+    let last = retried["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"][0]["text"], "answered after compaction");
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    // The failed answer stays in the session (as in pi's files); providers leave it out.
+    assert_eq!(
+        roles,
+        ["compactionSummary", "user", "assistant", "assistant"]
+    );
+    assert_eq!(messages["data"]["messages"][2]["stopReason"], "error");
+    let retry_request = &server.requests()[2]["body"]["messages"];
+    assert!(
+        !retry_request.to_string().contains("prompt is too long"),
+        "the model never sees the failure"
+    );
+}

@@ -31,8 +31,32 @@ pub const SKIPPED: &str = "Skipped due to queued user message.";
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
     let mut initial = initial;
     let mut attempt = 0u32;
+    let mut overflow_tried = false;
+    let mut last;
     loop {
-        let last = run_agent(&shared, std::mem::take(&mut initial), &cancel, attempt).await;
+        last = run_agent(&shared, std::mem::take(&mut initial), &cancel, attempt).await;
+        // A context overflow is compacted away once, then the run continues.
+        let overflowed = matches!(&last, Some(m) if m.stop_reason == StopReason::Error && retry::is_context_overflow(m.error_message.as_deref().unwrap_or("")));
+        if overflowed && shared.state().auto_compaction && !cancel.is_cancelled() {
+            if overflow_tried {
+                shared.emit(&json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false,
+                    "errorMessage": "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."}));
+                break;
+            }
+            overflow_tried = true;
+            {
+                let mut state = shared.state();
+                if matches!(state.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error)
+                {
+                    state.messages.pop();
+                    state.entry_ids.pop();
+                }
+            }
+            if auto_compact(&shared, "overflow", true).await {
+                continue;
+            }
+            break;
+        }
         let (retry, policy) = {
             let state = shared.state();
             (state.auto_retry, state.retry)
@@ -83,7 +107,42 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             break;
         }
     }
+    // Past the threshold (the context window minus the reserve), compact before the next prompt.
+    let over_threshold = {
+        let state = shared.state();
+        let window = state.model.as_ref().map_or(0, |m| m.context_window);
+        let answered = matches!(&last, Some(m) if m.stop_reason != StopReason::Aborted);
+        state.auto_compaction
+            && answered
+            && window > 0
+            && super::compaction::context_tokens(&state.messages)
+                > window.saturating_sub(state.compaction.reserve_tokens)
+    };
+    if over_threshold && !cancel.is_cancelled() {
+        auto_compact(&shared, "threshold", false).await;
+    }
     shared.set_idle();
+}
+
+/// An automatic compaction with its `auto_compaction_start` / `auto_compaction_end` events;
+/// true when it succeeded.
+async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> bool {
+    shared.emit(&json!({"type": "auto_compaction_start", "reason": reason}));
+    match super::session::compact(shared, None, reason).await {
+        Ok(result) => {
+            shared.emit(&json!({"type": "auto_compaction_end", "result": result, "aborted": false, "willRetry": will_retry}));
+            true
+        }
+        Err(err) => {
+            let message = if reason == "overflow" {
+                format!("Context overflow recovery failed: {err}")
+            } else {
+                format!("Auto-compaction failed: {err}")
+            };
+            shared.emit(&json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false, "errorMessage": message}));
+            false
+        }
+    }
 }
 
 /// One run, from `agent_start` to `agent_end`; returns its last answer. `retry_attempt` is the

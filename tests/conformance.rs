@@ -70,7 +70,18 @@ async fn replay(name: &str, via: Via) -> Vec<Value> {
             let openai = scenario["model_args"]
                 .as_array()
                 .is_some_and(|a| a.iter().any(|v| v == "fake-openai"));
-            let options = if openai {
+            let options = if name == "g_models" {
+                // pi's models.json for this scenario: two Anthropic-format models and one OpenAI one.
+                let mut options = anthropic_fake(&server.url, "fake-model");
+                let models = json!({"providers": {
+                    "fake": {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "fake-key", "models": [
+                        {"id": "fake-model", "name": "Fake Model", "contextWindow": 200000, "maxTokens": 8192},
+                        {"id": "fake-reasoner", "name": "Fake Reasoner", "reasoning": true, "contextWindow": 200000, "maxTokens": 16384}]},
+                    "fake-openai": {"baseUrl": format!("{}/v1", server.url), "api": "openai-completions", "apiKey": "fake-key", "models": [
+                        {"id": "fake-gpt", "name": "Fake GPT", "contextWindow": 128000, "maxTokens": 4096}]}}});
+                options.agent_files = vec![("models.json".into(), models.to_string())];
+                options
+            } else if openai {
                 openai_fake(&server.url, "fake-gpt")
             } else {
                 anthropic_fake(
@@ -182,6 +193,11 @@ async fn a_tool_call_through_openai_completions() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_read_tool_and_its_error_result() {
     conform("d_read_tool").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_commands() {
+    conform_via("g_models", Via::Real).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

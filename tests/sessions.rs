@@ -493,6 +493,7 @@ async fn automatic_compaction_past_the_threshold() {
     assert_eq!(start["reason"], "threshold");
     let state = pith.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["isStreaming"], false);
+    assert_eq!(state["data"]["isCompacting"], false);
 }
 
 #[tokio::test(flavor = "multi_thread")]

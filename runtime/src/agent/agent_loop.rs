@@ -32,18 +32,22 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     let mut initial = initial;
     let mut attempt = 0u32;
     let mut overflow_tried = false;
-    let mut last;
+    // Events that follow the final `agent_end` (the end of a retry sequence).
+    let mut after_end: Vec<serde_json::Value> = Vec::new();
+    let (mut last, mut run_messages);
     loop {
-        last = run_agent(&shared, std::mem::take(&mut initial), &cancel, attempt).await;
+        (last, run_messages) =
+            run_agent(&shared, std::mem::take(&mut initial), &cancel, attempt).await;
         // A context overflow is compacted away once, then the run continues.
         let overflowed = matches!(&last, Some(m) if m.stop_reason == StopReason::Error && retry::is_context_overflow(m.error_message.as_deref().unwrap_or("")));
         if overflowed && shared.state().auto_compaction && !cancel.is_cancelled() {
             if overflow_tried {
-                shared.emit(&json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false,
+                after_end.push(json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false,
                     "errorMessage": "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."}));
                 break;
             }
             overflow_tried = true;
+            shared.emit(&events::agent_end(&run_messages));
             {
                 let mut state = shared.state();
                 if matches!(state.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error)
@@ -55,6 +59,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             if auto_compact(&shared, "overflow", true).await {
                 continue;
             }
+            run_messages.clear();
             break;
         }
         let (retry, policy) = {
@@ -69,15 +74,16 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         };
         if !retry || !retry::is_retryable(&error) || cancel.is_cancelled() {
             if attempt > 0 {
-                shared.emit(&retry::end_event(false, attempt, Some(&error)));
+                after_end.push(retry::end_event(false, attempt, Some(&error)));
             }
             break;
         }
         attempt += 1;
         if attempt > policy.max_retries {
-            shared.emit(&retry::end_event(false, policy.max_retries, Some(&error)));
+            after_end.push(retry::end_event(false, policy.max_retries, Some(&error)));
             break;
         }
+        shared.emit(&events::agent_end(&run_messages));
         let delay = policy.delay_ms(attempt);
         shared.emit(&retry::start_event(
             attempt,
@@ -103,7 +109,8 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         };
         shared.state().retry_wait = None;
         if cancelled {
-            shared.emit(&retry::end_event(false, attempt, Some("Retry cancelled")));
+            run_messages.clear();
+            after_end.push(retry::end_event(false, attempt, Some("Retry cancelled")));
             break;
         }
     }
@@ -117,18 +124,33 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             && window > 0
             && super::compaction::context_tokens(&state.messages)
                 > window.saturating_sub(state.compaction.reserve_tokens)
-    };
-    if over_threshold && !cancel.is_cancelled() {
+    } && !cancel.is_cancelled();
+    if over_threshold {
+        // A prompt arriving now waits for the compaction instead of racing it.
+        shared.begin_compaction();
+    }
+    // New prompts are accepted before `agent_end` goes out (hosts send the next prompt on it);
+    // `abort` answers after it.
+    shared.accept_prompts();
+    if !run_messages.is_empty() || after_end.is_empty() {
+        shared.emit(&events::agent_end(&run_messages));
+    }
+    for event in after_end {
+        shared.emit(&event);
+    }
+    shared.signal_idle();
+    if over_threshold {
         auto_compact(&shared, "threshold", false).await;
     }
-    shared.set_idle();
 }
 
 /// An automatic compaction with its `auto_compaction_start` / `auto_compaction_end` events;
 /// true when it succeeded.
 async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> bool {
     shared.emit(&json!({"type": "auto_compaction_start", "reason": reason}));
-    match super::session::compact(shared, None, reason).await {
+    let outcome = super::session::compact(shared, None, reason).await;
+    shared.end_compaction();
+    match outcome {
         Ok(result) => {
             shared.emit(&json!({"type": "auto_compaction_end", "result": result, "aborted": false, "willRetry": will_retry}));
             true
@@ -152,7 +174,7 @@ async fn run_agent(
     initial: Vec<AgentMessage>,
     cancel: &CancellationToken,
     retry_attempt: u32,
-) -> Option<AssistantMessage> {
+) -> (Option<AssistantMessage>, Vec<AgentMessage>) {
     let shared = shared.clone();
     let cancel = cancel.clone();
     let mut last_answer = None;
@@ -209,8 +231,7 @@ async fn run_agent(
             break;
         }
     }
-    shared.emit(&events::agent_end(&run_messages));
-    last_answer
+    (last_answer, run_messages)
 }
 
 enum Poll {

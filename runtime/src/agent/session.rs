@@ -183,6 +183,8 @@ pub struct Shared {
     state: Mutex<State>,
     filter: Mutex<EventFilter>,
     idle: watch::Sender<bool>,
+    /// False while a compaction runs.
+    not_compacting: watch::Sender<bool>,
 }
 
 /// Which session events reach the host (`set_event_filter`).
@@ -257,13 +259,33 @@ impl Shared {
         self.emit(&events::queue_update(steering, follow_up));
     }
 
-    /// Marks the run finished.
-    pub(crate) fn set_idle(&self) {
-        {
-            let mut state = self.state();
-            state.streaming = false;
-            state.cancel = None;
-        }
+    /// Marks a compaction under way (prompts wait for it).
+    pub(crate) fn begin_compaction(&self) {
+        self.state().compacting = true;
+        self.not_compacting.send_replace(false);
+    }
+
+    /// Marks the compaction over.
+    pub(crate) fn end_compaction(&self) {
+        self.state().compacting = false;
+        self.not_compacting.send_replace(true);
+    }
+
+    /// Waits until no compaction runs.
+    pub async fn wait_compaction(&self) {
+        let mut done = self.not_compacting.subscribe();
+        let _ = done.wait_for(|done| *done).await;
+    }
+
+    /// Marks the run over for new prompts (before its `agent_end` goes out).
+    pub(crate) fn accept_prompts(&self) {
+        let mut state = self.state();
+        state.streaming = false;
+        state.cancel = None;
+    }
+
+    /// Wakes those waiting for the run to end (`abort` answers after `agent_end`).
+    pub(crate) fn signal_idle(&self) {
         self.idle.send_replace(true);
     }
 }
@@ -394,6 +416,7 @@ impl Session {
                 state: Mutex::new(state),
                 filter: Mutex::new(EventFilter::default()),
                 idle,
+                not_compacting: watch::channel(true).0,
             }),
         }
     }
@@ -965,7 +988,7 @@ pub async fn compact(
 ) -> Result<Value, String> {
     use super::compaction;
     let (model, messages, ids, policy) = {
-        let mut state = shared.state();
+        let state = shared.state();
         let Some(model) = state.model.clone() else {
             return Err("No model selected".into());
         };
@@ -975,7 +998,6 @@ pub async fn compact(
         if state.store.leaf_type() == Some("compaction") {
             return Err("Already compacted".into());
         }
-        state.compacting = true;
         (
             model,
             state.messages.clone(),
@@ -983,6 +1005,7 @@ pub async fn compact(
             state.compaction,
         )
     };
+    shared.begin_compaction();
     shared.emit(&json!({"type": "compaction_start", "reason": reason}));
     let previous = match messages.first() {
         Some(AgentMessage::CompactionSummary(summary)) => Some(summary.summary.clone()),
@@ -1008,8 +1031,8 @@ pub async fn compact(
         policy,
     )
     .await;
+    shared.end_compaction();
     let mut state = shared.state();
-    state.compacting = false;
     let summary = match outcome {
         Ok(summary) => summary,
         Err(err) => {

@@ -76,6 +76,8 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
     let fields = Fields(&frame);
     match kind.as_str() {
         "prompt" => {
+            // A prompt sent while a compaction runs (after a run's `agent_end`) waits for it.
+            session.shared().wait_compaction().await;
             let behavior = match fields.opt_string("streamingBehavior") {
                 Ok(None) => None,
                 Ok(Some("followUp")) => Some(StreamingBehavior::FollowUp),

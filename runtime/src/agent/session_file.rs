@@ -3,6 +3,7 @@
 //! nothing is written until the conversation has an assistant message. A file with bad lines
 //! loads the good ones and reports the others.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,8 @@ pub struct SessionFile {
     path: Option<PathBuf>,
     header: Map<String, Value>,
     entries: Vec<Map<String, Value>>,
+    /// Entry id → position in `entries`.
+    index: HashMap<String, usize>,
     leaf: Option<String>,
     written: bool,
 }
@@ -74,6 +77,7 @@ impl SessionFile {
             path,
             header,
             entries: Vec::new(),
+            index: HashMap::new(),
             leaf: None,
             written: false,
         }
@@ -127,11 +131,13 @@ impl SessionFile {
             }
         }
         let leaf = entries.last().and_then(entry_id).map(str::to_string);
+        let index = index_of(&entries);
         Ok((
             SessionFile {
                 path: Some(path.to_path_buf()),
                 header,
                 entries,
+                index,
                 leaf,
                 written: true,
             },
@@ -165,7 +171,7 @@ impl SessionFile {
 
     /// The entry with this id.
     pub fn entry(&self, id: &str) -> Option<&Map<String, Value>> {
-        self.entries.iter().find(|e| entry_id(e) == Some(id))
+        self.index.get(id).and_then(|i| self.entries.get(*i))
     }
 
     fn new_id(&self) -> String {
@@ -189,6 +195,7 @@ impl SessionFile {
         );
         entry.insert("timestamp".into(), json!(iso(now_millis())));
         entry.extend(fields);
+        self.index.insert(id.clone(), self.entries.len());
         self.entries.push(entry);
         self.leaf = Some(id.clone());
         self.persist();
@@ -396,6 +403,7 @@ impl SessionFile {
             .filter(|e| e.get("type").and_then(Value::as_str) != Some("label"))
             .cloned()
             .collect();
+        branched.index = index_of(&branched.entries);
         branched.leaf = branched
             .entries
             .last()
@@ -423,6 +431,15 @@ impl SessionFile {
             .chain(self.entries.iter().cloned().map(Value::Object))
             .collect()
     }
+}
+
+/// Entry id → position.
+fn index_of(entries: &[Map<String, Value>]) -> HashMap<String, usize> {
+    entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| entry_id(e).map(|id| (id.to_string(), i)))
+        .collect()
 }
 
 /// Appends whole lines, one `write` each (a crash loses at most the line being written).

@@ -624,3 +624,67 @@ fn a_file_pith_writes_has_the_shape_pi_reads() {
         "pi read back exactly what pith wrote"
     );
 }
+
+/// Chromium for rendering tests: Debian's `chromium`, installed by `.ci/run`.
+fn chromium() -> Option<std::path::PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.exists())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_html_export_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("PITH_REQUIRE_CHROMIUM").is_none(),
+            "chromium is required here (apt-get install chromium)"
+        );
+        eprintln!("skipped: no chromium on this machine (.ci/run installs it)");
+        return;
+    };
+    let script = json!([
+        {"text": "Let me count.", "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo counted-words"}}], "usage": {"input": 1234, "output": 56}},
+        {"text": "Done counting <ok>.", "usage": {"input": 1300, "output": 7}}
+    ]);
+    let mut pith = Pith::spawn(persistent(script, &[])).await;
+    pith.call("p", json!({"type": "prompt", "message": "count the words"}))
+        .await;
+    pith.until_agent_end().await;
+    pith.call(
+        "e",
+        json!({"type": "export_html", "outputPath": "page.html"}),
+    )
+    .await;
+    let page = pith.work_dir().join("page.html");
+    let output = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            pith.work_dir().join("chrome-profile").display()
+        ))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(dom.contains("count the words"), "{dom}");
+    assert!(
+        dom.contains("Done counting &lt;ok&gt;."),
+        "the message text, escaped: {dom}"
+    );
+    assert!(
+        dom.contains("<code>bash</code>") && dom.contains("echo counted-words"),
+        "the tool call and its arguments"
+    );
+    assert!(dom.contains("counted-words\n"), "the tool result");
+    assert!(dom.contains("2534 tokens in, 63 out"), "the totals: {dom}");
+}

@@ -402,6 +402,21 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
         pith.call("c2", json!({"type": "compact"})).await["error"],
         "Already compacted"
     );
+    let stats = pith.call("st", json!({"type": "get_session_stats"})).await;
+    assert!(
+        stats["data"]["sessionFile"]
+            .as_str()
+            .unwrap()
+            .ends_with(".jsonl")
+    );
+    // The next request carries the summary first, then the kept messages.
+    pith.call("p3", json!({"type": "prompt", "message": "question three"}))
+        .await;
+    pith.until_agent_end().await;
+    let after = &server.requests()[3]["body"]["messages"];
+    assert!(after[0]["content"][0]["text"].as_str().unwrap().starts_with("The conversation history before this point was compacted into the following summary:\n\n<summary>\n## Summary\nTwo questions, two answers."));
+    assert_eq!(after[1]["content"][0]["text"], "question one");
+    assert_eq!(after.as_array().unwrap().len(), 6);
 
     // After a reload the model sees the summary and what follows firstKeptEntryId.
     let file = pith.call("s", json!({"type": "get_state"})).await["data"]["sessionFile"]
@@ -415,7 +430,7 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
         context.messages[0].1,
         pith::agent::message::AgentMessage::CompactionSummary(_)
     ));
-    assert_eq!(context.messages.len(), 5);
+    assert_eq!(context.messages.len(), 7);
     assert_eq!(
         context.messages[1].0,
         result["firstKeptEntryId"].as_str().unwrap()
@@ -687,4 +702,28 @@ async fn the_html_export_renders_in_headless_chromium() {
     );
     assert!(dom.contains("counted-words\n"), "the tool result");
     assert!(dom.contains("2534 tokens in, 63 out"), "the totals: {dom}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_opens_the_latest_session() {
+    let shared = tempfile::tempdir().unwrap();
+    let dir = shared.path().join("sessions").to_str().unwrap().to_string();
+    let options = |script: Value, extra: &[&str]| {
+        let mut o = persistent(script, extra);
+        let at = o.args.iter().position(|a| a == "sessions").unwrap();
+        o.args[at] = dir.clone();
+        o
+    };
+    let mut first = Pith::spawn(options(json!([{"text": "remembered"}]), &[])).await;
+    first
+        .call("p", json!({"type": "prompt", "message": "remember this"}))
+        .await;
+    first.until_agent_end().await;
+    let id = first.call("s", json!({"type": "get_state"})).await["data"]["sessionId"].clone();
+    first.close_stdin();
+    first.exit_code().await;
+    let mut second = Pith::spawn(options(json!([]), &["--continue"])).await;
+    let state = second.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["sessionId"], id);
+    assert_eq!(state["data"]["messageCount"], 2);
 }

@@ -572,7 +572,7 @@ impl Session {
         } else {
             0.0
         };
-        json!({
+        let mut stats = json!({
             "sessionId": state.session_id,
             "userMessages": users,
             "assistantMessages": assistants,
@@ -582,7 +582,15 @@ impl Session {
             "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write, "total": input + output + cache_read + cache_write},
             "cost": js_value(cost),
             "contextUsage": {"tokens": tokens, "contextWindow": window, "percent": js_value(percent)},
-        })
+        });
+        // pi's key order: sessionFile first, when the session is on disk.
+        if let (Some(path), Value::Object(fields)) = (state.store.path(), &stats) {
+            let mut ordered = serde_json::Map::new();
+            ordered.insert("sessionFile".into(), json!(path.display().to_string()));
+            ordered.extend(fields.clone());
+            stats = Value::Object(ordered);
+        }
+        stats
     }
 
     /// `get_last_assistant_text`'s data: `{"text"}` or `{}`.

@@ -66,6 +66,18 @@ impl Request {
     pub fn send(self) -> Result<Response, HttpError> {
         wit::send(&self.inner)
     }
+
+    /// Sends the request and fails unless the status is 2xx, with `"<status> <body>"` as
+    /// LLM clients report it.
+    pub fn send_ok(self) -> Result<Response, String> {
+        let response = self.send().map_err(|err| err.message())?;
+        let status = response.status();
+        if (200..300).contains(&status) {
+            return Ok(response);
+        }
+        let body = response.text().unwrap_or_default();
+        Err(format!("{status} {}", body.trim()))
+    }
 }
 
 impl Response {

@@ -67,6 +67,84 @@ pub trait Completion: 'static {
     fn next(&mut self) -> Option<Vec<StreamEvent>>;
 }
 
+/// A provider's reading of a streamed SSE body, driven by [`SseCompletion`].
+pub trait SseHandler: 'static {
+    /// Events to emit before the body is read (e.g. `Start`).
+    fn begin(&mut self, out: &mut Vec<StreamEvent>) {
+        let _ = out;
+    }
+
+    /// Handles one server-sent event.
+    fn event(&mut self, event: crate::sse::SseEvent, out: &mut Vec<StreamEvent>);
+
+    /// The body ended before [`done`](SseHandler::done): emits what completes the answer, or an
+    /// error when it is incomplete.
+    fn end(&mut self, out: &mut Vec<StreamEvent>);
+
+    /// True once the answer is complete (finished or failed).
+    fn done(&self) -> bool;
+}
+
+/// A [`Completion`] that reads an SSE response chunk by chunk and hands each event to its
+/// handler; every batch carries at least one new event.
+pub struct SseCompletion<H> {
+    response: crate::http::Response,
+    parser: crate::sse::SseParser,
+    handler: H,
+    begun: bool,
+    over: bool,
+}
+
+impl<H: SseHandler> SseCompletion<H> {
+    /// Reads `response` with `handler`.
+    pub fn new(response: crate::http::Response, handler: H) -> SseCompletion<H> {
+        SseCompletion {
+            response,
+            parser: crate::sse::SseParser::default(),
+            handler,
+            begun: false,
+            over: false,
+        }
+    }
+}
+
+impl<H: SseHandler> Completion for SseCompletion<H> {
+    fn next(&mut self) -> Option<Vec<StreamEvent>> {
+        if self.over || (self.begun && self.handler.done()) {
+            return None;
+        }
+        let mut out = Vec::new();
+        if !self.begun {
+            self.begun = true;
+            self.handler.begin(&mut out);
+        }
+        let floor = out.len();
+        while out.len() == floor && !self.over && !self.handler.done() {
+            match self.response.next_chunk() {
+                Ok(Some(chunk)) => {
+                    for event in self.parser.feed(&chunk) {
+                        self.handler.event(event, &mut out);
+                    }
+                }
+                Ok(None) => {
+                    if let Some(event) = self.parser.finish() {
+                        self.handler.event(event, &mut out);
+                    }
+                    if !self.handler.done() {
+                        self.handler.end(&mut out);
+                    }
+                    self.over = true;
+                }
+                Err(err) => {
+                    out.push(StreamEvent::Error(err.message()));
+                    self.over = true;
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
 /// An LLM wire format.
 pub trait Provider {
     /// The wire formats and models this plugin serves.

@@ -1,20 +1,16 @@
 //! The SSE response as stream events.
 
-use pith_sdk::http::Response;
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Value};
-use pith_sdk::sse::{SseEvent, SseParser};
+use pith_sdk::sse::SseEvent;
 
-/// A streaming response.
+/// The state of a streaming response.
 pub struct Stream {
-    response: Response,
-    parser: SseParser,
     usage: Usage,
     done: bool,
     /// Per Anthropic block index: thinking text, signature, or tool-call id/name/json.
     blocks: std::collections::HashMap<u32, Block>,
     stop: Option<StopReason>,
-    started: bool,
 }
 
 enum Block {
@@ -24,16 +20,13 @@ enum Block {
 }
 
 impl Stream {
-    /// Wraps the response of a successful request.
-    pub fn new(response: Response) -> Stream {
+    /// A response about to be read.
+    pub fn new() -> Stream {
         Stream {
-            response,
-            parser: SseParser::default(),
             usage: Usage { input: 0, output: 0, cache_read: 0, cache_write: 0 },
             done: false,
             blocks: Default::default(),
             stop: None,
-            started: false,
         }
     }
 
@@ -155,40 +148,22 @@ impl Stream {
     }
 }
 
-impl Completion for Stream {
-    fn next(&mut self) -> Option<Vec<StreamEvent>> {
-        if self.done {
-            return None;
-        }
-        let mut out = Vec::new();
-        if !self.started {
-            self.started = true;
-            out.push(StreamEvent::Start);
-        }
-        // Read until this batch has something new or the stream is over.
-        let floor = out.len();
-        while out.len() == floor && !self.done {
-            match self.response.next_chunk() {
-                Ok(Some(chunk)) => {
-                    for event in self.parser.feed(&chunk) {
-                        self.handle(event, &mut out);
-                    }
-                }
-                Ok(None) => {
-                    if let Some(event) = self.parser.finish() {
-                        self.handle(event, &mut out);
-                    }
-                    if !self.done {
-                        self.done = true;
-                        out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
-                    }
-                }
-                Err(err) => {
-                    self.done = true;
-                    out.push(StreamEvent::Error(err.message()));
-                }
-            }
-        }
-        Some(out)
+impl SseHandler for Stream {
+    fn begin(&mut self, out: &mut Vec<StreamEvent>) {
+        // pi's Anthropic provider starts before the response arrives.
+        out.push(StreamEvent::Start);
+    }
+
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) {
+        self.handle(event, out);
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) {
+        self.done = true;
+        out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+    }
+
+    fn done(&self) -> bool {
+        self.done
     }
 }

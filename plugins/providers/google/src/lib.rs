@@ -1,10 +1,10 @@
 //! The `google-generative-ai` provider: Gemini's `streamGenerateContent` with SSE, thoughts as
 //! thinking blocks and function calls as tool calls.
 
-use pith_sdk::http::{Request as HttpRequest, Response};
+use pith_sdk::http::Request as HttpRequest;
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Map, Value, json};
-use pith_sdk::sse::SseParser;
+use pith_sdk::sse::SseEvent;
 
 struct Google;
 
@@ -142,13 +142,9 @@ impl Provider for Google {
         for header in &request.model.headers {
             http = http.header(&header.name, &header.value);
         }
-        let response = http.json(&body(&request)).send().map_err(|err| err.message())?;
-        let status = response.status();
-        if !(200..300).contains(&status) {
-            let text = response.text().unwrap_or_default();
-            return Err(format!("{status} {}", text.trim()));
-        }
-        Ok(Box::new(Stream { response, parser: SseParser::default(), open: None, next_index: 0, calls: 0, stop: None, usage: None, started: false, done: false }))
+        let response = http.json(&body(&request)).send_ok()?;
+        let stream = Stream { open: None, next_index: 0, calls: 0, stop: None, usage: None, started: false, done: false };
+        Ok(Box::new(SseCompletion::new(response, stream)))
     }
 }
 
@@ -158,8 +154,6 @@ enum Open {
 }
 
 struct Stream {
-    response: Response,
-    parser: SseParser,
     open: Option<Open>,
     next_index: u32,
     calls: u32,
@@ -273,34 +267,17 @@ impl Stream {
     }
 }
 
-impl Completion for Stream {
-    fn next(&mut self) -> Option<Vec<StreamEvent>> {
-        if self.done {
-            return None;
-        }
-        let mut out = Vec::new();
-        while out.is_empty() && !self.done {
-            match self.response.next_chunk() {
-                Ok(Some(chunk)) => {
-                    for event in self.parser.feed(&chunk) {
-                        self.handle(&event.data, &mut out);
-                    }
-                }
-                Ok(None) => {
-                    if let Some(event) = self.parser.finish() {
-                        self.handle(&event.data, &mut out);
-                    }
-                    if !self.done {
-                        self.finish(&mut out);
-                    }
-                }
-                Err(err) => {
-                    self.done = true;
-                    out.push(StreamEvent::Error(err.message()));
-                }
-            }
-        }
-        Some(out)
+impl SseHandler for Stream {
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) {
+        self.handle(&event.data, out);
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) {
+        self.finish(out);
+    }
+
+    fn done(&self) -> bool {
+        self.done
     }
 }
 

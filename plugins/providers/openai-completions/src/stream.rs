@@ -1,10 +1,9 @@
 //! The SSE chunks as stream events: one current block at a time; a change of kind or a new
 //! tool-call id ends it.
 
-use pith_sdk::http::Response;
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Value};
-use pith_sdk::sse::SseParser;
+use pith_sdk::sse::SseEvent;
 
 /// A block still receiving content; pi 0.73 keeps every block open until the answer ends and
 /// then ends them in order.
@@ -14,10 +13,8 @@ enum Open {
     Tool { index: u32, id: String, name: String, json: String, stream_index: u64 },
 }
 
-/// A streaming response.
+/// The state of a streaming response.
 pub struct Stream {
-    response: Response,
-    parser: SseParser,
     open: Vec<Open>,
     next_index: u32,
     stop: Option<StopReason>,
@@ -27,9 +24,9 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// Wraps the response of a successful request.
-    pub fn new(response: Response) -> Stream {
-        Stream { response, parser: SseParser::default(), open: Vec::new(), next_index: 0, stop: None, usage: None, started: false, done: false }
+    /// A response about to be read.
+    pub fn new() -> Stream {
+        Stream { open: Vec::new(), next_index: 0, stop: None, usage: None, started: false, done: false }
     }
 
     fn close_all(&mut self, out: &mut Vec<StreamEvent>) {
@@ -154,39 +151,22 @@ impl Stream {
         }
     }
 }
-impl Completion for Stream {
-    fn next(&mut self) -> Option<Vec<StreamEvent>> {
-        if self.done {
-            return None;
+impl SseHandler for Stream {
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) {
+        self.handle(&event.data, out);
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) {
+        // Servers that end the body without `[DONE]` but gave a finish reason are complete.
+        if self.stop.is_none() {
+            self.done = true;
+            out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+        } else {
+            self.finish(out);
         }
-        let mut out = Vec::new();
-        while out.is_empty() && !self.done {
-            match self.response.next_chunk() {
-                Ok(Some(chunk)) => {
-                    for event in self.parser.feed(&chunk) {
-                        self.handle(&event.data, &mut out);
-                    }
-                }
-                Ok(None) => {
-                    if let Some(event) = self.parser.finish() {
-                        self.handle(&event.data, &mut out);
-                    }
-                    if !self.done {
-                        // Servers that end the body without `[DONE]` but gave a finish reason.
-                        if self.stop.is_none() {
-                            self.done = true;
-                            out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
-                        } else {
-                            self.finish(&mut out);
-                        }
-                    }
-                }
-                Err(err) => {
-                    self.done = true;
-                    out.push(StreamEvent::Error(err.message()));
-                }
-            }
-        }
-        Some(out)
+    }
+
+    fn done(&self) -> bool {
+        self.done
     }
 }

@@ -50,13 +50,8 @@ impl Provider for OpenAiResponses {
         for header in &request.model.headers {
             http = http.header(&header.name, &header.value);
         }
-        let response = http.json(&body).send().map_err(|err| err.message())?;
-        let status = response.status();
-        if !(200..300).contains(&status) {
-            let text = response.text().unwrap_or_default();
-            return Err(format!("{status} {}", text.trim()));
-        }
-        Ok(Box::new(stream::Stream::new(response)))
+        let response = http.json(&body).send_ok()?;
+        Ok(Box::new(SseCompletion::new(response, stream::Stream::new())))
     }
 }
 

@@ -2,10 +2,9 @@
 
 use std::collections::HashMap;
 
-use pith_sdk::http::Response;
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Value};
-use pith_sdk::sse::SseParser;
+use pith_sdk::sse::SseEvent;
 
 enum Item {
     Text(u32, String),
@@ -13,10 +12,8 @@ enum Item {
     Tool(u32, String, String, String),
 }
 
-/// A streaming response.
+/// The state of a streaming response.
 pub struct Stream {
-    response: Response,
-    parser: SseParser,
     /// By output index.
     items: HashMap<u64, Item>,
     next_index: u32,
@@ -26,9 +23,9 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// Wraps the response of a successful request.
-    pub fn new(response: Response) -> Stream {
-        Stream { response, parser: SseParser::default(), items: HashMap::new(), next_index: 0, any_tool: false, started: false, done: false }
+    /// A response about to be read.
+    pub fn new() -> Stream {
+        Stream { items: HashMap::new(), next_index: 0, any_tool: false, started: false, done: false }
     }
 
     fn index(&mut self) -> u32 {
@@ -148,34 +145,17 @@ impl Stream {
     }
 }
 
-impl Completion for Stream {
-    fn next(&mut self) -> Option<Vec<StreamEvent>> {
-        if self.done {
-            return None;
-        }
-        let mut out = Vec::new();
-        while out.is_empty() && !self.done {
-            match self.response.next_chunk() {
-                Ok(Some(chunk)) => {
-                    for event in self.parser.feed(&chunk) {
-                        self.handle(&event.data, &mut out);
-                    }
-                }
-                Ok(None) => {
-                    if let Some(event) = self.parser.finish() {
-                        self.handle(&event.data, &mut out);
-                    }
-                    if !self.done {
-                        self.done = true;
-                        out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
-                    }
-                }
-                Err(err) => {
-                    self.done = true;
-                    out.push(StreamEvent::Error(err.message()));
-                }
-            }
-        }
-        Some(out)
+impl SseHandler for Stream {
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) {
+        self.handle(&event.data, out);
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) {
+        self.done = true;
+        out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+    }
+
+    fn done(&self) -> bool {
+        self.done
     }
 }

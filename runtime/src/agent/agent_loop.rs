@@ -12,12 +12,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{self, RequestParts};
 use super::events;
+use super::extensions::session_hooks as hooks;
 use super::message::{AgentMessage, AssistantMessage, StopReason, ToolResultMessage, now_ms};
 use super::queue::Queued;
 use super::retry;
 use super::session::{InterruptMode, Shared};
 use super::stream::{Produced, StreamAssembler};
-use super::system_prompt;
 use super::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
 
@@ -29,7 +29,7 @@ pub const SKIPPED: &str = "Skipped due to queued user message.";
 /// Runs until the model stops and no steering or follow-up is left, or until cancelled; a
 /// transient provider error is retried with backoff (see [`super::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
-    let mut initial = initial;
+    let mut initial = hooks::before_agent_start(&shared, initial).await;
     let mut attempt = 0u32;
     let mut overflow_tried = false;
     // Events that follow the final `agent_end` (the end of a retry sequence).
@@ -131,6 +131,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     }
     // New prompts are accepted before `agent_end` goes out (hosts send the next prompt on it);
     // `abort` answers after it.
+    shared.state().system_prompt_override = None;
     shared.accept_prompts();
     if !run_messages.is_empty() || after_end.is_empty() {
         shared.emit(&events::agent_end(&run_messages));
@@ -270,7 +271,7 @@ fn deliver_queued(shared: &Shared, queued: Vec<Queued>, run_messages: &mut Vec<A
 /// Streams one assistant answer, emitting `message_start`, the updates and `message_end`, and
 /// appends it to the conversation.
 async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> AssistantMessage {
-    let (model, thinking, messages, session_id) = {
+    let (model, thinking, mut messages, session_id) = {
         let state = shared.state();
         (
             state.model.clone(),
@@ -291,7 +292,8 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
         return finish_turn(shared, aborted, false);
     }
     let tools = shared.tools();
-    let prompt = system_prompt::build(&shared.prompt, &tools, &shared.cwd, &system_prompt::today());
+    let prompt = hooks::system_prompt(shared, &tools);
+    hooks::context(shared, &mut messages).await;
     let request = context::request(RequestParts {
         model: &model,
         system_prompt: &prompt,
@@ -424,6 +426,10 @@ async fn run_tool_calls(
                 tools::validate(name, tool.parameters(), raw_args).map(|args| (tool.clone(), args))
             }
         };
+        let prepared = match prepared {
+            Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
+            Err(message) => Err(message),
+        };
         match prepared {
             Err(message) => results.push(end_call(shared, id, name, &error_output(&message))),
             Ok((tool, args)) => runnable.push(Runnable {
@@ -489,9 +495,10 @@ async fn run_tool_calls(
         })
         .collect();
     for (call, running, forwarding) in handles {
-        let output = running
+        let mut output = running
             .await
             .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
+        hooks::tool_result(shared, &call.id, &call.name, &call.args, &mut output).await;
         // Every update of this call is out before its end.
         let _ = forwarding.await;
         results.push(end_call(shared, &call.id, &call.name, &output));

@@ -364,6 +364,23 @@ impl AgentMessage {
         })
     }
 
+    /// The text a queue shows for the message (user and custom messages; empty otherwise).
+    pub fn text(&self) -> String {
+        match self {
+            AgentMessage::User(user) => user.content.text(),
+            AgentMessage::Custom(custom) => match &custom.content {
+                Value::String(text) => text.clone(),
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        }
+    }
+
     /// The message as JSON.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)

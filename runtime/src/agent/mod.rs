@@ -6,6 +6,7 @@ pub mod compaction;
 pub mod context;
 pub mod events;
 pub mod export;
+pub mod extensions;
 pub mod host_tools;
 pub mod message;
 pub mod model;

@@ -58,7 +58,7 @@ impl ModelRegistry {
     /// The models of every provider plugin, in load order.
     pub fn from_host(host: &PluginHost) -> ModelRegistry {
         let mut registry = ModelRegistry::default();
-        for plugin in host.plugins() {
+        for plugin in host.plugins().iter() {
             if let Some(meta) = &plugin.meta.provider {
                 for model in &meta.models {
                     match registry

@@ -12,6 +12,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::events;
+use super::extensions::Extensions;
+use super::extensions::context::SessionContext;
+use super::extensions::hooks::{BeforeSwitchEvent, Event as HookEvent, SwitchReason};
+use super::extensions::ui::UiBridge;
 use super::host_tools::{HostToolBridge, HostToolDefinition};
 use super::message::{AgentMessage, js_value};
 use super::model::{Model, ThinkingLevel};
@@ -125,6 +129,10 @@ pub struct State {
     pub host_tools: Vec<HostToolDefinition>,
     /// `bash` command records made while a run streamed, added before the next prompt.
     pub pending_bash: Vec<AgentMessage>,
+    /// Extension messages delivered with the next prompt (`next-turn`).
+    pub next_turn: Vec<AgentMessage>,
+    /// The system prompt an extension set for the current run (`before_agent_start`).
+    pub system_prompt_override: Option<String>,
 }
 
 impl State {
@@ -180,6 +188,10 @@ pub struct Shared {
     pub prompt: PromptOptions,
     /// The running `bash` command.
     pub bash: super::bash::BashControl,
+    /// The session's extensions.
+    pub extensions: Arc<Extensions>,
+    /// Extension dialogs waiting for the host.
+    pub ui: UiBridge,
     state: Mutex<State>,
     filter: Mutex<EventFilter>,
     idle: watch::Sender<bool>,
@@ -219,10 +231,16 @@ impl Shared {
         if self.filter().allows(kind) {
             self.out.send(frame);
         }
+        self.extensions.observe(frame);
     }
 
     /// Sends a rendered `message_update` frame, waiting while the writer is behind.
     pub async fn emit_update(&self, frame: Vec<u8>) {
+        if self.extensions.wants("message_update")
+            && let Ok(value) = serde_json::from_slice::<Value>(&frame)
+        {
+            self.extensions.observe(&value);
+        }
         if self.filter().allows("message_update") {
             self.out.send_streaming(frame).await;
         }
@@ -394,6 +412,8 @@ impl Session {
             tools: config.tools,
             host_tools: Vec::new(),
             pending_bash: Vec::new(),
+            next_turn: Vec::new(),
+            system_prompt_override: None,
         };
         if resumed {
             state.load_context(context);
@@ -403,8 +423,11 @@ impl Session {
         }
         let (idle, _) = watch::channel(true);
         let bridge = Arc::new(HostToolBridge::new(out.clone()));
-        Session {
+        let extensions = Arc::new(Extensions::new(host.clone(), out.clone()));
+        let session = Session {
             shared: Arc::new(Shared {
+                ui: UiBridge::new(out.clone()),
+                extensions,
                 host,
                 out,
                 bridge,
@@ -418,6 +441,57 @@ impl Session {
                 idle,
                 not_compacting: watch::channel(true).0,
             }),
+        };
+        let context = Arc::new(SessionContext::new(&session.shared));
+        session.shared.extensions.attach(context);
+        session
+    }
+
+    /// The session whose shared parts these are.
+    pub(crate) fn from_shared(shared: Arc<Shared>) -> Session {
+        Session { shared }
+    }
+
+    /// Starts the extensions (`session_start`); called once the host's frames are read.
+    pub async fn start_extensions(&self) {
+        self.shared.extensions.start().await;
+    }
+
+    /// Adds an extension's message: queued while a run streams (steering by default), kept for
+    /// the next prompt (`next-turn`), else appended, and a run started when `trigger_turn`.
+    pub fn send_extension_message(
+        &self,
+        message: AgentMessage,
+        deliver_as: Option<super::extensions::context::Delivery>,
+        trigger_turn: bool,
+    ) {
+        use super::extensions::context::Delivery;
+        let text = message.text();
+        let mut state = self.shared.state();
+        if deliver_as == Some(Delivery::NextTurn) {
+            state.next_turn.push(message);
+            return;
+        }
+        if state.streaming {
+            let queued = Queued { text, message };
+            match deliver_as {
+                Some(Delivery::FollowUp) => state.follow_up.push(queued),
+                _ => state.steering.push(queued),
+            }
+            drop(state);
+            self.shared.emit_queue_update();
+            return;
+        }
+        if !trigger_turn || state.model.is_none() {
+            state.append(message.clone());
+            drop(state);
+            self.shared.emit(&events::message_start(&message));
+            self.shared.emit(&events::message_end(&message));
+            return;
+        }
+        drop(state);
+        if let Ok(run) = self.claim_run(vec![message]) {
+            run.start();
         }
     }
 
@@ -462,6 +536,18 @@ impl Session {
                 self.shared.emit_queue_update();
                 return Ok(None);
             }
+        }
+        self.claim_run(vec![message]).map(Some)
+    }
+
+    /// Claims a run that starts with `messages` (and the extension messages kept for the next
+    /// prompt); fails when a run streams or no model is set.
+    fn claim_run(&self, mut messages: Vec<AgentMessage>) -> Result<PendingRun, String> {
+        {
+            let mut state = self.shared.state();
+            if state.streaming {
+                return Err(ALREADY_PROCESSING.to_string());
+            }
             if state.model.is_none() {
                 return Err(no_model_message());
             }
@@ -469,15 +555,16 @@ impl Session {
             for record in std::mem::take(&mut state.pending_bash) {
                 state.append(record);
             }
+            messages.append(&mut state.next_turn);
         }
         let _ = self.shared.idle.send_replace(false);
         let cancel = CancellationToken::new();
         self.shared.state().cancel = Some(cancel.clone());
-        Ok(Some(PendingRun {
+        Ok(PendingRun {
             shared: self.shared.clone(),
-            messages: vec![message],
+            messages,
             cancel,
-        }))
+        })
     }
 
     /// `steer` / `follow_up`: queues a message (delivered during the run, or in the next one).
@@ -801,6 +888,10 @@ impl Session {
     /// `new_session`: aborts any run and starts an empty session (with `parentSession` in its
     /// header when given); the thinking level is recorded in it, as pi does.
     pub async fn new_session(&self, parent_session: Option<&str>) -> Value {
+        if self.switch_cancelled(SwitchReason::New, None).await {
+            return json!({"cancelled": true});
+        }
+        let previous = self.session_file();
         self.abort().await;
         let id = uuid::Uuid::now_v7().to_string();
         let path = self
@@ -816,7 +907,41 @@ impl Session {
             self.replace_store(&mut state, store);
             state.record_thinking();
         }
+        self.after_switch("new", previous);
         json!({"cancelled": false})
+    }
+
+    /// Asks the extensions whether a switch may happen (`session_before_switch`).
+    async fn switch_cancelled(&self, reason: SwitchReason, target: Option<String>) -> bool {
+        self.shared
+            .extensions
+            .hook(
+                "session_before_switch",
+                HookEvent::SessionBeforeSwitch(BeforeSwitchEvent {
+                    reason,
+                    target_session_file: target,
+                }),
+            )
+            .await
+            .cancelled()
+    }
+
+    /// The current session file's path, if it has one.
+    fn session_file(&self) -> Option<String> {
+        self.shared
+            .state()
+            .store
+            .path()
+            .map(|p| p.display().to_string())
+    }
+
+    /// Tells the extensions a switch happened (`session_switch`).
+    fn after_switch(&self, reason: &str, previous: Option<String>) {
+        self.shared.extensions.observe(&json!({
+            "type": "session_switch",
+            "reason": reason,
+            "previousSessionFile": previous,
+        }));
     }
 
     /// Makes `store` the session: its context becomes the conversation.
@@ -838,6 +963,13 @@ impl Session {
         for problem in problems {
             tracing::warn!("{problem}");
         }
+        if self
+            .switch_cancelled(SwitchReason::Resume, Some(full.display().to_string()))
+            .await
+        {
+            return Ok(json!({"cancelled": true}));
+        }
+        let previous = self.session_file();
         self.abort().await;
         let context = store.context();
         let level = {
@@ -862,12 +994,34 @@ impl Session {
                 .unwrap_or(state.thinking)
         };
         self.apply_thinking(level);
+        self.after_switch("resume", previous);
         Ok(json!({"cancelled": false}))
     }
 
     /// `fork` (and `branch`): a new session with the conversation up to (not including) the
     /// user message `entry_id`; returns that message's text so the host can edit and resend it.
-    pub fn fork(&self, entry_id: &str) -> Result<Value, String> {
+    pub async fn fork(&self, entry_id: &str) -> Result<Value, String> {
+        let outcome = self
+            .shared
+            .extensions
+            .hook(
+                "session_before_fork",
+                HookEvent::SessionBeforeFork(entry_id.to_string()),
+            )
+            .await;
+        if outcome.cancelled() {
+            return Ok(json!({"text": "", "cancelled": true}));
+        }
+        let previous = self.session_file();
+        let forked = self.fork_now(entry_id)?;
+        self.shared.extensions.observe(&json!({
+            "type": "session_fork",
+            "previousSessionFile": previous,
+        }));
+        Ok(forked)
+    }
+
+    fn fork_now(&self, entry_id: &str) -> Result<Value, String> {
         let mut state = self.shared.state();
         let entry = state
             .store
@@ -1029,6 +1183,37 @@ pub async fn compact(
         .cloned()
         .unwrap_or_default();
     let tokens_before = compaction::context_tokens(&messages);
+    let fail = |message: String| {
+        shared.end_compaction();
+        shared.emit(&json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": false, "errorMessage": message}));
+        Err(message)
+    };
+    // An extension may cancel the compaction or supply the summary.
+    let supplied = match before_compact(
+        shared,
+        instructions,
+        older,
+        previous.as_deref(),
+        &first_kept,
+        tokens_before,
+    )
+    .await
+    {
+        Err(message) => return fail(message),
+        Ok(supplied) => supplied,
+    };
+    if let Some(result) = supplied {
+        shared.end_compaction();
+        let mut fields = result.as_object().cloned().unwrap_or_default();
+        fields.insert("fromHook".into(), json!(true));
+        let mut state = shared.state();
+        state.store.append("compaction", fields);
+        let context = state.store.context();
+        state.load_context(context);
+        drop(state);
+        shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
+        return Ok(result);
+    }
     let outcome = compaction::summarize(
         &shared.host,
         &model,
@@ -1039,17 +1224,12 @@ pub async fn compact(
         policy,
     )
     .await;
-    shared.end_compaction();
-    let mut state = shared.state();
     let summary = match outcome {
         Ok(summary) => summary,
-        Err(err) => {
-            drop(state);
-            let message = format!("Summarization failed: {err}");
-            shared.emit(&json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": false, "errorMessage": message}));
-            return Err(message);
-        }
+        Err(err) => return fail(format!("Summarization failed: {err}")),
     };
+    shared.end_compaction();
+    let mut state = shared.state();
     let details = compaction::file_details(older);
     let mut summary = summary;
     for (key, tag) in [
@@ -1075,4 +1255,60 @@ pub async fn compact(
     drop(state);
     shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
     Ok(result)
+}
+
+/// `session_before_compact`: `Err` when an extension cancelled, `Ok(Some(result))` when one
+/// supplied the summary.
+async fn before_compact(
+    shared: &Shared,
+    instructions: Option<&str>,
+    older: &[AgentMessage],
+    previous: Option<&str>,
+    first_kept: &str,
+    tokens_before: u64,
+) -> Result<Option<Value>, String> {
+    use super::extensions::hooks::{BeforeCompactEvent, EventResult};
+    if !shared.extensions.wants("session_before_compact") {
+        return Ok(None);
+    }
+    let preparation = json!({
+        "firstKeptEntryId": first_kept,
+        "messagesToSummarize": older,
+        "tokensBefore": tokens_before,
+        "previousSummary": previous,
+        "isSplitTurn": false,
+    });
+    let branch = json!(shared.state().store.branch_entries());
+    let outcome = shared
+        .extensions
+        .hook(
+            "session_before_compact",
+            HookEvent::SessionBeforeCompact(BeforeCompactEvent {
+                custom_instructions: instructions.map(str::to_string),
+                preparation: preparation.to_string(),
+                branch_entries: branch.to_string(),
+            }),
+        )
+        .await;
+    if outcome.cancelled() {
+        return Err("Compaction cancelled".into());
+    }
+    Ok(outcome
+        .results
+        .into_iter()
+        .find_map(|(_, result)| match result {
+            EventResult::Compaction(summary) => {
+                let details = summary
+                    .details
+                    .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                    .unwrap_or(Value::Null);
+                Some(json!({
+                    "summary": summary.summary,
+                    "firstKeptEntryId": summary.first_kept_entry_id,
+                    "tokensBefore": summary.tokens_before,
+                    "details": details,
+                }))
+            }
+            _ => None,
+        }))
 }

@@ -204,6 +204,17 @@ impl SessionFile {
 
     /// Appends a message entry.
     pub fn append_message(&mut self, message: &AgentMessage) -> String {
+        // pi keeps extension messages as `custom_message` entries.
+        if let AgentMessage::Custom(custom) = message {
+            let mut fields = Map::new();
+            fields.insert("customType".into(), json!(custom.custom_type));
+            fields.insert("content".into(), custom.content.clone());
+            fields.insert("display".into(), json!(custom.display));
+            if let Some(details) = &custom.details {
+                fields.insert("details".into(), details.clone());
+            }
+            return self.append("custom_message", fields);
+        }
         let mut fields = Map::new();
         fields.insert("message".into(), message.to_json());
         self.append("message", fields)
@@ -423,6 +434,14 @@ impl SessionFile {
             }
         }
         branched
+    }
+
+    /// The entries from the root to the leaf (pi's branch entries).
+    pub fn branch_entries(&self) -> Vec<Value> {
+        self.path_to(self.leaf.as_deref())
+            .into_iter()
+            .map(|e| Value::Object(e.clone()))
+            .collect()
     }
 
     /// Every line of the file as JSON (header first), for export.

@@ -40,7 +40,7 @@ pub fn print(host: &PluginHost, as_json: bool) -> ExitCode {
         println!("{}", Value::Array(list));
         return ExitCode::SUCCESS;
     }
-    for plugin in host.plugins() {
+    for plugin in host.plugins().iter() {
         let caps = &plugin.capabilities;
         let mut granted = Vec::new();
         match caps.workspace {

@@ -13,7 +13,7 @@ use super::PluginHost;
 use super::error::CallError;
 use super::plugin::{Plugin, error_text};
 use super::sandbox::{
-    DeadlineExceeded, MemoryLimitExceeded, ProgressSink, SandboxSpec, StoreState,
+    CallClock, DeadlineExceeded, MemoryLimitExceeded, ProgressSink, SandboxSpec, StoreState,
 };
 
 /// What a call may use beyond the plugin's own grants.
@@ -48,15 +48,26 @@ impl PluginHost {
         options: CallOptions,
         body: CallBody<'_, R>,
     ) -> Result<R, CallError> {
+        let cancel = options.cancel.clone();
+        let mut store = self.new_store(plugin, options)?;
+        self.drive(&mut store, plugin, cancel, body).await
+    }
+
+    /// A store for `plugin`: its sandbox, memory cap and guest-time deadline (measured per call
+    /// by the clock [`PluginHost::drive`] resets).
+    pub(crate) fn new_store(
+        &self,
+        plugin: &Plugin,
+        options: CallOptions,
+    ) -> Result<Store<StoreState>, CallError> {
         let CallOptions {
             progress,
             cancel,
             extra_http,
         } = options;
-        let id = plugin.manifest.id.clone();
         let limits = plugin.manifest.limits;
         let spec = SandboxSpec {
-            plugin_id: id.clone(),
+            plugin_id: plugin.manifest.id.clone(),
             capabilities: if extra_http.is_empty() {
                 plugin.capabilities.clone()
             } else {
@@ -71,26 +82,39 @@ impl PluginHost {
         };
         let mut state =
             StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {
-                plugin: id.clone(),
+                plugin: plugin.manifest.id.clone(),
                 reason,
             })?;
-        state.cancel = cancel.clone();
-        let clock = state.clock.clone();
+        state.cancel = cancel;
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);
-        store.set_epoch_deadline(1);
         let deadline = Duration::from_millis(limits.deadline_ms);
-        store.epoch_deadline_callback(move |_| {
-            if clock.guest_time() > deadline {
+        store.epoch_deadline_callback(move |context| {
+            if context.data().clock.guest_time() > deadline {
                 Err(DeadlineExceeded(limits.deadline_ms).into())
             } else {
                 Ok(UpdateDeadline::Yield(1))
             }
         });
+        Ok(store)
+    }
 
+    /// Runs one call on `store` with the plugin's limits: a fresh guest-time clock, the
+    /// wall-clock timeout, and the grace period after `cancel` fires.
+    pub(crate) async fn drive<R: Send>(
+        &self,
+        store: &mut Store<StoreState>,
+        plugin: &Plugin,
+        cancel: Option<CancellationToken>,
+        body: CallBody<'_, R>,
+    ) -> Result<R, CallError> {
+        let id = plugin.manifest.id.clone();
+        let limits = plugin.manifest.limits;
+        store.data_mut().clock = std::sync::Arc::new(CallClock::new());
+        store.set_epoch_deadline(1);
         let _ticking = self.engine.begin_call();
         let outcome = {
-            let run = body(&mut store);
+            let run = body(store);
             let limited = async {
                 match limits.timeout_ms {
                     Some(ms) => tokio::time::timeout(Duration::from_millis(ms), run)

@@ -10,21 +10,25 @@ pub mod bindings;
 pub mod cache;
 mod call;
 pub use call::CallOptions;
-mod convert;
+pub mod convert;
 pub mod discovery;
 pub mod engine;
 pub mod error;
+pub mod extension;
 pub mod grants;
 pub mod imports;
 pub mod manifest;
 pub mod plugin;
 pub mod provider;
+pub mod reload;
+pub mod resources;
 pub mod sandbox;
 pub mod tool;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 use wasmtime::component::{HasSelf, Linker};
@@ -78,9 +82,13 @@ pub struct PluginHost {
     engine: PluginEngine,
     linker: Linker<StoreState>,
     cache: Arc<Cache>,
-    plugins: Vec<Arc<Plugin>>,
+    /// The current set, swapped whole by a reload; calls hold their own `Arc`s, so a call in
+    /// flight finishes on the version it started with.
+    plugins: RwLock<Arc<Vec<Arc<Plugin>>>>,
     workspace: Option<PathBuf>,
     http: reqwest::Client,
+    options: HostOptions,
+    reloading: tokio::sync::Mutex<()>,
 }
 
 impl PluginHost {
@@ -91,53 +99,60 @@ impl PluginHost {
         let linker = build_linker(&engine)?;
         let cache = Arc::new(Cache::new(options.cache_dir.clone(), &engine));
         let workspace = options.workspace.canonicalize().ok();
-        let mut host = PluginHost {
+        let host = PluginHost {
             engine,
             linker,
             cache,
-            plugins: Vec::new(),
+            plugins: RwLock::new(Arc::new(Vec::new())),
             workspace,
             http: imports::http::client(),
+            options,
+            reloading: tokio::sync::Mutex::new(()),
         };
-
-        let mut found: Vec<Found> = Vec::new();
+        let mut plugins = Vec::new();
         let mut errors = Vec::new();
-        if options.embedded {
-            found.extend(EMBEDDED_PLUGINS.iter().map(Found::Embedded));
-        }
-        for (dir, origin) in &options.plugin_dirs {
-            let (plugins, strays) = discovery::scan_dir(dir, *origin);
-            found.extend(plugins);
-            errors.extend(strays.into_iter().map(|s| LoadError::new(s.path, s.reason)));
-        }
-        for candidate in found {
-            match host.register(candidate, &options.settings).await {
-                Ok(Some(plugin)) => host.insert(plugin),
+        for candidate in host.candidates(&mut errors) {
+            match host.register(candidate, &host.options.settings).await {
+                Ok(Some(plugin)) => insert(&mut plugins, Arc::new(plugin)),
                 Ok(None) => {}
                 Err(err) => errors.push(err),
             }
         }
         host.cache.flush_index();
+        host.swap(plugins);
         Ok((host, errors))
     }
 
-    /// Adds a plugin; one with the same id is replaced (later directories win).
-    fn insert(&mut self, plugin: Plugin) {
-        if let Some(existing) = self
-            .plugins
-            .iter_mut()
-            .find(|p| p.manifest.id == plugin.manifest.id)
-        {
-            tracing::info!(
-                "plugin {} from {} replaces the one from {}",
-                plugin.manifest.id,
-                plugin.path,
-                existing.path
-            );
-            *existing = Arc::new(plugin);
-        } else {
-            self.plugins.push(Arc::new(plugin));
+    /// Every plugin the embedded set and the directories offer now, in load order; files that
+    /// cannot be plugins go to `errors`.
+    fn candidates(&self, errors: &mut Vec<LoadError>) -> Vec<Found> {
+        let mut found: Vec<Found> = Vec::new();
+        if self.options.embedded {
+            found.extend(EMBEDDED_PLUGINS.iter().map(Found::Embedded));
         }
+        for (dir, origin) in &self.options.plugin_dirs {
+            let (plugins, strays) = discovery::scan_dir(dir, *origin);
+            found.extend(plugins);
+            errors.extend(strays.into_iter().map(|s| LoadError::new(s.path, s.reason)));
+        }
+        found
+    }
+
+    /// Replaces the plugin set at once.
+    fn swap(&self, plugins: Vec<Arc<Plugin>>) {
+        *self
+            .plugins
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(plugins);
+    }
+
+    /// The plugin directories watched for changes.
+    pub fn plugin_dirs(&self) -> Vec<PathBuf> {
+        self.options
+            .plugin_dirs
+            .iter()
+            .map(|(dir, _)| dir.clone())
+            .collect()
     }
 
     /// Validates one candidate; `Ok(None)` when the settings disable it.
@@ -269,6 +284,7 @@ impl PluginHost {
     async fn describe(&self, plugin: &Plugin) -> Result<PluginMeta, CallError> {
         let loaded = self.loaded(plugin).await?;
         let mut meta = PluginMeta::default();
+        resources::describe_resources(self, plugin, &loaded, &mut meta).await?;
         if let Some(pre) = loaded.tool.clone() {
             let specs = self
                 .run_call(
@@ -317,14 +333,17 @@ impl PluginHost {
         self.cache.stats()
     }
 
-    /// Every loaded plugin.
-    pub fn plugins(&self) -> &[Arc<Plugin>] {
-        &self.plugins
+    /// Every loaded plugin, as of now (a reload swaps in a new list).
+    pub fn plugins(&self) -> Arc<Vec<Arc<Plugin>>> {
+        self.plugins
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// The plugin with this id.
-    pub fn plugin(&self, id: &str) -> Option<&Arc<Plugin>> {
-        self.plugins.iter().find(|p| p.manifest.id == id)
+    pub fn plugin(&self, id: &str) -> Option<Arc<Plugin>> {
+        self.plugins().iter().find(|p| p.manifest.id == id).cloned()
     }
 
     /// Every tool, by name; a tool from a later plugin replaces a same-named earlier one (so a
@@ -332,7 +351,7 @@ impl PluginHost {
     pub fn tools(&self) -> Vec<(ToolSpec, Arc<Plugin>)> {
         let mut tools: Vec<(ToolSpec, Arc<Plugin>)> = Vec::new();
         for plugin in self
-            .plugins
+            .plugins()
             .iter()
             .filter(|p| p.manifest.has_kind(Kind::Tool))
         {
@@ -394,6 +413,24 @@ impl PluginHost {
             Ok(output) => ToolOutput::from_wit(output, false),
             Err(error) => ToolOutput::from_wit_error(error),
         })
+    }
+}
+
+/// Adds a plugin to a set; one with the same id is replaced (later directories win).
+fn insert(plugins: &mut Vec<Arc<Plugin>>, plugin: Arc<Plugin>) {
+    if let Some(existing) = plugins
+        .iter_mut()
+        .find(|p| p.manifest.id == plugin.manifest.id)
+    {
+        tracing::info!(
+            "plugin {} from {} replaces the one from {}",
+            plugin.manifest.id,
+            plugin.path,
+            existing.path
+        );
+        *existing = plugin;
+    } else {
+        plugins.push(plugin);
     }
 }
 

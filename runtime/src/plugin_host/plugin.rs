@@ -45,10 +45,19 @@ pub struct PluginMeta {
     /// What a provider plugin serves.
     #[serde(default)]
     pub provider: Option<super::provider::ProviderMeta>,
+    /// What an extension plugin registers.
+    #[serde(default)]
+    pub extension: Option<super::resources::ExtensionMeta>,
+    /// The skills of a skill pack.
+    #[serde(default)]
+    pub skills: Vec<super::resources::SkillMeta>,
+    /// The templates of a prompt-template pack.
+    #[serde(default)]
+    pub templates: Vec<super::resources::TemplateMeta>,
 }
 
 /// The version of [`PluginMeta`]'s layout, part of its cache key.
-pub const META_VERSION: u32 = 2;
+pub const META_VERSION: u32 = 3;
 
 /// A compiled component, pre-instantiated against the host's imports, with the typed entry
 /// points of the kinds it claims (each checked against its world's exports).

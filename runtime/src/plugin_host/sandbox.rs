@@ -214,7 +214,8 @@ pub struct HostTime {
 }
 
 impl CallClock {
-    fn new() -> CallClock {
+    /// A clock starting now.
+    pub fn new() -> CallClock {
         CallClock {
             started: Instant::now(),
             inner: Mutex::new(ClockState::default()),

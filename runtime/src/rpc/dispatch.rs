@@ -17,7 +17,10 @@ pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
     let id = frame.get("id").and_then(Value::as_str).unwrap_or("");
     match kind {
-        "extension_ui_response" => true,
+        "extension_ui_response" => {
+            session.shared().ui.on_response(frame);
+            true
+        }
         "host_tool_result" => {
             if let Some(result) = frame
                 .get("result")
@@ -239,7 +242,10 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             Ok(path) => respond(session.switch_session(path).await.map(Some)),
             Err(err) => respond(Err(err)),
         },
-        "fork" | "branch" => respond(fields.string("entryId").and_then(|id| session.fork(id)).map(Some)),
+        "fork" | "branch" => match fields.string("entryId") {
+            Ok(id) => respond(session.fork(id).await.map(Some)),
+            Err(err) => respond(Err(err)),
+        },
         "export_html" => respond(fields.opt_string("outputPath").and_then(|path| session.export_html(path)).map(Some)),
         "compact" => match fields.opt_string("customInstructions") {
             Ok(instructions) => respond(session.compact(instructions).await.map(Some)),

@@ -45,6 +45,9 @@ where
 {
     let sink = session.shared().out.clone();
     let mut reader = LineReader::new(input);
+    // Extensions start once frames are read, so a dialog in `session_start` can be answered.
+    let starting = session.clone();
+    tokio::spawn(async move { starting.start_extensions().await });
     loop {
         let line = tokio::select! {
             line = reader.next_line() => line,

@@ -1,0 +1,238 @@
+//! The session's extensions: one live instance per extension plugin, the hooks the session
+//! calls at pi's points (each extension in load order, awaited), the events they observe
+//! (delivered in order by one background task, so observers never hold up a run), their
+//! commands, and `extension_error` for every failure, after which the session goes on.
+
+pub mod context;
+pub mod session_hooks;
+pub mod ui;
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::plugin_host::PluginHost;
+use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension::{
+    Event, EventResult,
+};
+use crate::plugin_host::extension::ExtensionInstance;
+use crate::plugin_host::imports::ui::ExtensionContext;
+use crate::plugin_host::manifest::Kind;
+use crate::plugin_host::plugin::Plugin;
+use crate::plugin_host::resources::ExtensionMeta;
+use crate::rpc::writer::FrameSink;
+
+/// The WIT event and result types, for the session's hook points.
+pub use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension as hooks;
+
+/// One loaded extension.
+pub struct Slot {
+    /// Its plugin.
+    pub plugin: Arc<Plugin>,
+    /// What it registered.
+    pub meta: ExtensionMeta,
+    instance: tokio::sync::Mutex<ExtensionInstance>,
+}
+
+/// What the extensions answered at a hook point.
+#[derive(Debug, Default)]
+pub struct HookOutcome {
+    /// The answers other than `continue`, in load order, with the answering extension's path.
+    pub results: Vec<(String, EventResult)>,
+    /// The first failure (already reported as `extension_error`).
+    pub failure: Option<String>,
+}
+
+impl HookOutcome {
+    /// True when an extension cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.results
+            .iter()
+            .any(|(_, r)| matches!(r, EventResult::Cancel))
+    }
+}
+
+/// The extensions of a session.
+pub struct Extensions {
+    host: Arc<PluginHost>,
+    out: FrameSink,
+    context: OnceLock<Arc<dyn ExtensionContext>>,
+    slots: Mutex<Arc<Vec<Arc<Slot>>>>,
+    observed: mpsc::UnboundedSender<(String, Value)>,
+    observer: Mutex<Option<mpsc::UnboundedReceiver<(String, Value)>>>,
+}
+
+impl Extensions {
+    /// The extensions of `host`'s plugin set, reporting errors to `out`; inert until
+    /// [`Extensions::attach`].
+    pub fn new(host: Arc<PluginHost>, out: FrameSink) -> Extensions {
+        let (observed, observer) = mpsc::unbounded_channel();
+        Extensions {
+            host,
+            out,
+            context: OnceLock::new(),
+            slots: Mutex::new(Arc::new(Vec::new())),
+            observed,
+            observer: Mutex::new(Some(observer)),
+        }
+    }
+
+    /// Connects the extensions to their session and creates their slots.
+    pub fn attach(&self, context: Arc<dyn ExtensionContext>) {
+        let _ = self.context.set(context);
+        self.refresh();
+    }
+
+    /// The current slots.
+    pub fn slots(&self) -> Arc<Vec<Arc<Slot>>> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Brings the slots in line with the host's plugin set (after a reload); returns the slots
+    /// that are new, which have not seen `session_start` yet. Unchanged plugins keep their
+    /// instance and its state.
+    pub fn refresh(&self) -> Vec<Arc<Slot>> {
+        let Some(context) = self.context.get() else {
+            return Vec::new();
+        };
+        let old = self.slots();
+        let mut fresh = Vec::new();
+        let slots: Vec<Arc<Slot>> = self
+            .host
+            .plugins()
+            .iter()
+            .filter(|p| p.manifest.has_kind(Kind::Extension))
+            .filter_map(|plugin| {
+                if let Some(slot) = old.iter().find(|s| Arc::ptr_eq(&s.plugin, plugin)) {
+                    return Some(slot.clone());
+                }
+                let meta = plugin.meta.extension.clone()?;
+                let slot = Arc::new(Slot {
+                    plugin: plugin.clone(),
+                    meta,
+                    instance: tokio::sync::Mutex::new(ExtensionInstance::new(
+                        plugin.clone(),
+                        context.clone(),
+                    )),
+                });
+                fresh.push(slot.clone());
+                Some(slot)
+            })
+            .collect();
+        *self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(slots);
+        fresh
+    }
+
+    /// Starts delivering observed events and sends `session_start` to every extension. Runs
+    /// after the RPC reader is up, so a dialog opened in `session_start` can be answered.
+    pub async fn start(self: &Arc<Self>) {
+        let receiver = self
+            .observer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(mut receiver) = receiver {
+            let extensions = self.clone();
+            tokio::spawn(async move {
+                while let Some((kind, frame)) = receiver.recv().await {
+                    let text = frame.to_string();
+                    extensions
+                        .hook(&kind, Event::Observe((kind.clone(), text)))
+                        .await;
+                }
+            });
+        }
+        self.session_start(&self.slots()).await;
+    }
+
+    /// Sends `session_start` to `slots`.
+    pub async fn session_start(&self, slots: &[Arc<Slot>]) {
+        for slot in slots {
+            let _ = self
+                .call_slot(slot, "session_start", Event::SessionStart)
+                .await;
+        }
+    }
+
+    /// True when some extension listens to events of `kind`.
+    pub fn wants(&self, kind: &str) -> bool {
+        self.slots().iter().any(|s| s.meta.wants(kind))
+    }
+
+    /// Queues an event for the extensions that observe it (they see it after the host does).
+    pub fn observe(&self, frame: &Value) {
+        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+        if !kind.is_empty() && self.wants(kind) {
+            let _ = self.observed.send((kind.to_string(), frame.clone()));
+        }
+    }
+
+    /// Calls the hook `kind` on every extension that subscribed to it, in load order.
+    pub async fn hook(&self, kind: &str, event: Event) -> HookOutcome {
+        let mut outcome = HookOutcome::default();
+        for slot in self.slots().iter().filter(|s| s.meta.wants(kind)) {
+            match self.call_slot(slot, kind, event.clone()).await {
+                Ok(EventResult::Continue) => {}
+                Ok(result) => outcome.results.push((slot.plugin.path.clone(), result)),
+                Err(error) => {
+                    outcome.failure.get_or_insert(error);
+                }
+            }
+        }
+        outcome
+    }
+
+    async fn call_slot(
+        &self,
+        slot: &Slot,
+        kind: &str,
+        event: Event,
+    ) -> Result<EventResult, String> {
+        let mut instance = slot.instance.lock().await;
+        let result = match instance.on_event(&self.host, event).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(message)) => Err(message),
+            Err(err) => Err(err.to_string()),
+        };
+        if let Err(error) = &result {
+            self.error(&slot.plugin.path, kind, error);
+        }
+        result
+    }
+
+    /// The extension that registered the command `name`, if any.
+    pub fn command(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots()
+            .iter()
+            .find(|s| s.meta.commands.iter().any(|c| c.name == name))
+            .cloned()
+    }
+
+    /// Runs an extension command; a failure is reported as `extension_error`.
+    pub async fn run_command(&self, slot: &Slot, name: &str, args: &str) {
+        let mut instance = slot.instance.lock().await;
+        let error = match instance.run_command(&self.host, name, args).await {
+            Ok(Ok(())) => return,
+            Ok(Err(message)) => message,
+            Err(err) => err.to_string(),
+        };
+        self.error(&format!("command:{name}"), "command", &error);
+    }
+
+    /// Sends `extension_error`.
+    pub fn error(&self, path: &str, event: &str, error: &str) {
+        self.out.send(&json!({
+            "type": "extension_error",
+            "extensionPath": path,
+            "event": event,
+            "error": error,
+        }));
+    }
+}

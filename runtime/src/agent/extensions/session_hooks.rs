@@ -1,0 +1,190 @@
+//! The hook points of a run: `before_agent_start`, `context`, `tool_call` and `tool_result`,
+//! each a no-op when no extension subscribed to it.
+
+use serde_json::Value;
+
+use super::context::custom_message;
+use super::hooks::{BeforeAgentStartEvent, Event, EventResult, ToolCallEvent, ToolResultEvent};
+use crate::agent::message::AgentMessage;
+use crate::agent::session::Shared;
+use crate::agent::system_prompt;
+use crate::agent::tools::{self, SessionTool};
+use crate::content::{Content, ToolOutput};
+use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+
+/// pi's result text for a call an extension blocked without a reason.
+pub const BLOCKED: &str = "Tool execution was blocked";
+
+/// `before_agent_start`: extensions may add messages after the prompt and replace the run's
+/// system prompt. Returns the run's first messages.
+pub async fn before_agent_start(
+    shared: &Shared,
+    mut initial: Vec<AgentMessage>,
+) -> Vec<AgentMessage> {
+    if !shared.extensions.wants("before_agent_start") {
+        return initial;
+    }
+    let (prompt, images) = match initial.first() {
+        Some(AgentMessage::User(user)) => (
+            user.content.text(),
+            user.content
+                .blocks()
+                .into_iter()
+                .filter_map(|b| match b {
+                    Content::Image { data, mime_type } => Some(wit::Image { data, mime_type }),
+                    Content::Text { .. } => None,
+                })
+                .collect(),
+        ),
+        _ => (String::new(), Vec::new()),
+    };
+    let base = system_prompt(shared, &shared.tools());
+    let outcome = shared
+        .extensions
+        .hook(
+            "before_agent_start",
+            Event::BeforeAgentStart(BeforeAgentStartEvent {
+                prompt,
+                images,
+                system_prompt: base,
+            }),
+        )
+        .await;
+    for (_, result) in outcome.results {
+        if let EventResult::AgentStart(changes) = result {
+            if let Some(message) = changes.message {
+                initial.push(custom_message(message));
+            }
+            if let Some(prompt) = changes.system_prompt {
+                shared.state().system_prompt_override = Some(prompt);
+            }
+        }
+    }
+    initial
+}
+
+/// The system prompt of the next request: the one an extension set for this run, else the
+/// built one.
+pub fn system_prompt(shared: &Shared, tools: &[SessionTool]) -> String {
+    if let Some(prompt) = shared.state().system_prompt_override.clone() {
+        return prompt;
+    }
+    system_prompt::build(&shared.prompt, tools, &shared.cwd, &system_prompt::today())
+}
+
+/// `context`: extensions may replace the messages sent to the model (not the session's).
+pub async fn context(shared: &Shared, messages: &mut Vec<AgentMessage>) {
+    if !shared.extensions.wants("context") {
+        return;
+    }
+    let json = serde_json::to_string(&messages).unwrap_or_else(|_| "[]".into());
+    let outcome = shared
+        .extensions
+        .hook("context", Event::Context(json))
+        .await;
+    for (path, result) in outcome.results {
+        if let EventResult::ReplaceMessages(replacement) = result {
+            match serde_json::from_str::<Vec<AgentMessage>>(&replacement) {
+                Ok(replacement) => *messages = replacement,
+                Err(err) => shared.extensions.error(
+                    &path,
+                    "context",
+                    &format!("the replacement messages are not pi messages: {err}"),
+                ),
+            }
+        }
+    }
+}
+
+/// `tool_call`: an extension may block the call (its failure blocks it too, as pi does) or
+/// change its arguments, which are validated again.
+pub async fn tool_call(
+    shared: &Shared,
+    tool: &SessionTool,
+    id: &str,
+    name: &str,
+    args: Value,
+) -> Result<(SessionTool, Value), String> {
+    if !shared.extensions.wants("tool_call") {
+        return Ok((tool.clone(), args));
+    }
+    let outcome = shared
+        .extensions
+        .hook(
+            "tool_call",
+            Event::ToolCall(ToolCallEvent {
+                tool_name: name.to_string(),
+                tool_call_id: id.to_string(),
+                input: args.to_string(),
+            }),
+        )
+        .await;
+    if let Some(failure) = outcome.failure {
+        return Err(failure);
+    }
+    let mut args = args;
+    for (path, result) in outcome.results {
+        match result {
+            EventResult::Block(reason) => {
+                return Err(reason
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| BLOCKED.to_string()));
+            }
+            EventResult::ReplaceArguments(replacement) => {
+                match serde_json::from_str::<Value>(&replacement) {
+                    Ok(value) => args = tools::validate(name, tool.parameters(), &value)?,
+                    Err(err) => shared.extensions.error(
+                        &path,
+                        "tool_call",
+                        &format!("the replacement arguments are not JSON: {err}"),
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok((tool.clone(), args))
+}
+
+/// `tool_result`: extensions may patch a successful result's content and details (pi ignores
+/// patches to failed calls).
+pub async fn tool_result(
+    shared: &Shared,
+    id: &str,
+    name: &str,
+    args: &Value,
+    output: &mut ToolOutput,
+) {
+    if output.is_error || !shared.extensions.wants("tool_result") {
+        return;
+    }
+    let outcome = shared
+        .extensions
+        .hook(
+            "tool_result",
+            Event::ToolResult(ToolResultEvent {
+                tool_name: name.to_string(),
+                tool_call_id: id.to_string(),
+                input: args.to_string(),
+                content: output
+                    .content
+                    .iter()
+                    .cloned()
+                    .map(wit::Content::from)
+                    .collect(),
+                details: output.details.as_ref().map(Value::to_string),
+                is_error: output.is_error,
+            }),
+        )
+        .await;
+    for (_, result) in outcome.results {
+        if let EventResult::PatchToolResult(patch) = result {
+            if let Some(content) = patch.content {
+                output.content = content.into_iter().map(Content::from).collect();
+            }
+            if let Some(details) = patch.details {
+                output.details = crate::plugin_host::convert::details_value(Some(details));
+            }
+        }
+    }
+}

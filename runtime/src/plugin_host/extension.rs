@@ -1,0 +1,130 @@
+//! A live extension: one instance per session, kept between calls so the extension keeps its
+//! state. Each call runs under the plugin's limits; after a trap the instance is dropped and
+//! the next call starts a fresh one.
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+
+use super::bindings::extension_world::ExtensionPlugin;
+use super::bindings::extension_world::exports::pith::plugin::extension::{Event, EventResult};
+use super::imports::ui::ExtensionContext;
+use super::plugin::Plugin;
+use super::sandbox::StoreState;
+use super::{CallError, CallOptions, PluginHost};
+
+/// An extension's instance and its store.
+pub struct ExtensionInstance {
+    plugin: Arc<Plugin>,
+    context: Arc<dyn ExtensionContext>,
+    live: Option<(Store<StoreState>, Arc<ExtensionPlugin>)>,
+}
+
+impl ExtensionInstance {
+    /// An instance of `plugin` talking to `context`; instantiated on its first call.
+    pub fn new(plugin: Arc<Plugin>, context: Arc<dyn ExtensionContext>) -> ExtensionInstance {
+        ExtensionInstance {
+            plugin,
+            context,
+            live: None,
+        }
+    }
+
+    /// The plugin it runs.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// Handles an event; the outer error is the sandbox's, the inner one the extension's.
+    pub async fn on_event(
+        &mut self,
+        host: &PluginHost,
+        event: Event,
+    ) -> Result<Result<EventResult, String>, CallError> {
+        self.call(host, move |store, bindings| {
+            Box::pin(async move {
+                bindings
+                    .pith_plugin_extension()
+                    .call_on_event(&mut *store, &event)
+                    .await
+            })
+        })
+        .await
+    }
+
+    /// Runs one of the extension's commands.
+    pub async fn run_command(
+        &mut self,
+        host: &PluginHost,
+        name: &str,
+        args: &str,
+    ) -> Result<Result<(), String>, CallError> {
+        let (name, args) = (name.to_string(), args.to_string());
+        self.call(host, move |store, bindings| {
+            Box::pin(async move {
+                bindings
+                    .pith_plugin_extension()
+                    .call_run_command(&mut *store, &name, &args)
+                    .await
+            })
+        })
+        .await
+    }
+
+    async fn call<R: Send + 'static>(
+        &mut self,
+        host: &PluginHost,
+        body: impl for<'s> FnOnce(
+            &'s mut Store<StoreState>,
+            Arc<ExtensionPlugin>,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = wasmtime::Result<R>> + Send + 's>,
+        > + Send
+        + 'static,
+    ) -> Result<R, CallError> {
+        let plugin = self.plugin.clone();
+        let (mut store, bindings) = match self.live.take() {
+            Some(live) => live,
+            None => instantiate(host, plugin.clone(), self.context.clone()).await?,
+        };
+        let handle = bindings.clone();
+        let outcome = host
+            .drive(
+                &mut store,
+                &plugin,
+                None,
+                Box::new(move |store| body(store, handle)),
+            )
+            .await;
+        if outcome.is_ok() {
+            self.live = Some((store, bindings));
+        }
+        outcome
+    }
+}
+
+/// A fresh instance of `plugin` whose imports reach `context`.
+async fn instantiate(
+    host: &PluginHost,
+    plugin: Arc<Plugin>,
+    context: Arc<dyn ExtensionContext>,
+) -> Result<(Store<StoreState>, Arc<ExtensionPlugin>), CallError> {
+    let loaded = host.loaded(&plugin).await?;
+    let pre = loaded.extension.clone().ok_or_else(|| CallError::Load {
+        plugin: plugin.manifest.id.clone(),
+        reason: "it is not an extension".into(),
+    })?;
+    let mut store = host.new_store(&plugin, CallOptions::default())?;
+    store.data_mut().extension = Some(context);
+    let bindings = host
+        .drive(
+            &mut store,
+            &plugin,
+            None,
+            Box::new(move |store| {
+                Box::pin(async move { pre.instantiate_async(&mut *store).await })
+            }),
+        )
+        .await?;
+    Ok((store, Arc::new(bindings)))
+}

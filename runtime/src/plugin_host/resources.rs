@@ -1,0 +1,239 @@
+//! What extension, skill and prompt-template plugins declare (read once from `describe()`,
+//! `skills()` and `templates()` and cached with the rest of the metadata), and the calls that
+//! load a skill's instructions or expand a template.
+
+use serde::{Deserialize, Serialize};
+
+use super::plugin::{Loaded, Plugin, PluginMeta};
+use super::tool::ToolSpec;
+use super::{CallError, CallOptions, PluginHost};
+
+/// A command an extension registers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandMeta {
+    /// The name, without the slash.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+}
+
+/// A streamed rule an extension contributes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleMeta {
+    /// The rule's name.
+    pub name: String,
+    /// What it is about.
+    pub description: String,
+    /// Globs of the files it concerns.
+    pub globs: Vec<String>,
+    /// The trigger regex.
+    pub trigger: String,
+    /// The text injected when it triggers.
+    pub content: String,
+}
+
+/// What an extension said about itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExtensionMeta {
+    /// Its name.
+    pub name: String,
+    /// The events it subscribes to, by pi's names.
+    pub events: Vec<String>,
+    /// Its commands.
+    pub commands: Vec<CommandMeta>,
+    /// Its tools.
+    pub tools: Vec<ToolSpec>,
+    /// Its streamed rules.
+    pub rules: Vec<RuleMeta>,
+}
+
+impl ExtensionMeta {
+    /// True when the extension wants events of `kind`.
+    pub fn wants(&self, kind: &str) -> bool {
+        self.events.iter().any(|e| e == kind || e == "*")
+    }
+}
+
+/// A skill of a skill pack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillMeta {
+    /// Its name.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// Hidden from the model (still runnable as `/skill:name`).
+    pub disable_model_invocation: bool,
+}
+
+/// A template of a prompt-template pack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateMeta {
+    /// Its name, used as `/name`.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+}
+
+/// Fills the extension, skill and template parts of `meta` from the plugin's exports.
+pub(crate) async fn describe_resources(
+    host: &PluginHost,
+    plugin: &Plugin,
+    loaded: &Loaded,
+    meta: &mut PluginMeta,
+) -> Result<(), CallError> {
+    let invalid = |reason: String| CallError::Load {
+        plugin: plugin.manifest.id.clone(),
+        reason,
+    };
+    if let Some(pre) = loaded.extension.clone() {
+        let info = host
+            .run_call(
+                plugin,
+                CallOptions::default(),
+                Box::new(move |store| {
+                    Box::pin(async move {
+                        let instance = pre.instantiate_async(&mut *store).await?;
+                        instance
+                            .pith_plugin_extension()
+                            .call_describe(&mut *store)
+                            .await
+                    })
+                }),
+            )
+            .await?;
+        meta.extension = Some(ExtensionMeta {
+            name: info.name,
+            events: info.events,
+            commands: info
+                .commands
+                .into_iter()
+                .map(|c| CommandMeta {
+                    name: c.name,
+                    description: c.description,
+                })
+                .collect(),
+            tools: info
+                .tools
+                .into_iter()
+                .map(ToolSpec::from_wit)
+                .collect::<Result<_, _>>()
+                .map_err(invalid)?,
+            rules: info
+                .rules
+                .into_iter()
+                .map(|r| RuleMeta {
+                    name: r.name,
+                    description: r.description,
+                    globs: r.globs,
+                    trigger: r.trigger,
+                    content: r.content,
+                })
+                .collect(),
+        });
+    }
+    if let Some(pre) = loaded.skill.clone() {
+        let skills = host
+            .run_call(
+                plugin,
+                CallOptions::default(),
+                Box::new(move |store| {
+                    Box::pin(async move {
+                        let instance = pre.instantiate_async(&mut *store).await?;
+                        instance.pith_plugin_skill().call_skills(&mut *store).await
+                    })
+                }),
+            )
+            .await?;
+        meta.skills = skills
+            .into_iter()
+            .map(|s| SkillMeta {
+                name: s.name,
+                description: s.description,
+                disable_model_invocation: s.disable_model_invocation,
+            })
+            .collect();
+    }
+    if let Some(pre) = loaded.prompt_template.clone() {
+        let templates = host
+            .run_call(
+                plugin,
+                CallOptions::default(),
+                Box::new(move |store| {
+                    Box::pin(async move {
+                        let instance = pre.instantiate_async(&mut *store).await?;
+                        instance
+                            .pith_plugin_prompt_template()
+                            .call_templates(&mut *store)
+                            .await
+                    })
+                }),
+            )
+            .await?;
+        meta.templates = templates
+            .into_iter()
+            .map(|t| TemplateMeta {
+                name: t.name,
+                description: t.description,
+            })
+            .collect();
+    }
+    Ok(())
+}
+
+impl PluginHost {
+    /// The instructions of the skill `name` of a skill pack; the pack's own refusal is `Err`'s
+    /// text as well.
+    pub async fn load_skill(&self, plugin: &Plugin, name: &str) -> Result<String, String> {
+        let loaded = self.loaded(plugin).await.map_err(|e| e.to_string())?;
+        let pre = loaded
+            .skill
+            .clone()
+            .ok_or_else(|| format!("{} is not a skill pack", plugin.manifest.id))?;
+        let name = name.to_string();
+        self.run_call(
+            plugin,
+            CallOptions::default(),
+            Box::new(move |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance
+                        .pith_plugin_skill()
+                        .call_load(&mut *store, &name)
+                        .await
+                })
+            }),
+        )
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    /// Expands the template `name` of a template pack with `args`.
+    pub async fn expand_template(
+        &self,
+        plugin: &Plugin,
+        name: &str,
+        args: Vec<String>,
+    ) -> Result<String, String> {
+        let loaded = self.loaded(plugin).await.map_err(|e| e.to_string())?;
+        let pre = loaded
+            .prompt_template
+            .clone()
+            .ok_or_else(|| format!("{} is not a prompt-template pack", plugin.manifest.id))?;
+        let name = name.to_string();
+        self.run_call(
+            plugin,
+            CallOptions::default(),
+            Box::new(move |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance
+                        .pith_plugin_prompt_template()
+                        .call_expand(&mut *store, &name, &args)
+                        .await
+                })
+            }),
+        )
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}

@@ -376,11 +376,8 @@ async fn broken_plugins_are_refused_by_name_and_the_rest_load() {
         find("orphan.wasm").contains("no manifest: put orphan.toml beside it"),
         "{messages:#?}"
     );
-    let ids: Vec<&str> = host
-        .plugins()
-        .iter()
-        .map(|p| p.manifest.id.as_str())
-        .collect();
+    let plugins = host.plugins();
+    let ids: Vec<&str> = plugins.iter().map(|p| p.manifest.id.as_str()).collect();
     assert_eq!(ids, vec!["word-count"]);
 }
 
@@ -457,14 +454,11 @@ async fn every_plugin_kind_loads_and_is_checked_against_its_world() {
     let (host, errors) = fixture.host(json!({})).await;
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].to_string().contains("fake-extension.wasm: plugin fake-extension could not be loaded: does not implement the extension world"), "{}", errors[0]);
-    let mut ids: Vec<&str> = host
-        .plugins()
-        .iter()
-        .map(|p| p.manifest.id.as_str())
-        .collect();
+    let plugins = host.plugins();
+    let mut ids: Vec<&str> = plugins.iter().map(|p| p.manifest.id.as_str()).collect();
     ids.sort();
     assert_eq!(ids, ["hello-extension", "prompt-pack", "skill-pack"]);
-    for plugin in host.plugins() {
+    for plugin in plugins.iter() {
         let loaded = host.loaded(plugin).await.expect("loads");
         let kinds = (
             loaded.tool.is_some(),

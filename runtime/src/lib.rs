@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod content;
 pub mod plugin_host;
+pub mod resources;
 pub mod rpc;
 pub mod settings;
 pub mod time;

@@ -127,3 +127,29 @@ pub async fn serve_text(body: &'static str) -> String {
     });
     format!("http://{addr}")
 }
+
+/// A plugins directory holding the built components of `crates` (paths under `plugins/`,
+/// e.g. `examples/word-count`), each as `<crate>.wasm` beside its `<crate>.toml`.
+pub fn plugins_dir_with(crates: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for group_and_crate in crates {
+        install_plugin(dir.path(), group_and_crate);
+    }
+    dir
+}
+
+/// Copies one built plugin crate into `dir` as `<crate>.wasm` + `<crate>.toml`.
+pub fn install_plugin(dir: &Path, group_and_crate: &str) {
+    let crate_dir = repo_root().join("plugins").join(group_and_crate);
+    let name = crate_dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::copy(built_component(&name), dir.join(format!("{name}.wasm"))).unwrap();
+    std::fs::copy(
+        crate_dir.join("pith.toml"),
+        dir.join(format!("{name}.toml")),
+    )
+    .unwrap();
+}

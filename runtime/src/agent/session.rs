@@ -27,6 +27,7 @@ use super::system_prompt::PromptOptions;
 use super::tools::{SessionTool, ToolSelection, session_tools};
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
+use crate::resources::Resources;
 use crate::rpc::writer::FrameSink;
 
 /// How steering interacts with tool calls in flight (seed 001's `interruptMode`).
@@ -81,6 +82,8 @@ pub struct SessionConfig {
     pub session: Option<SessionFile>,
     /// Where new sessions are written; in memory when `None` (`--no-session`).
     pub sessions_dir: Option<PathBuf>,
+    /// Skills and prompt templates.
+    pub resources: Resources,
 }
 
 /// The conversation state.
@@ -192,6 +195,7 @@ pub struct Shared {
     pub extensions: Arc<Extensions>,
     /// Extension dialogs waiting for the host.
     pub ui: UiBridge,
+    resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
     filter: Mutex<EventFilter>,
     idle: watch::Sender<bool>,
@@ -255,6 +259,24 @@ impl Shared {
         self.filter
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The skills and templates now.
+    pub fn resources(&self) -> Arc<Resources> {
+        self.resources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Finds the skills and templates again (after the plugin set changed).
+    pub async fn reload_resources(&self) {
+        let dirs = self.resources().dirs.clone();
+        let fresh = Resources::load(dirs, &self.host).await;
+        *self
+            .resources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
     }
 
     /// Replaces the event filter.
@@ -427,6 +449,7 @@ impl Session {
         let session = Session {
             shared: Arc::new(Shared {
                 ui: UiBridge::new(out.clone()),
+                resources: Mutex::new(Arc::new(config.resources)),
                 extensions,
                 host,
                 out,
@@ -448,7 +471,7 @@ impl Session {
     }
 
     /// The session whose shared parts these are.
-    pub(crate) fn from_shared(shared: Arc<Shared>) -> Session {
+    pub fn from_shared(shared: Arc<Shared>) -> Session {
         Session { shared }
     }
 

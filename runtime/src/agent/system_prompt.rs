@@ -17,8 +17,15 @@ pub struct PromptOptions {
     pub context_files: Vec<(String, String)>,
 }
 
-/// Builds the system prompt for `tools` in `cwd`.
-pub fn build(options: &PromptOptions, tools: &[SessionTool], cwd: &Path, date: &str) -> String {
+/// Builds the system prompt for `tools` in `cwd`; `skills` is the skills block, listed only
+/// when the `read` tool is active (as pi does).
+pub fn build(
+    options: &PromptOptions,
+    tools: &[SessionTool],
+    skills: &str,
+    cwd: &Path,
+    date: &str,
+) -> String {
     let mut prompt = match &options.custom {
         Some(custom) => custom.clone(),
         None => default_body(tools),
@@ -33,6 +40,9 @@ pub fn build(options: &PromptOptions, tools: &[SessionTool], cwd: &Path, date: &
         for (path, content) in &options.context_files {
             prompt.push_str(&format!("## {path}\n\n{content}\n\n"));
         }
+    }
+    if tools.iter().any(|t| t.name() == "read") {
+        prompt.push_str(skills);
     }
     prompt.push_str(&format!(
         "\nCurrent date: {date}\nCurrent working directory: {}",

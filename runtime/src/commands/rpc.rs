@@ -18,6 +18,8 @@ use crate::agent::tools::ToolSelection;
 use crate::agent_dir::AgentDir;
 use crate::cli::Args;
 use crate::plugin_host::PluginHost;
+use crate::plugin_host::watch;
+use crate::resources::{ResourceDirs, Resources};
 use crate::settings::Settings;
 
 /// Text given on the command line, or the contents of the file it names.
@@ -123,7 +125,19 @@ pub fn session_config(
             .and_then(Value::as_bool)
             .unwrap_or(true)
     };
+    let resources = Resources {
+        dirs: ResourceDirs {
+            cwd: cwd.clone(),
+            agent_dir: agent_dir.root().to_path_buf(),
+            extra_skills: args.skills.clone(),
+            extra_templates: args.prompt_templates.clone(),
+            no_skills: args.no_skills,
+            no_templates: args.no_prompt_templates,
+        },
+        ..Resources::default()
+    };
     Ok(SessionConfig {
+        resources,
         cwd,
         model,
         thinking,
@@ -256,14 +270,29 @@ pub async fn serve(
     if let Err(problem) = models.load_auth(&agent_dir.auth_file()) {
         eprintln!("pith: auth.json ignored: {problem}");
     }
-    let config = match session_config(args, settings, &mut models, cwd, agent_dir) {
+    let mut config = match session_config(args, settings, &mut models, cwd, agent_dir) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("pith: {message}");
             return ExitCode::FAILURE;
         }
     };
+    config.resources = Resources::load(config.resources.dirs.clone(), &host).await;
     let (sink, writer) = crate::rpc::writer::spawn(std::io::stdout());
-    let session = Session::new(Arc::new(host), sink, models, config);
+    let host = Arc::new(host);
+    let session = Session::new(host.clone(), sink, models, config);
+    let reloaded = Arc::downgrade(session.shared());
+    let _watching = match watch::watch(host, move |report| {
+        if let Some(shared) = reloaded.upgrade() {
+            let session = Session::from_shared(shared);
+            tokio::spawn(async move { session.plugins_reloaded(report).await });
+        }
+    }) {
+        Ok(watcher) => Some(watcher),
+        Err(err) => {
+            eprintln!("pith: plugin directories are not watched (no hot reload): {err}");
+            None
+        }
+    };
     crate::rpc::serve(session, tokio::io::stdin(), writer).await
 }

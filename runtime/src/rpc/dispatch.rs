@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use super::fields::Fields;
 use super::response;
 use crate::agent::host_tools::HostResult;
+use crate::agent::input::Input;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::queue::QueueMode;
 use crate::agent::render::UpdateMode;
@@ -90,7 +91,25 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             let parsed = fields
                 .string("message")
                 .and_then(|m| Ok((m, fields.images()?)));
-            match parsed.and_then(|(message, images)| session.prompt(message, images, behavior)) {
+            let (message, images) = match parsed {
+                Ok(parsed) => parsed,
+                Err(err) => return respond(Err(err)),
+            };
+            let (message, images) = match session.process_input(message, images).await {
+                Input::Command { slot, name, args } => {
+                    // Extension commands run at once, even while a run streams.
+                    respond(Ok(None));
+                    session
+                        .shared()
+                        .extensions
+                        .run_command(&slot, &name, &args)
+                        .await;
+                    return;
+                }
+                Input::Handled => return respond(Ok(None)),
+                Input::Prompt { text, images } => (text, images),
+            };
+            match session.prompt(&message, images, behavior) {
                 Ok(run) => {
                     respond(Ok(None));
                     if let Some(run) = run {
@@ -111,7 +130,8 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
                 .and_then(|m| Ok((m, fields.images()?)))
             {
                 Ok((message, images)) => {
-                    session.enqueue(message, images, behavior);
+                    let message = session.expand(message).await;
+                    session.enqueue(&message, images, behavior);
                     respond(Ok(None));
                 }
                 Err(err) => respond(Err(err)),
@@ -236,7 +256,8 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             session.abort_bash();
             respond(Ok(None));
         }
-        "get_commands" => respond(Ok(Some(json!({"commands": []})))),
+        "get_commands" => respond(Ok(Some(session.commands_json()))),
+        "get_plugins" => respond(Ok(Some(session.plugins_json()))),
         "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
         "switch_session" => match fields.string("sessionPath") {
             Ok(path) => respond(session.switch_session(path).await.map(Some)),

@@ -60,6 +60,7 @@ where
             Ok(Some(line)) => handle_line(&session, &sink, line),
             Ok(None) => {
                 session.host_tools().close();
+                session.shared().ui.cancel_all();
                 tokio::select! {
                     _ = session.wait_idle() => {}
                     _ = terminated() => session.abort().await,

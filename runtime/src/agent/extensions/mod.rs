@@ -139,9 +139,13 @@ impl Extensions {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .take();
         if let Some(mut receiver) = receiver {
-            let extensions = self.clone();
+            // Held weakly: the task ends with the session (its sender goes with it).
+            let extensions = Arc::downgrade(self);
             tokio::spawn(async move {
                 while let Some((kind, frame)) = receiver.recv().await {
+                    let Some(extensions) = extensions.upgrade() else {
+                        break;
+                    };
                     let text = frame.to_string();
                     extensions
                         .hook(&kind, Event::Observe((kind.clone(), text)))

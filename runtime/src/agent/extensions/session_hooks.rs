@@ -69,7 +69,14 @@ pub fn system_prompt(shared: &Shared, tools: &[SessionTool]) -> String {
     if let Some(prompt) = shared.state().system_prompt_override.clone() {
         return prompt;
     }
-    system_prompt::build(&shared.prompt, tools, &shared.cwd, &system_prompt::today())
+    let skills = crate::resources::skills::prompt_block(&shared.resources().skills);
+    system_prompt::build(
+        &shared.prompt,
+        tools,
+        &skills,
+        &shared.cwd,
+        &system_prompt::today(),
+    )
 }
 
 /// `context`: extensions may replace the messages sent to the model (not the session's).

@@ -1,0 +1,148 @@
+//! An extension that exercises every hook and import, for pith's tests.
+//!
+//! Commands: `/ask <select|confirm|input|editor> [timeout-ms]` opens a dialog and notifies
+//! `answer: …`; `/trap` panics; `/spin` loops forever; `/count` notifies how many `agent_end`
+//! events it observed. Hooks: a prompt containing `TRAP` panics in `before_agent_start`,
+//! `INJECT` adds a custom message; `handled:` inputs are handled, `upper:` ones upper-cased;
+//! bash commands containing `BLOCKME` are blocked; `ls` results are patched; compaction with
+//! the instructions `probe-cancel` is cancelled, `probe-summary` gets the probe's summary.
+
+use pith_sdk::extension::*;
+
+struct Probe {
+    agent_ends: u32,
+}
+
+fn answer(text: String) {
+    ui::notify(&format!("answer: {text}"), None);
+}
+
+impl Extension for Probe {
+    fn new() -> Self {
+        Probe { agent_ends: 0 }
+    }
+
+    fn describe(&self) -> ExtensionInfo {
+        let command = |name: &str, description: &str| CommandSpec { name: name.into(), description: description.into() };
+        ExtensionInfo {
+            name: "ext-probe".into(),
+            events: [
+                "session_start",
+                "input",
+                "before_agent_start",
+                "tool_call",
+                "tool_result",
+                "session_before_compact",
+                "agent_end",
+            ]
+            .map(String::from)
+            .to_vec(),
+            commands: vec![
+                command("ask", "Open a dialog"),
+                command("trap", "Panic"),
+                command("spin", "Loop forever"),
+                command("count", "Report observed agent_end events"),
+            ],
+            tools: Vec::new(),
+            rules: Vec::new(),
+        }
+    }
+
+    fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
+        match event {
+            Event::SessionStart => {
+                ui::set_status("probe", Some("started"));
+                if pith_sdk::host::config("start-dialog").ok().flatten().is_some() {
+                    let name = ui::input("Probe: your name?", Some("name"), None);
+                    answer(format!("{name:?}"));
+                }
+                Ok(EventResult::Continue)
+            }
+            Event::Input(input) => {
+                if input.text.starts_with("handled:") {
+                    ui::notify("input handled", None);
+                    return Ok(EventResult::Handled);
+                }
+                if let Some(rest) = input.text.strip_prefix("upper:") {
+                    return Ok(EventResult::TransformInput(TransformedInput { text: rest.to_uppercase(), images: None }));
+                }
+                Ok(EventResult::Continue)
+            }
+            Event::BeforeAgentStart(start) => {
+                if start.prompt.contains("TRAP") {
+                    panic!("probe trapped on purpose");
+                }
+                if start.prompt.contains("INJECT") {
+                    return Ok(EventResult::AgentStart(AgentStartChanges {
+                        message: Some(CustomMessage {
+                            custom_type: "probe-note".into(),
+                            content: vec![Content::Text("injected by the probe".into())],
+                            display: true,
+                            details: None,
+                        }),
+                        system_prompt: Some("You are the probe's system prompt.".into()),
+                    }));
+                }
+                Ok(EventResult::Continue)
+            }
+            Event::ToolCall(call) if call.tool_name == "bash" && call.input.contains("BLOCKME") => {
+                Ok(EventResult::Block(Some("probe blocked".into())))
+            }
+            Event::ToolResult(result) if result.tool_name == "ls" => Ok(EventResult::PatchToolResult(ToolResultPatch {
+                content: Some(vec![Content::Text("patched by probe".into())]),
+                details: None,
+            })),
+            Event::SessionBeforeCompact(compact) => match compact.custom_instructions.as_deref() {
+                Some("probe-cancel") => Ok(EventResult::Cancel),
+                Some("probe-summary") => {
+                    let preparation: serde_json::Value =
+                        serde_json::from_str(&compact.preparation).map_err(|e| e.to_string())?;
+                    Ok(EventResult::Compaction(CompactionSummary {
+                        summary: "probe summary".into(),
+                        first_kept_entry_id: preparation["firstKeptEntryId"].as_str().unwrap_or("").into(),
+                        tokens_before: preparation["tokensBefore"].as_u64().unwrap_or(0),
+                        details: Some("{\"by\":\"probe\"}".into()),
+                    }))
+                }
+                _ => Ok(EventResult::Continue),
+            },
+            Event::Observe((kind, _)) if kind == "agent_end" => {
+                self.agent_ends += 1;
+                Ok(EventResult::Continue)
+            }
+            _ => Ok(EventResult::Continue),
+        }
+    }
+
+    fn run_command(&mut self, name: &str, args: &str) -> Result<(), String> {
+        match name {
+            "ask" => {
+                let mut words = args.split_whitespace();
+                let method = words.next().unwrap_or("");
+                let timeout: Option<u32> = words.next().and_then(|t| t.parse().ok());
+                match method {
+                    "select" => answer(format!("{:?}", ui::select("Pick one", &["red".into(), "green".into()], timeout))),
+                    "confirm" => answer(format!("{}", ui::confirm("Sure?", "Really do it?", timeout))),
+                    "input" => answer(format!("{:?}", ui::input("Name?", Some("type here"), timeout))),
+                    "editor" => answer(format!("{:?}", ui::editor("Edit", Some("draft")))),
+                    other => return Err(format!("no dialog {other}")),
+                }
+                Ok(())
+            }
+            "trap" => panic!("probe command trapped on purpose"),
+            "spin" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+            "count" => {
+                ui::notify(&format!("agent_end seen {}", self.agent_ends), None);
+                Ok(())
+            }
+            other => Err(format!("Unknown command: {other}")),
+        }
+    }
+}
+
+pith_sdk::export_extension!(Probe);

@@ -1,0 +1,168 @@
+//! What happens to a prompt's text before it reaches the model, in pi's order: an extension
+//! command (`/name args`) runs instead; the `input` hook may transform or handle it; then
+//! `/skill:name` and `/template` expand. Also `get_commands`' listing.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::extensions::Slot;
+use super::extensions::hooks::{Event, EventResult, InputEvent, InputSource};
+use super::session::Session;
+use crate::content::Content;
+use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::resources::{Location, skills, templates};
+
+/// What to do with an input.
+pub enum Input {
+    /// Run this extension command (after the response is out).
+    Command {
+        /// The extension.
+        slot: Arc<Slot>,
+        /// The command's name.
+        name: String,
+        /// The text after it.
+        args: String,
+    },
+    /// An extension handled it; nothing more happens.
+    Handled,
+    /// Send this to the model.
+    Prompt {
+        /// The expanded text.
+        text: String,
+        /// The images.
+        images: Vec<Content>,
+    },
+}
+
+impl Session {
+    /// Runs a prompt's text through extension commands, the `input` hook and expansion.
+    pub async fn process_input(&self, text: &str, images: Vec<Content>) -> Input {
+        let extensions = &self.shared().extensions;
+        if let Some(rest) = text.strip_prefix('/') {
+            let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
+            if let Some(slot) = extensions.command(name) {
+                return Input::Command {
+                    slot,
+                    name: name.to_string(),
+                    args: args.to_string(),
+                };
+            }
+        }
+        let (mut text, mut images) = (text.to_string(), images);
+        if extensions.wants("input") {
+            let event = InputEvent {
+                text: text.clone(),
+                images: images.iter().filter_map(wit_image).collect(),
+                source: InputSource::Rpc,
+            };
+            for (_, result) in extensions.hook("input", Event::Input(event)).await.results {
+                match result {
+                    EventResult::Handled => return Input::Handled,
+                    EventResult::TransformInput(changed) => {
+                        text = changed.text;
+                        if let Some(new_images) = changed.images {
+                            images = new_images
+                                .into_iter()
+                                .map(|i| Content::from(wit::Content::Image(i)))
+                                .collect();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Input::Prompt {
+            text: self.expand(&text).await,
+            images,
+        }
+    }
+
+    /// Expands `/skill:name args` and `/template args` (a failure is reported as
+    /// `extension_error` and the text goes as typed).
+    pub async fn expand(&self, text: &str) -> String {
+        let shared = self.shared();
+        let resources = shared.resources();
+        let text = match skills::expand(text, &resources.skills, &shared.host).await {
+            Ok(Some(expanded)) => expanded,
+            Ok(None) => text.to_string(),
+            Err(err) => {
+                shared
+                    .extensions
+                    .error(&err.path, "skill_expansion", &err.error);
+                text.to_string()
+            }
+        };
+        match templates::expand(&text, &resources.templates, &shared.host).await {
+            Ok(Some(expanded)) => expanded,
+            Ok(None) => text,
+            Err(err) => {
+                shared.extensions.error(
+                    &format!("template:{}", text.split(' ').next().unwrap_or("")),
+                    "template_expansion",
+                    &err,
+                );
+                text
+            }
+        }
+    }
+
+    /// `get_commands`: extension commands, then templates, then skills.
+    pub fn commands_json(&self) -> Value {
+        let shared = self.shared();
+        let resources = shared.resources();
+        let mut commands = Vec::new();
+        for slot in shared.extensions.slots().iter() {
+            for command in &slot.meta.commands {
+                commands.push(json!({
+                    "name": command.name,
+                    "description": command.description,
+                    "source": "extension",
+                    "sourceInfo": source_info(&slot.plugin.path, "plugin", Location::Path),
+                    "path": slot.plugin.path,
+                }));
+            }
+        }
+        for template in &resources.templates {
+            commands.push(json!({
+                "name": template.name,
+                "description": template.description,
+                "source": "prompt",
+                "sourceInfo": source_info(&template.path, "local", template.location),
+                "location": template.location.as_str(),
+                "path": template.path,
+            }));
+        }
+        for skill in &resources.skills {
+            let path = skill.path.display().to_string();
+            commands.push(json!({
+                "name": format!("skill:{}", skill.name),
+                "description": skill.description,
+                "source": "skill",
+                "sourceInfo": source_info(&path, if skill.plugin.is_some() { "plugin" } else { "local" }, skill.location),
+                "location": skill.location.as_str(),
+                "path": path,
+            }));
+        }
+        json!({ "commands": commands })
+    }
+}
+
+fn source_info(path: &str, source: &str, location: Location) -> Value {
+    let scope = match location {
+        Location::User => "user",
+        Location::Project => "project",
+        Location::Path => "temporary",
+    };
+    json!({"path": path, "source": source, "scope": scope, "origin": "top-level"})
+}
+
+fn wit_image(content: &Content) -> Option<wit::Image> {
+    match content {
+        Content::Image { data, mime_type } => Some(wit::Image {
+            data: data.clone(),
+            mime_type: mime_type.clone(),
+        }),
+        Content::Text { .. } => None,
+    }
+}

@@ -1,0 +1,71 @@
+//! Skills and prompt templates from both sources: plain files in pi's directories and
+//! skill / prompt-template components; and the expansion of `/skill:name` and `/name` prompts.
+
+pub mod frontmatter;
+pub mod skills;
+pub mod templates;
+
+use std::path::PathBuf;
+
+/// Where skill and template files are looked for.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceDirs {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The agent directory.
+    pub agent_dir: PathBuf,
+    /// `--skill` paths.
+    pub extra_skills: Vec<PathBuf>,
+    /// `--prompt-template` paths.
+    pub extra_templates: Vec<PathBuf>,
+    /// `--no-skills`: only `--skill` paths.
+    pub no_skills: bool,
+    /// `--no-prompt-templates`: only `--prompt-template` paths.
+    pub no_templates: bool,
+}
+
+/// Where a file resource came from, as pi labels it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// The agent directory.
+    User,
+    /// The project's `.pi/` directory.
+    Project,
+    /// Anywhere else.
+    Path,
+}
+
+impl Location {
+    /// pi's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::User => "user",
+            Location::Project => "project",
+            Location::Path => "path",
+        }
+    }
+}
+
+/// The skills and templates of a session.
+#[derive(Debug, Clone, Default)]
+pub struct Resources {
+    /// Where they were found.
+    pub dirs: ResourceDirs,
+    /// The skills.
+    pub skills: Vec<skills::Skill>,
+    /// The templates.
+    pub templates: Vec<templates::Template>,
+}
+
+impl Resources {
+    /// Finds the skills and templates of `dirs` and of `host`'s packs.
+    pub async fn load(dirs: ResourceDirs, host: &crate::plugin_host::PluginHost) -> Resources {
+        let skills = skills::discover(&dirs, host).await;
+        let templates = templates::discover(&dirs, host);
+        Resources {
+            dirs,
+            skills,
+            templates,
+        }
+    }
+}

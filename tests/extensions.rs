@@ -1,0 +1,434 @@
+//! Extensions over the real pipes: dialogs answered by the host, timeouts, hooks that cancel
+//! switches or block tools, commands while streaming, and extensions that trap.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::rpc::{Options, Pith};
+
+/// Spawns pith with these plugin crates in a plugins directory.
+async fn spawn_with(crates: &[&str], script: Value) -> (Pith, tempfile::TempDir) {
+    let plugins = support::plugins_dir_with(crates);
+    let pith = Pith::spawn(Options {
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        ..Options::faux(script)
+    })
+    .await;
+    (pith, plugins)
+}
+
+fn is_ui(frame: &Value, method: &str) -> bool {
+    frame["type"] == "extension_ui_request" && frame["method"] == method
+}
+
+/// The message of the next `notify` starting with `prefix`, among the frames read since the
+/// last one taken (a hook's notification may come before the command's response) or later.
+async fn notified(pith: &mut Pith, prefix: &str) -> String {
+    let matches = |f: &Value| {
+        is_ui(f, "notify") && f["message"].as_str().is_some_and(|m| m.starts_with(prefix))
+    };
+    let taken = |f: &Value| f["taken"] == true;
+    if let Some(frame) = pith.frames.iter_mut().find(|f| matches(f) && !taken(f)) {
+        frame["taken"] = json!(true);
+        return frame["message"].as_str().unwrap().to_string();
+    }
+    let frame = pith.wait_for(matches).await;
+    if let Some(last) = pith.frames.last_mut() {
+        last["taken"] = json!(true);
+    }
+    frame["message"].as_str().unwrap().to_string()
+}
+
+fn keys(frame: &Value) -> Vec<String> {
+    frame.as_object().unwrap().keys().cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_host_answers_every_kind_of_dialog() {
+    let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], json!([])).await;
+    let status = pith.wait_for(|f| is_ui(f, "setStatus")).await;
+    assert_eq!(status["statusKey"], "probe");
+    assert_eq!(status["statusText"], "started");
+
+    let answers = [
+        (
+            "select",
+            json!({"value": "green"}),
+            "answer: Some(\"green\")",
+        ),
+        ("confirm", json!({"confirmed": true}), "answer: true"),
+        ("input", json!({"value": "Ada"}), "answer: Some(\"Ada\")"),
+        ("editor", json!({"cancelled": true}), "answer: None"),
+    ];
+    for (method, answer, expected) in answers {
+        let response = pith
+            .call(
+                method,
+                json!({"type": "prompt", "message": format!("/ask {method}")}),
+            )
+            .await;
+        assert_eq!(response["success"], true, "{response}");
+        let request = pith.wait_for(|f| is_ui(f, method)).await;
+        let expected_keys: &[&str] = match method {
+            "select" => &["type", "id", "method", "title", "options"],
+            "confirm" => &["type", "id", "method", "title", "message"],
+            "input" => &["type", "id", "method", "title", "placeholder"],
+            _ => &["type", "id", "method", "title", "prefill"],
+        };
+        assert_eq!(keys(&request), expected_keys, "{request}");
+        // An answer to an unknown id is ignored.
+        pith.send(json!({"type": "extension_ui_response", "id": "nobody", "value": "x"}))
+            .await;
+        let mut reply = answer.clone();
+        reply["type"] = json!("extension_ui_response");
+        reply["id"] = request["id"].clone();
+        pith.send(reply).await;
+        assert_eq!(notified(&mut pith, "answer:").await, expected);
+    }
+    assert_eq!(
+        pith.frames
+            .iter()
+            .filter(|f| f["type"] == "response" && f["success"] == false)
+            .count(),
+        0,
+        "no error frames: {:#?}",
+        pith.frames
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialog_timeout_resolves_the_default_and_tells_the_host() {
+    let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], json!([])).await;
+    pith.call(
+        "c",
+        json!({"type": "prompt", "message": "/ask confirm 200"}),
+    )
+    .await;
+    let request = pith.wait_for(|f| is_ui(f, "confirm")).await;
+    assert_eq!(request["timeout"], 200);
+    let cancel = pith.wait_for(|f| is_ui(f, "cancel")).await;
+    assert_eq!(keys(&cancel), ["type", "id", "method", "targetId"]);
+    assert_eq!(cancel["targetId"], request["id"]);
+    assert_ne!(cancel["id"], request["id"]);
+    assert_eq!(notified(&mut pith, "answer:").await, "answer: false");
+    // A late answer is ignored and the process keeps serving.
+    pith.send(json!({"type": "extension_ui_response", "id": request["id"], "confirmed": true}))
+        .await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["success"], true);
+
+    pith.call(
+        "s2",
+        json!({"type": "prompt", "message": "/ask select 100"}),
+    )
+    .await;
+    pith.wait_for(|f| is_ui(f, "cancel")).await;
+    assert_eq!(notified(&mut pith, "answer:").await, "answer: None");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialog_opened_in_session_start_is_answered() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let settings = json!({"plugins": {"ext-probe": {"grant": {"config": ["start-dialog"]}, "config": {"start-dialog": "yes"}}}});
+    let mut pith = Pith::spawn(Options {
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        agent_files: vec![("settings.json".into(), settings.to_string())],
+        ..Options::default()
+    })
+    .await;
+    let request = pith.wait_for(|f| is_ui(f, "input")).await;
+    // Commands are served while the dialog waits.
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["success"], true);
+    pith.send(json!({"type": "extension_ui_response", "id": request["id"], "value": "Ada"}))
+        .await;
+    assert_eq!(
+        notified(&mut pith, "answer:").await,
+        "answer: Some(\"Ada\")"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_switches_and_forks_are_cancelled_while_work_is_unsaved() {
+    let script = json!([
+        {"tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "draft\n"}}]},
+        {"text": "written"}
+    ]);
+    let (mut pith, _plugins) = spawn_with(&["examples/switch-guard"], script).await;
+    let other = pith.work_dir().join("other.jsonl");
+    std::fs::copy(
+        support::repo_root().join("tests/fixtures/pi-sessions/pi-session.jsonl"),
+        &other,
+    )
+    .unwrap();
+    pith.call("p", json!({"type": "prompt", "message": "write it"}))
+        .await;
+    pith.until_agent_end().await;
+
+    let new = pith.call("n", json!({"type": "new_session"})).await;
+    assert_eq!(new["data"], json!({"cancelled": true}), "{new}");
+    assert!(
+        notified(&mut pith, "Unsaved work in a.txt")
+            .await
+            .contains("/saved")
+    );
+    let switch = pith
+        .call(
+            "w",
+            json!({"type": "switch_session", "sessionPath": "other.jsonl"}),
+        )
+        .await;
+    assert_eq!(switch["data"], json!({"cancelled": true}), "{switch}");
+    let forks = pith.call("f", json!({"type": "get_fork_messages"})).await;
+    let entry = forks["data"]["messages"][0]["entryId"].clone();
+    let fork = pith
+        .call("k", json!({"type": "fork", "entryId": entry}))
+        .await;
+    assert_eq!(fork["data"]["cancelled"], true, "{fork}");
+    // The conversation is still there.
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 4);
+
+    pith.call("saved", json!({"type": "prompt", "message": "/saved"}))
+        .await;
+    assert_eq!(
+        notified(&mut pith, "1 file(s)").await,
+        "1 file(s) marked saved"
+    );
+    let switch = pith
+        .call(
+            "w2",
+            json!({"type": "switch_session", "sessionPath": "other.jsonl"}),
+        )
+        .await;
+    assert_eq!(switch["data"], json!({"cancelled": false}), "{switch}");
+    let new = pith.call("n2", json!({"type": "new_session"})).await;
+    assert_eq!(new["data"], json!({"cancelled": false}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_permission_gate_blocks_bash_unless_the_user_allows_it() {
+    let script = json!([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo one"}}]},
+        {"tool_calls": [{"id": "b2", "name": "bash", "arguments": {"command": "echo two"}}]},
+        {"text": "done"}
+    ]);
+    let (mut pith, _plugins) = spawn_with(&["examples/permission-gate"], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "run"}))
+        .await;
+    let ask = pith.wait_for(|f| is_ui(f, "confirm")).await;
+    assert_eq!(ask["title"], "Allow bash?");
+    assert_eq!(ask["message"], "echo one");
+    assert_eq!(ask["timeout"], 60000);
+    pith.send(json!({"type": "extension_ui_response", "id": ask["id"], "confirmed": false}))
+        .await;
+    let ask = pith.wait_for(|f| is_ui(f, "confirm")).await;
+    assert_eq!(ask["message"], "echo two");
+    pith.send(json!({"type": "extension_ui_response", "id": ask["id"], "confirmed": true}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let results: Vec<&Value> = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .collect();
+    assert_eq!(results[0]["isError"], true);
+    assert_eq!(
+        results[0]["content"][0]["text"],
+        "The user did not allow: echo one"
+    );
+    assert_eq!(results[1]["isError"], false);
+    assert_eq!(results[1]["content"][0]["text"], "two\n");
+    // The blocked call still has its start and end events, in pi's order.
+    let starts = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "tool_execution_start")
+        .count();
+    let ends = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "tool_execution_end")
+        .count();
+    assert_eq!((starts, ends), (2, 2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn extension_commands_run_while_the_agent_streams() {
+    let script = json!([{"text": "a long answer to stream", "chunks": 20, "delay_ms": 40}]);
+    let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.wait_for(|f| f["assistantMessageEvent"]["type"] == "text_delta")
+        .await;
+    let response = pith
+        .call("c", json!({"type": "prompt", "message": "/count"}))
+        .await;
+    assert_eq!(response["success"], true, "{response}");
+    notified(&mut pith, "agent_end seen 0").await;
+    assert!(
+        !pith.frames.iter().any(|f| f["type"] == "agent_end"),
+        "the command ran before the run ended"
+    );
+    pith.until_agent_end().await;
+    pith.call("c2", json!({"type": "prompt", "message": "/count"}))
+        .await;
+    notified(&mut pith, "agent_end seen 1").await;
+    // The command's text never reached the conversation.
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trapping_extension_is_reported_and_the_run_completes() {
+    let script = json!([{"text": "still answered"}]);
+    let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "TRAP please"}))
+        .await;
+    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    assert_eq!(keys(&error), ["type", "extensionPath", "event", "error"]);
+    assert!(
+        error["extensionPath"]
+            .as_str()
+            .unwrap()
+            .ends_with("ext-probe.toml"),
+        "{error}"
+    );
+    assert_eq!(error["event"], "before_agent_start");
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("probe trapped on purpose"),
+        "{error}"
+    );
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][1]["content"][0]["text"], "still answered");
+
+    pith.call("t", json!({"type": "prompt", "message": "/trap"}))
+        .await;
+    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    assert_eq!(error["extensionPath"], "command:trap");
+    assert_eq!(error["event"], "command");
+
+    // A runaway command hits the guest-time deadline.
+    pith.call("s", json!({"type": "prompt", "message": "/spin"}))
+        .await;
+    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    assert!(
+        error["error"].as_str().unwrap().contains("deadline"),
+        "{error}"
+    );
+
+    // A fresh instance serves the next call.
+    pith.call("c", json!({"type": "prompt", "message": "/count"}))
+        .await;
+    notified(&mut pith, "agent_end seen").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_agent_start_tool_and_compaction_hooks_apply() {
+    let script = json!([
+        {"text": "upper seen"},
+        {"text": "injected seen"},
+        {"tool_calls": [{"id": "l1", "name": "ls", "arguments": {}}, {"id": "b1", "name": "bash", "arguments": {"command": "echo BLOCKME"}}]},
+        {"text": "tools done"}
+    ]);
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut pith = Pith::spawn(Options {
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        args: vec![
+            "--provider".into(),
+            "faux".into(),
+            "--model".into(),
+            "faux-model".into(),
+            "--no-session".into(),
+            "--tools".into(),
+            "ls,bash".into(),
+        ],
+        ..Options::faux(script)
+    })
+    .await;
+    pith.call("u", json!({"type": "prompt", "message": "upper:hello"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][0]["content"][0]["text"], "HELLO");
+
+    let handled = pith
+        .call("h", json!({"type": "prompt", "message": "handled:x"}))
+        .await;
+    assert_eq!(handled["success"], true);
+    notified(&mut pith, "input handled").await;
+
+    pith.call("i", json!({"type": "prompt", "message": "INJECT"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][1]["role"], "custom");
+    assert_eq!(end["messages"][1]["customType"], "probe-note");
+    assert_eq!(
+        end["messages"][1]["content"][0]["text"],
+        "injected by the probe"
+    );
+
+    pith.call("t", json!({"type": "prompt", "message": "tools"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let result = |id: &str| {
+        end["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["toolCallId"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(result("l1")["content"][0]["text"], "patched by probe");
+    assert_eq!(result("b1")["content"][0]["text"], "probe blocked");
+    assert_eq!(result("b1")["isError"], true);
+
+    let cancelled = pith
+        .call(
+            "c1",
+            json!({"type": "compact", "customInstructions": "probe-cancel"}),
+        )
+        .await;
+    assert_eq!(cancelled["success"], false);
+    assert_eq!(cancelled["error"], "Compaction cancelled");
+    let compacted = pith
+        .call(
+            "c2",
+            json!({"type": "compact", "customInstructions": "probe-summary"}),
+        )
+        .await;
+    assert_eq!(compacted["success"], true, "{compacted}");
+    assert_eq!(compacted["data"]["summary"], "probe summary");
+    assert_eq!(compacted["data"]["details"], json!({"by": "probe"}));
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    assert_eq!(messages["data"]["messages"][0]["role"], "compactionSummary");
+    assert_eq!(messages["data"]["messages"][0]["summary"], "probe summary");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_commands_lists_extension_commands() {
+    let (mut pith, _plugins) = spawn_with(&["examples/switch-guard"], json!([])).await;
+    let commands = pith.call("c", json!({"type": "get_commands"})).await;
+    let list = commands["data"]["commands"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{list:#?}");
+    assert_eq!(list[0]["name"], "saved");
+    assert_eq!(list[0]["source"], "extension");
+    assert!(
+        list[0]["sourceInfo"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("switch-guard.toml")
+    );
+    let plugins = pith.call("p", json!({"type": "get_plugins"})).await;
+    assert!(
+        plugins["data"]["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["id"] == "switch-guard")
+    );
+}

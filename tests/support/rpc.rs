@@ -30,8 +30,10 @@ pub struct Options {
     pub faux_script: Option<Value>,
     pub env: Vec<(String, String)>,
     pub plugins_dir: Option<PathBuf>,
-    /// Files written into the agent directory before the start (name, contents).
+    /// Files written into the agent directory before the start (relative path, contents).
     pub agent_files: Vec<(String, String)>,
+    /// Files written into the working directory before the start (relative path, contents).
+    pub work_files: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -48,6 +50,7 @@ impl Default for Options {
             env: Vec::new(),
             plugins_dir: None,
             agent_files: Vec::new(),
+            work_files: Vec::new(),
         }
     }
 }
@@ -69,8 +72,15 @@ impl Pith {
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
         std::fs::create_dir_all(dir.path().join("agent")).unwrap();
-        for (name, contents) in &options.agent_files {
-            std::fs::write(dir.path().join("agent").join(name), contents).unwrap();
+        for (root, files) in [
+            ("agent", &options.agent_files),
+            ("work", &options.work_files),
+        ] {
+            for (name, contents) in files {
+                let path = dir.path().join(root).join(name);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, contents).unwrap();
+            }
         }
         let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
         command

@@ -213,6 +213,12 @@ pub struct HostTime {
     clock: Arc<CallClock>,
 }
 
+impl Default for CallClock {
+    fn default() -> Self {
+        CallClock::new()
+    }
+}
+
 impl CallClock {
     /// A clock starting now.
     pub fn new() -> CallClock {

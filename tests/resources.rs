@@ -1,0 +1,166 @@
+//! Skills and prompt templates from both sources (files in pi's directories and components),
+//! expanded exactly as pi expands them, listed in the system prompt and by `get_commands`.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::fake_llm::FakeLlm;
+use support::rpc::{Pith, anthropic_fake};
+
+const DEPLOY: &str = "---\nname: deploy\ndescription: Deploy the app & check it\n---\nRun `make deploy`.\r\n\r\nThen check <the> logs.\n";
+const LINT: &str = "---\nname: lint\ndescription: Lint the code\ndisable-model-invocation: true\n---\nRun the linter.\n";
+const NO_DESCRIPTION: &str = "---\nname: broken\n---\nNo description, so pi drops it.\n";
+const FIX: &str = "---\ndescription: Fix an issue\n---\nFix $1 in ${@:2}; all: $@ ($ARGUMENTS)\n";
+const HELLO: &str = "Say hello to $ARGUMENTS\r\nand nobody else\n";
+
+async fn spawn(server: &FakeLlm) -> (Pith, tempfile::TempDir) {
+    let plugins = support::plugins_dir_with(&["examples/skill-pack", "examples/prompt-pack"]);
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.agent_files.extend([
+        ("skills/deploy/SKILL.md".to_string(), DEPLOY.to_string()),
+        (
+            "skills/broken/SKILL.md".to_string(),
+            NO_DESCRIPTION.to_string(),
+        ),
+        ("prompts/hello.md".to_string(), HELLO.to_string()),
+    ]);
+    options.work_files = vec![
+        (".pi/skills/lint/SKILL.md".into(), LINT.into()),
+        (".pi/prompts/fix.md".into(), FIX.into()),
+    ];
+    (Pith::spawn(options).await, plugins)
+}
+
+fn user_text(request: &Value) -> String {
+    let messages = request["body"]["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    last["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn skills_and_templates_expand_as_pi_expands_them() {
+    let prompts = [
+        "/skill:deploy now please",
+        "/skill:lint",
+        "/skill:commit-message",
+        "/skill:nope keep me",
+        "/fix bug.rs 'a b' c",
+        "/hello world",
+        "/review src/x.rs",
+        "/unknown stays",
+    ];
+    let turns: Vec<Value> = prompts.iter().map(|_| json!({"text": "ok"})).collect();
+    let server = FakeLlm::start(json!(turns)).await;
+    let (mut pith, _plugins) = spawn(&server).await;
+    let agent = pith.dir.path().join("agent");
+    let work = pith.work_dir();
+    for (i, prompt) in prompts.iter().enumerate() {
+        pith.call(
+            &format!("p{i}"),
+            json!({"type": "prompt", "message": prompt}),
+        )
+        .await;
+        pith.until_agent_end().await;
+    }
+    let requests = server.requests();
+    let deploy = agent.join("skills/deploy/SKILL.md");
+    assert_eq!(
+        user_text(&requests[0]),
+        format!(
+            "<skill name=\"deploy\" location=\"{}\">\nReferences are relative to {}.\n\nRun `make deploy`.\n\nThen check <the> logs.\n</skill>\n\nnow please",
+            deploy.display(),
+            agent.join("skills/deploy").display()
+        )
+    );
+    let lint = work.join(".pi/skills/lint/SKILL.md");
+    assert_eq!(
+        user_text(&requests[1]),
+        format!(
+            "<skill name=\"lint\" location=\"{}\">\nReferences are relative to {}.\n\nRun the linter.\n</skill>",
+            lint.display(),
+            work.join(".pi/skills/lint").display()
+        )
+    );
+    let packed = agent.join("plugin-skills/skill-pack/commit-message/SKILL.md");
+    assert!(
+        packed.is_file(),
+        "the component skill is kept as a file the model can read"
+    );
+    assert!(
+        user_text(&requests[2]).starts_with(&format!(
+            "<skill name=\"commit-message\" location=\"{}\">\nReferences are relative to {}.\n\nRun `git diff --staged`",
+            packed.display(),
+            packed.parent().unwrap().display()
+        )),
+        "{}",
+        user_text(&requests[2])
+    );
+    assert_eq!(user_text(&requests[3]), "/skill:nope keep me");
+    assert_eq!(
+        user_text(&requests[4]),
+        "Fix bug.rs in a b c; all: bug.rs a b c (bug.rs a b c)"
+    );
+    assert_eq!(
+        user_text(&requests[5]),
+        "Say hello to world\nand nobody else\n"
+    );
+    assert!(user_text(&requests[6]).starts_with("Review src/x.rs for bugs"));
+    assert_eq!(user_text(&requests[7]), "/unknown stays");
+
+    // The system prompt lists the skills the model may use, as pi does (hidden ones left out).
+    let system = requests[0]["body"]["system"][0]["text"].as_str().unwrap();
+    let block = format!(
+        "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n<available_skills>\n  <skill>\n    <name>deploy</name>\n    <description>Deploy the app &amp; check it</description>\n    <location>{}</location>\n  </skill>\n  <skill>\n    <name>commit-message</name>\n",
+        deploy.display()
+    );
+    assert!(system.contains(&block), "{system}");
+    assert!(!system.contains("<name>lint</name>"));
+    assert!(!system.contains("broken"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_commands_lists_templates_then_skills_with_their_sources() {
+    let server = FakeLlm::start(json!([])).await;
+    let (mut pith, _plugins) = spawn(&server).await;
+    let response = pith.call("c", json!({"type": "get_commands"})).await;
+    let commands = response["data"]["commands"].as_array().unwrap();
+    let summary: Vec<(String, String, String)> = commands
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["source"].as_str().unwrap().to_string(),
+                c["description"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("hello", "prompt", "Say hello to $ARGUMENTS (user)"),
+        ("fix", "prompt", "Fix an issue (project)"),
+        (
+            "review",
+            "prompt",
+            "Review a file for bugs and unclear code (plugin:prompt-pack)",
+        ),
+        ("skill:lint", "skill", "Lint the code"),
+        ("skill:deploy", "skill", "Deploy the app & check it"),
+        (
+            "skill:commit-message",
+            "skill",
+            "Write a conventional commit message for the staged changes",
+        ),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(summary, expected);
+    assert_eq!(commands[0]["location"], "user");
+    assert_eq!(commands[0]["sourceInfo"]["scope"], "user");
+    assert_eq!(commands[1]["location"], "project");
+    assert_eq!(commands[4]["location"], "user");
+}

@@ -432,3 +432,66 @@ async fn get_commands_lists_extension_commands() {
             .any(|p| p["id"] == "switch-guard")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn extension_tools_and_session_imports_work() {
+    let script = json!([
+        {"tool_calls": [{"id": "e1", "name": "probe_echo", "arguments": {"text": "hi"}}]},
+        {"text": "echoed"}
+    ]);
+    let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "use the tool"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let result = &end["messages"][2];
+    assert_eq!(result["toolName"], "probe_echo");
+    assert_eq!(result["content"][0]["text"], "echo: hi (2 messages)");
+
+    pith.call(
+        "n",
+        json!({"type": "prompt", "message": "/note remember this"}),
+    )
+    .await;
+    let custom = pith
+        .wait_for(|f| f["type"] == "message_end" && f["message"]["role"] == "custom")
+        .await;
+    assert_eq!(custom["message"]["customType"], "probe-note");
+    assert_eq!(custom["message"]["content"][0]["text"], "remember this");
+    assert_eq!(custom["message"]["details"], json!({"from": "note"}));
+
+    pith.call(
+        "m",
+        json!({"type": "prompt", "message": "/name probe session"}),
+    )
+    .await;
+    assert_eq!(
+        notified(&mut pith, "named").await,
+        "named Some(\"probe session\"), idle true"
+    );
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["sessionName"], "probe session");
+
+    pith.call("y", json!({"type": "prompt", "message": "/say again"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][0]["content"][0]["text"], "again");
+    let messages = pith.call("g", json!({"type": "get_messages"})).await;
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "custom",
+            "user",
+            "assistant"
+        ]
+    );
+}

@@ -482,6 +482,7 @@ async fn run_tool_calls(
             let running = tokio::spawn(async move {
                 tools::execute(
                     &runner.host,
+                    &runner.extensions,
                     &runner.bridge,
                     &tool,
                     &id,

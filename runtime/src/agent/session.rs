@@ -287,7 +287,12 @@ impl Shared {
     /// The tools of the session now.
     pub fn tools(&self) -> Vec<SessionTool> {
         let state = self.state();
-        session_tools(&self.host, &state.tools, &state.host_tools)
+        session_tools(
+            &self.host,
+            &state.tools,
+            self.extensions.tools(),
+            &state.host_tools,
+        )
     }
 
     /// Emits `queue_update` with the queues' texts.

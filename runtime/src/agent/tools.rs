@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::extensions::Extensions;
 use super::host_tools::{HostToolBridge, HostToolDefinition};
 use crate::content::ToolOutput;
 use crate::plugin_host::tool::ToolSpec;
@@ -49,13 +50,15 @@ pub enum SessionTool {
     Plugin(ToolSpec),
     /// Implemented by the host.
     Host(HostToolDefinition),
+    /// Registered by an extension (the plugin's id), run by its live instance.
+    Extension(ToolSpec, String),
 }
 
 impl SessionTool {
     /// Its name.
     pub fn name(&self) -> &str {
         match self {
-            SessionTool::Plugin(spec) => &spec.name,
+            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => &spec.name,
             SessionTool::Host(def) => &def.name,
         }
     }
@@ -63,7 +66,7 @@ impl SessionTool {
     /// Its description.
     pub fn description(&self) -> &str {
         match self {
-            SessionTool::Plugin(spec) => &spec.description,
+            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => &spec.description,
             SessionTool::Host(def) => &def.description,
         }
     }
@@ -71,17 +74,18 @@ impl SessionTool {
     /// Its argument schema.
     pub fn parameters(&self) -> &Value {
         match self {
-            SessionTool::Plugin(spec) => &spec.parameters,
+            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => &spec.parameters,
             SessionTool::Host(def) => &def.parameters,
         }
     }
 }
 
-/// The tools of a session at one moment: active plugin tools, then host tools (a host tool
-/// with a plugin tool's name replaces it).
+/// The tools of a session at one moment: active plugin tools, extension tools, then host tools
+/// (a later tool with an earlier one's name replaces it).
 pub fn session_tools(
     host: &PluginHost,
     selection: &ToolSelection,
+    extension_tools: Vec<(ToolSpec, String)>,
     host_tools: &[HostToolDefinition],
 ) -> Vec<SessionTool> {
     let mut tools: Vec<SessionTool> = host
@@ -98,13 +102,21 @@ pub fn session_tools(
             .position(|b| *b == tool.name())
             .unwrap_or(BUILTIN_TOOLS.len())
     });
+    for (spec, plugin) in extension_tools {
+        if selection.allows(&spec.name) && !host_tools.iter().any(|h| h.name == spec.name) {
+            tools.retain(|t| t.name() != spec.name);
+            tools.push(SessionTool::Extension(spec, plugin));
+        }
+    }
     tools.extend(host_tools.iter().cloned().map(SessionTool::Host));
     tools
 }
 
 /// Runs one tool call; every failure becomes an error result.
+#[allow(clippy::too_many_arguments)]
 pub async fn execute(
     host: &PluginHost,
+    extensions: &Extensions,
     bridge: &Arc<HostToolBridge>,
     tool: &SessionTool,
     call_id: &str,
@@ -113,6 +125,11 @@ pub async fn execute(
     updates: mpsc::UnboundedSender<ToolOutput>,
 ) -> ToolOutput {
     match tool {
+        SessionTool::Extension(spec, plugin) => {
+            extensions
+                .execute_tool(plugin, &spec.name, call_id, arguments)
+                .await
+        }
         SessionTool::Host(def) => {
             bridge
                 .call(call_id, def, arguments, cancel, Some(updates))

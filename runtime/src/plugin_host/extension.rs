@@ -8,6 +8,7 @@ use wasmtime::Store;
 
 use super::bindings::extension_world::ExtensionPlugin;
 use super::bindings::extension_world::exports::pith::plugin::extension::{Event, EventResult};
+use super::bindings::imports::pith::plugin::types::{ToolError, ToolResult};
 use super::imports::ui::ExtensionContext;
 use super::plugin::Plugin;
 use super::sandbox::StoreState;
@@ -65,6 +66,27 @@ impl ExtensionInstance {
                 bindings
                     .pith_plugin_extension()
                     .call_run_command(&mut *store, &name, &args)
+                    .await
+            })
+        })
+        .await
+    }
+
+    /// Runs one of the extension's tools with JSON arguments.
+    pub async fn execute_tool(
+        &mut self,
+        host: &PluginHost,
+        name: &str,
+        call_id: &str,
+        arguments: &str,
+    ) -> Result<Result<ToolResult, ToolError>, CallError> {
+        let (name, call_id, arguments) =
+            (name.to_string(), call_id.to_string(), arguments.to_string());
+        self.call(host, move |store, bindings| {
+            Box::pin(async move {
+                bindings
+                    .pith_plugin_extension()
+                    .call_execute_tool(&mut *store, &name, &call_id, &arguments)
                     .await
             })
         })

@@ -42,8 +42,15 @@ impl Extension for Probe {
                 command("trap", "Panic"),
                 command("spin", "Loop forever"),
                 command("count", "Report observed agent_end events"),
+                command("note", "Add a custom message and a custom entry"),
+                command("say", "Send a user message"),
+                command("name", "Name the session"),
             ],
-            tools: Vec::new(),
+            tools: vec![ToolSpec::new(
+                "probe_echo",
+                "Echo the text back, with the session's message count",
+                serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            )],
             rules: Vec::new(),
         }
     }
@@ -114,6 +121,16 @@ impl Extension for Probe {
         }
     }
 
+    fn execute_tool(&mut self, name: &str, _call_id: &str, arguments: serde_json::Value) -> Result<ToolResult, ToolError> {
+        if name != "probe_echo" {
+            return Err(ToolError::new(format!("Unknown tool: {name}")));
+        }
+        let messages: serde_json::Value = serde_json::from_str(&session::messages()).unwrap_or_default();
+        let count = messages.as_array().map_or(0, Vec::len);
+        let text = arguments["text"].as_str().unwrap_or("");
+        Ok(ToolResult::text(format!("echo: {text} ({count} messages)")))
+    }
+
     fn run_command(&mut self, name: &str, args: &str) -> Result<(), String> {
         match name {
             "ask" => {
@@ -135,6 +152,26 @@ impl Extension for Probe {
                 loop {
                     n = std::hint::black_box(n.wrapping_add(1));
                 }
+            }
+            "note" => {
+                let message = CustomMessage {
+                    custom_type: "probe-note".into(),
+                    content: vec![Content::Text(args.into())],
+                    display: true,
+                    details: Some("{\"from\":\"note\"}".into()),
+                };
+                session::send_message(&message, None, false);
+                session::append_entry("probe-entry", Some(&format!("{{\"text\":{:?}}}", args)));
+                Ok(())
+            }
+            "say" => {
+                session::send_user_message(&[Content::Text(args.into())], None);
+                Ok(())
+            }
+            "name" => {
+                session::set_session_name(args);
+                ui::notify(&format!("named {:?}, idle {}", session::session_name(), session::is_idle()), None);
+                Ok(())
             }
             "count" => {
                 ui::notify(&format!("agent_end seen {}", self.agent_ends), None);

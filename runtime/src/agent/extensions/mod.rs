@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::content::ToolOutput;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension::{
     Event, EventResult,
@@ -21,6 +22,7 @@ use crate::plugin_host::imports::ui::ExtensionContext;
 use crate::plugin_host::manifest::Kind;
 use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::resources::ExtensionMeta;
+use crate::plugin_host::tool::ToolSpec;
 use crate::rpc::writer::FrameSink;
 
 /// The WIT event and result types, for the session's hook points.
@@ -209,6 +211,46 @@ impl Extensions {
             self.error(&slot.plugin.path, kind, error);
         }
         result
+    }
+
+    /// The tools the extensions register, with the id of the plugin of each.
+    pub fn tools(&self) -> Vec<(ToolSpec, String)> {
+        self.slots()
+            .iter()
+            .flat_map(|slot| {
+                slot.meta
+                    .tools
+                    .iter()
+                    .map(|spec| (spec.clone(), slot.plugin.manifest.id.clone()))
+            })
+            .collect()
+    }
+
+    /// Runs an extension's tool on its live instance; every failure is an error result.
+    pub async fn execute_tool(
+        &self,
+        plugin: &str,
+        name: &str,
+        call_id: &str,
+        arguments: &Value,
+    ) -> ToolOutput {
+        let Some(slot) = self
+            .slots()
+            .iter()
+            .find(|s| s.plugin.manifest.id == plugin)
+            .cloned()
+        else {
+            return ToolOutput::error(format!("Tool {name} not found"));
+        };
+        let mut instance = slot.instance.lock().await;
+        match instance
+            .execute_tool(&self.host, name, call_id, &arguments.to_string())
+            .await
+        {
+            Ok(Ok(result)) => ToolOutput::from_wit(result, false),
+            Ok(Err(error)) => ToolOutput::from_wit_error(error),
+            Err(err) => ToolOutput::error(err.to_string()),
+        }
     }
 
     /// The extension that registered the command `name`, if any.

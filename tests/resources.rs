@@ -164,3 +164,54 @@ async fn get_commands_lists_templates_then_skills_with_their_sources() {
     assert_eq!(commands[1]["location"], "project");
     assert_eq!(commands[4]["location"], "user");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_can_read_a_skill_outside_the_workspace() {
+    let skills = tempfile::tempdir().unwrap();
+    let skill_dir = skills.path().canonicalize().unwrap().join("deploy");
+    std::fs::create_dir_all(&skill_dir).unwrap();
+    std::fs::write(skill_dir.join("SKILL.md"), DEPLOY).unwrap();
+    std::fs::write(skill_dir.join("steps.txt"), "step one\n").unwrap();
+    let outside = skills.path().canonicalize().unwrap().join("secret.txt");
+    std::fs::write(&outside, "not a skill\n").unwrap();
+    let script = json!([
+        {"tool_calls": [
+            {"id": "r1", "name": "read", "arguments": {"path": skill_dir.join("SKILL.md")}},
+            {"id": "r2", "name": "read", "arguments": {"path": skill_dir.join("steps.txt")}},
+            {"id": "r3", "name": "read", "arguments": {"path": outside}}
+        ]},
+        {"text": "read"}
+    ]);
+    let mut options = support::rpc::Options::faux(script);
+    options
+        .args
+        .extend(["--skill".to_string(), skill_dir.display().to_string()]);
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "deploy"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let result = |id: &str| {
+        end["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["toolCallId"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert!(
+        result("r1")["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Run `make deploy`."),
+        "{}",
+        result("r1")
+    );
+    assert_eq!(result("r2")["content"][0]["text"], "step one\n");
+    assert_eq!(
+        result("r3")["isError"],
+        true,
+        "only skill directories are opened: {}",
+        result("r3")
+    );
+}

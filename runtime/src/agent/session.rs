@@ -273,6 +273,7 @@ impl Shared {
     pub async fn reload_resources(&self) {
         let dirs = self.resources().dirs.clone();
         let fresh = Resources::load(dirs, &self.host).await;
+        self.host.grant_read_dirs(fresh.skill_dirs());
         *self
             .resources
             .lock()
@@ -451,6 +452,7 @@ impl Session {
         let (idle, _) = watch::channel(true);
         let bridge = Arc::new(HostToolBridge::new(out.clone()));
         let extensions = Arc::new(Extensions::new(host.clone(), out.clone()));
+        host.grant_read_dirs(config.resources.skill_dirs());
         let session = Session {
             shared: Arc::new(Shared {
                 ui: UiBridge::new(out.clone()),

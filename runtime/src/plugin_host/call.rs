@@ -78,6 +78,7 @@ impl PluginHost {
             config: plugin.config.clone(),
             limits,
             workspace: self.workspace.clone(),
+            read_dirs: self.read_dirs(),
             http: self.http.clone(),
         };
         let mut state =

@@ -89,6 +89,7 @@ pub struct PluginHost {
     http: reqwest::Client,
     options: HostOptions,
     reloading: tokio::sync::Mutex<()>,
+    read_dirs: RwLock<Arc<Vec<PathBuf>>>,
 }
 
 impl PluginHost {
@@ -108,6 +109,7 @@ impl PluginHost {
             http: imports::http::client(),
             options,
             reloading: tokio::sync::Mutex::new(()),
+            read_dirs: RwLock::new(Arc::new(Vec::new())),
         };
         let mut plugins = Vec::new();
         let mut errors = Vec::new();
@@ -144,6 +146,26 @@ impl PluginHost {
             .plugins
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(plugins);
+    }
+
+    /// Lets plugins with workspace access also read `dirs` (canonical paths; read-only).
+    pub fn grant_read_dirs(&self, dirs: Vec<PathBuf>) {
+        let dirs: Vec<PathBuf> = dirs
+            .into_iter()
+            .filter_map(|d| d.canonicalize().ok())
+            .collect();
+        *self
+            .read_dirs
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(dirs);
+    }
+
+    /// The directories granted with [`PluginHost::grant_read_dirs`].
+    pub fn read_dirs(&self) -> Arc<Vec<PathBuf>> {
+        self.read_dirs
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// The plugin directories watched for changes.

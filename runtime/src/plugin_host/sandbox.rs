@@ -31,6 +31,9 @@ pub struct SandboxSpec {
     pub limits: Limits,
     /// The workspace on the host.
     pub workspace: Option<PathBuf>,
+    /// Directories outside the workspace that plugins with workspace access may read (the
+    /// session's skill directories, so the model can load a skill with `read`).
+    pub read_dirs: Arc<Vec<PathBuf>>,
     /// The shared HTTP client.
     pub http: reqwest::Client,
 }
@@ -96,6 +99,15 @@ impl StoreState {
                 .preopened_dir(dir, &guest, perms)
                 .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
             builder.env("PWD", &guest);
+            for extra in spec.read_dirs.iter() {
+                if extra.starts_with(dir) || !extra.is_dir() {
+                    continue;
+                }
+                let path = extra.to_string_lossy().into_owned();
+                builder
+                    .preopened_dir(extra, &path, FsPerms::ReadOnly)
+                    .map_err(|err| format!("cannot open {}: {err}", extra.display()))?;
+            }
             workspace_guest = Some(guest);
         }
         let limiter = MemoryLimiter {

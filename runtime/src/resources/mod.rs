@@ -58,6 +58,20 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// The skills' directories (granted read-only to tools, so the model can load a skill and
+    /// the files it references).
+    pub fn skill_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for skill in &self.skills {
+            let dir = skill.base_dir().to_path_buf();
+            if !dirs.iter().any(|d| dir.starts_with(d)) {
+                dirs.retain(|d| !d.starts_with(&dir));
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+
     /// Finds the skills and templates of `dirs` and of `host`'s packs.
     pub async fn load(dirs: ResourceDirs, host: &crate::plugin_host::PluginHost) -> Resources {
         let skills = skills::discover(&dirs, host).await;

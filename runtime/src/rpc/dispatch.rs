@@ -11,6 +11,7 @@ use crate::agent::model::ThinkingLevel;
 use crate::agent::queue::QueueMode;
 use crate::agent::render::UpdateMode;
 use crate::agent::session::{EventFilter, InterruptMode, Session, StreamingBehavior};
+use crate::content::Content;
 
 /// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
 /// false when it is a command.
@@ -95,19 +96,8 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
                 Ok(parsed) => parsed,
                 Err(err) => return respond(Err(err)),
             };
-            let (message, images) = match session.process_input(message, images).await {
-                Input::Command { slot, name, args } => {
-                    // Extension commands run at once, even while a run streams.
-                    respond(Ok(None));
-                    session
-                        .shared()
-                        .extensions
-                        .run_command(&slot, &name, &args)
-                        .await;
-                    return;
-                }
-                Input::Handled => return respond(Ok(None)),
-                Input::Prompt { text, images } => (text, images),
+            let Some((message, images)) = to_model(&session, message, images, &respond).await else {
+                return;
             };
             match session.prompt(&message, images, behavior) {
                 Ok(run) => {
@@ -147,7 +137,11 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
         {
             Ok((message, images)) => {
                 session.abort().await;
-                match session.prompt(message, images, Some(StreamingBehavior::Steer)) {
+                let Some((message, images)) = to_model(&session, message, images, &respond).await
+                else {
+                    return;
+                };
+                match session.prompt(&message, images, Some(StreamingBehavior::Steer)) {
                     Ok(run) => {
                         respond(Ok(None));
                         if let Some(run) = run {
@@ -273,6 +267,33 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             Err(err) => respond(Err(err)),
         },
         _ => respond(Err(format!("Unknown command: {kind}"))),
+    }
+}
+
+/// Runs a prompt's text through extension commands and the `input` hook (answering the
+/// command when that is the end of it) and returns what goes to the model.
+async fn to_model(
+    session: &Session,
+    message: &str,
+    images: Vec<Content>,
+    respond: &impl Fn(Result<Option<Value>, String>),
+) -> Option<(String, Vec<Content>)> {
+    match session.process_input(message, images).await {
+        Input::Command { slot, name, args } => {
+            // Extension commands run at once, even while a run streams.
+            respond(Ok(None));
+            session
+                .shared()
+                .extensions
+                .run_command(&slot, &name, &args)
+                .await;
+            None
+        }
+        Input::Handled => {
+            respond(Ok(None));
+            None
+        }
+        Input::Prompt { text, images } => Some((text, images)),
     }
 }
 

@@ -247,8 +247,10 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             Err(err) => respond(Err(err)),
         },
         "abort_bash" => {
-            session.abort_bash();
+            // Answered before the kill, so the `bash` response (which the kill releases)
+            // always comes after it, as in pi.
             respond(Ok(None));
+            session.abort_bash();
         }
         "get_commands" => respond(Ok(Some(session.commands_json()))),
         "get_plugins" => respond(Ok(Some(session.plugins_json()))),

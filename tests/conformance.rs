@@ -150,6 +150,18 @@ async fn conform(name: &str) {
 
 async fn conform_via(name: &str, via: Via) {
     let ours = replay(name, via).await;
+    // `agent_settled` comes from later pi versions (after 0.73.1, whose transcripts these
+    // are); it must follow every `agent_end` that ends a run, and is left out of the comparison.
+    let ends = ours.iter().filter(|f| f["type"] == "agent_end").count();
+    let settled = ours.iter().filter(|f| f["type"] == "agent_settled").count();
+    assert!(
+        settled <= ends,
+        "{name}: {settled} agent_settled for {ends} agent_end"
+    );
+    let ours: Vec<Value> = ours
+        .into_iter()
+        .filter(|f| f["type"] != "agent_settled")
+        .collect();
     let theirs = golden_frames(&fixture(name).join("transcript.jsonl"));
     assert_same_shapes(name, &ours, &theirs);
 }
@@ -286,6 +298,7 @@ async fn stdin_eof_finishes_the_run_in_flight_then_exits_zero() {
     pith.close_stdin();
     let end = pith.until_agent_end().await;
     assert_eq!(end["messages"][1]["content"][0]["text"], "one-shot answer");
+    assert_eq!(pith.next_frame().await.unwrap()["type"], "agent_settled");
     assert!(pith.next_frame().await.is_none());
     assert_eq!(pith.exit_code().await, Some(0));
 }

@@ -143,6 +143,8 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     if over_threshold {
         auto_compact(&shared, "threshold", false).await;
     }
+    // Nothing can continue this run any more (no retry, compaction or queued message).
+    shared.emit(&json!({"type": "agent_settled"}));
 }
 
 /// An automatic compaction with its `auto_compaction_start` / `auto_compaction_end` events;

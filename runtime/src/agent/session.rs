@@ -866,6 +866,32 @@ impl Session {
         json!({"level": level.as_str()})
     }
 
+    /// `get_available_thinking_levels`: the levels of the current model (`off` only without
+    /// reasoning).
+    pub fn available_thinking_levels(&self) -> Value {
+        let levels: Vec<&str> = match &self.shared.state().model {
+            Some(model) if model.reasoning => ThinkingLevel::available(model)
+                .into_iter()
+                .map(ThinkingLevel::as_str)
+                .collect(),
+            _ => vec![ThinkingLevel::Off.as_str()],
+        };
+        json!({ "levels": levels })
+    }
+
+    /// `get_entries`: the session's entries (after `since`, an entry id) and the leaf.
+    pub fn entries_json(&self, since: Option<&str>) -> Result<Value, String> {
+        let state = self.shared.state();
+        let entries = state.store.entries_since(since)?;
+        Ok(json!({"entries": entries, "leafId": state.store.leaf_id()}))
+    }
+
+    /// `get_tree`: the session tree and the leaf.
+    pub fn tree_json(&self) -> Value {
+        let state = self.shared.state();
+        json!({"tree": state.store.tree(), "leafId": state.store.leaf_id()})
+    }
+
     /// `set_steering_mode`.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         self.shared.state().steering.mode = mode;
@@ -1049,6 +1075,42 @@ impl Session {
             "previousSessionFile": previous,
         }));
         Ok(forked)
+    }
+
+    /// `clone`: a copy of the current branch in a new session file, which becomes the session.
+    pub async fn clone_session(&self) -> Result<Value, String> {
+        let Some(leaf) = self.shared.state().store.leaf_id().map(str::to_string) else {
+            return Err("Cannot clone session: no current entry selected".into());
+        };
+        let outcome = self
+            .shared
+            .extensions
+            .hook(
+                "session_before_fork",
+                HookEvent::SessionBeforeFork(leaf.clone()),
+            )
+            .await;
+        if outcome.cancelled() {
+            return Ok(json!({"cancelled": true}));
+        }
+        self.abort().await;
+        let previous = self.session_file();
+        {
+            let mut state = self.shared.state();
+            let id = uuid::Uuid::now_v7().to_string();
+            let path = self
+                .shared
+                .sessions_dir
+                .as_ref()
+                .map(|dir| SessionFile::default_path(dir, &id));
+            let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
+            self.replace_store(&mut state, cloned);
+        }
+        self.shared.extensions.observe(&json!({
+            "type": "session_fork",
+            "previousSessionFile": previous,
+        }));
+        Ok(json!({"cancelled": false}))
     }
 
     fn fork_now(&self, entry_id: &str) -> Result<Value, String> {

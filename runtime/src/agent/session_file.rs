@@ -436,6 +436,88 @@ impl SessionFile {
         branched
     }
 
+    /// The id of the leaf entry, if any.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// `get_entries`: every entry in file order (header left out), or those after `since`.
+    pub fn entries_since(&self, since: Option<&str>) -> Result<Vec<Value>, String> {
+        let start = match since {
+            None => 0,
+            Some(id) => {
+                self.index
+                    .get(id)
+                    .copied()
+                    .ok_or_else(|| format!("Entry not found: {id}"))?
+                    + 1
+            }
+        };
+        Ok(self.entries[start..]
+            .iter()
+            .cloned()
+            .map(Value::Object)
+            .collect())
+    }
+
+    /// `get_tree`: pi's tree of entries (`{entry, children, label?}` nodes, children oldest
+    /// first; an entry whose parent is missing is a root).
+    pub fn tree(&self) -> Vec<Value> {
+        let mut labels: HashMap<&str, &Value> = HashMap::new();
+        for entry in &self.entries {
+            if entry.get("type").and_then(Value::as_str) == Some("label")
+                && let Some(target) = entry.get("targetId").and_then(Value::as_str)
+            {
+                match entry.get("label") {
+                    Some(label) if !label.is_null() => labels.insert(target, label),
+                    _ => labels.remove(target),
+                };
+            }
+        }
+        let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut roots = Vec::new();
+        for (position, entry) in self.entries.iter().enumerate() {
+            let id = entry_id(entry).unwrap_or("");
+            match entry.get("parentId").and_then(Value::as_str) {
+                Some(parent) if parent != id && self.index.contains_key(parent) => {
+                    children.entry(parent).or_default().push(position)
+                }
+                _ => roots.push(position),
+            }
+        }
+        let node = |position: usize| -> Value {
+            let entry = &self.entries[position];
+            let mut node = serde_json::Map::new();
+            node.insert("entry".into(), Value::Object(entry.clone()));
+            node.insert("children".into(), Value::Array(Vec::new()));
+            if let Some(label) = entry_id(entry).and_then(|id| labels.get(id)) {
+                node.insert("label".into(), (*label).clone());
+            }
+            Value::Object(node)
+        };
+        // Built bottom-up without recursion (deep sessions must not overflow the stack).
+        let mut built: HashMap<usize, Value> = HashMap::new();
+        let mut order: Vec<usize> = Vec::new();
+        let mut stack: Vec<usize> = roots.clone();
+        while let Some(position) = stack.pop() {
+            order.push(position);
+            if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
+                stack.extend(kids.iter().copied());
+            }
+        }
+        for position in order.into_iter().rev() {
+            let mut value = node(position);
+            if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
+                let mut kids: Vec<usize> = kids.clone();
+                kids.sort_by_key(|k| timestamp_of(&self.entries[*k]));
+                value["children"] =
+                    Value::Array(kids.iter().filter_map(|k| built.remove(k)).collect());
+            }
+            built.insert(position, value);
+        }
+        roots.iter().filter_map(|r| built.remove(r)).collect()
+    }
+
     /// The entries from the root to the leaf (pi's branch entries).
     pub fn branch_entries(&self) -> Vec<Value> {
         self.path_to(self.leaf.as_deref())
@@ -450,6 +532,11 @@ impl SessionFile {
             .chain(self.entries.iter().cloned().map(Value::Object))
             .collect()
     }
+}
+
+/// An entry's `timestamp`, for ordering siblings as pi does (UTC ISO 8601 strings sort by time).
+fn timestamp_of(entry: &Map<String, Value>) -> &str {
+    entry.get("timestamp").and_then(Value::as_str).unwrap_or("")
 }
 
 /// Entry id → position.

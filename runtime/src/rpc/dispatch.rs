@@ -254,6 +254,15 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
         }
         "get_commands" => respond(Ok(Some(session.commands_json()))),
         "get_plugins" => respond(Ok(Some(session.plugins_json()))),
+        "get_available_thinking_levels" => respond(Ok(Some(session.available_thinking_levels()))),
+        "get_entries" => respond(
+            fields
+                .opt_string("since")
+                .and_then(|since| session.entries_json(since))
+                .map(Some),
+        ),
+        "get_tree" => respond(Ok(Some(session.tree_json()))),
+        "clone" => respond(session.clone_session().await.map(Some)),
         "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
         "switch_session" => match fields.string("sessionPath") {
             Ok(path) => respond(session.switch_session(path).await.map(Some)),

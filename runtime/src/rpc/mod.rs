@@ -44,6 +44,7 @@ where
     R: tokio::io::AsyncRead + Unpin,
 {
     let sink = session.shared().out.clone();
+    let mut terminations = Terminations::listen();
     let mut reader = LineReader::new(input);
     // Extensions start once frames are read, so a dialog in `session_start` can be answered.
     let starting = session.clone();
@@ -51,7 +52,7 @@ where
     loop {
         let line = tokio::select! {
             line = reader.next_line() => line,
-            _ = terminated() => {
+            _ = terminations.next() => {
                 session.abort().await;
                 break;
             }
@@ -63,7 +64,7 @@ where
                 session.shared().ui.cancel_all();
                 tokio::select! {
                     _ = session.wait_idle() => {}
-                    _ = terminated() => session.abort().await,
+                    _ = terminations.next() => session.abort().await,
                 }
                 break;
             }
@@ -79,18 +80,36 @@ where
     ExitCode::SUCCESS
 }
 
-/// Resolves on SIGTERM or SIGINT.
-async fn terminated() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+/// SIGTERM and SIGINT, listened to for the whole serve loop (a signal that arrives while a
+/// line is handled is kept, not lost).
+struct Terminations {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Terminations {
+    fn listen() -> Terminations {
+        use tokio::signal::unix::{SignalKind, signal};
+        Terminations {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
+        }
+    }
+
+    /// Resolves on the next SIGTERM or SIGINT.
+    async fn next(&mut self) {
+        async fn on(signal: &mut Option<tokio::signal::unix::Signal>) {
+            match signal {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = on(&mut self.term) => {}
+            _ = on(&mut self.int) => {}
+        }
     }
 }
 

@@ -1291,7 +1291,12 @@ pub async fn compact(
     )
     .await
     {
-        Err(message) => return fail(message),
+        Err(message) => {
+            // A cancellation is an abort, as pi reports it (no error message in the event).
+            shared.end_compaction();
+            shared.emit(&json!({"type": "compaction_end", "reason": reason, "aborted": true, "willRetry": false}));
+            return Err(message);
+        }
         Ok(supplied) => supplied,
     };
     if let Some(result) = supplied {

@@ -97,16 +97,47 @@ async fn replay(name: &str, via: Via) -> Vec<Value> {
             options
         }
     };
+    let mut options = options;
+    // `${WS}` is the scenario's scratch directory: pith's working directory here.
+    if let Some(extra) = scenario["agent_args"].as_array() {
+        options.args.retain(|a| a != "--no-session");
+        options.args.extend(
+            extra
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|a| a.replace("${WS}", ".")),
+        );
+    }
     let mut pith = Pith::spawn(options).await;
     for (name, contents) in scenario["files"].as_object().into_iter().flatten() {
         std::fs::write(pith.work_dir().join(name), contents.as_str().unwrap_or("")).unwrap();
     }
+    let mut saved: Vec<(String, String)> = vec![("WS".into(), ".".into())];
     for step in scenario["steps"].as_array().unwrap() {
         if let Some(command) = step.get("send") {
-            pith.send(command.clone()).await;
+            let mut text = command.to_string();
+            for (name, value) in &saved {
+                text = text.replace(&format!("${{{name}}}"), value);
+            }
+            pith.send(serde_json::from_str(&text).unwrap()).await;
         } else if let Some(pattern) = step.get("wait_for") {
+            let mut frame = Value::Null;
             for _ in 0..step.get("count").and_then(Value::as_u64).unwrap_or(1) {
-                pith.wait_for(|f| matches(f, pattern)).await;
+                frame = pith.wait_for(|f| matches(f, pattern)).await;
+            }
+            // `save`: values of the matched frame, by dotted path, for later `${name}`s.
+            for (name, path) in step["save"].as_object().into_iter().flatten() {
+                let mut value = &frame;
+                for key in path.as_str().unwrap_or("").split('.') {
+                    value = match key.parse::<usize>() {
+                        Ok(index) => &value[index],
+                        Err(_) => &value[key],
+                    };
+                }
+                let value = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
+                saved.push((name.clone(), value));
             }
         } else if let Some(seconds) = step.get("sleep").and_then(Value::as_f64) {
             tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
@@ -216,6 +247,11 @@ async fn the_model_commands() {
 async fn manual_compaction() {
     // The summary request is the fake server's next turn; faux picks turns by conversation.
     conform_via("m_compact", Via::Real).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persistent_session_forked_renamed_exported_switched_and_cloned() {
+    conform("j_session").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -395,8 +395,16 @@ async fn input_agent_start_tool_and_compaction_hooks_apply() {
         .await;
     assert_eq!(cancelled["success"], false);
     assert_eq!(cancelled["error"], "Compaction cancelled");
-    let end = pith.frames.iter().rev().find(|f| f["type"] == "compaction_end").unwrap();
-    assert_eq!(*end, json!({"type": "compaction_end", "reason": "manual", "aborted": true, "willRetry": false}));
+    let end = pith
+        .frames
+        .iter()
+        .rev()
+        .find(|f| f["type"] == "compaction_end")
+        .unwrap();
+    assert_eq!(
+        *end,
+        json!({"type": "compaction_end", "reason": "manual", "aborted": true, "willRetry": false})
+    );
     let compacted = pith
         .call(
             "c2",

@@ -1079,9 +1079,19 @@ impl Session {
 
     /// `clone`: a copy of the current branch in a new session file, which becomes the session.
     pub async fn clone_session(&self) -> Result<Value, String> {
-        let Some(leaf) = self.shared.state().store.leaf_id().map(str::to_string) else {
+        let (leaf, empty) = {
+            let state = self.shared.state();
+            (
+                state.store.leaf_id().map(str::to_string),
+                state.messages.is_empty(),
+            )
+        };
+        let Some(leaf) = leaf else {
             return Err("Cannot clone session: no current entry selected".into());
         };
+        if empty {
+            return Err("Cannot clone session: it has no messages yet".into());
+        }
         let outcome = self
             .shared
             .extensions

@@ -46,6 +46,8 @@ pub struct Args {
     pub thinking: Option<String>,
     /// `--no-session`.
     pub no_session: bool,
+    /// `--legacy-events`: also send pi 0.16's events (`bash_end`, `compaction`, `error`).
+    pub legacy_events: bool,
     /// `--session-dir`.
     pub session_dir: Option<PathBuf>,
     /// `--session <path|id>`.
@@ -116,6 +118,7 @@ Tools and resources:
 pith options:
   --agent-dir <dir>              configuration and sessions (default ~/.pith/agent, or $PITH_AGENT_DIR)
   --plugins-dir <dir>            also load plugins from <dir> (repeatable)
+  --legacy-events                also send pi 0.16's events (bash_end, compaction, error)
   --offline, --verbose
   -h, --help                     this text
   -V, --version                  the version
@@ -153,6 +156,7 @@ impl Args {
                 "--api-key" => parsed.api_key = Some(value(&arg)?),
                 "--thinking" => parsed.thinking = Some(value(&arg)?),
                 "--no-session" => parsed.no_session = true,
+                "--legacy-events" => parsed.legacy_events = true,
                 "--session-dir" => parsed.session_dir = Some(PathBuf::from(value(&arg)?)),
                 "--session" => parsed.session = Some(value(&arg)?),
                 "-c" | "--continue" => parsed.continue_session = true,

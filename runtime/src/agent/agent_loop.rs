@@ -18,11 +18,16 @@ use super::queue::Queued;
 use super::retry;
 use super::session::{InterruptMode, Shared};
 use super::stream::{Produced, StreamAssembler};
+use super::todos;
 use super::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
+use crate::plugin_host::provider::StreamEvent;
+use crate::resources::rules::{Rule, RuleWatch};
 
 /// The message of an aborted answer.
 pub const ABORTED: &str = "This operation was aborted";
+/// The error of an answer a streamed rule stopped.
+pub const RULE_STOPPED: &str = "Stopped by a streamed rule";
 /// The result of a tool call skipped for a steering message.
 pub const SKIPPED: &str = "Skipped due to queued user message.";
 
@@ -190,14 +195,29 @@ async fn run_agent(
     // Steering queued while idle is delivered before the first answer.
     let mut pending: Vec<Queued> = poll(&shared, Poll::Steering);
     let mut first_turn = true;
+    let mut reminders = 0;
+    let mut reminder: Option<AgentMessage> = None;
     loop {
         if !first_turn {
             shared.emit(&events::turn_start());
         }
         first_turn = false;
         deliver_queued(&shared, std::mem::take(&mut pending), &mut run_messages);
+        if let Some(message) = reminder.take() {
+            deliver(&shared, message, &mut run_messages);
+        }
 
-        let assistant = stream_turn(&shared, &cancel).await;
+        let (assistant, triggered) = stream_turn(&shared, &cancel).await;
+        if !triggered.is_empty() {
+            // A streamed rule stopped the answer: it is dropped, the rule goes to the model as
+            // a reminder, and the run goes on.
+            shared.emit(&events::turn_end(&AgentMessage::Assistant(assistant), &[]));
+            let rules: Vec<Value> = triggered.iter().map(|r| r.to_json()).collect();
+            shared.emit(&json!({"type": "ttsr_triggered", "rules": rules}));
+            let text: Vec<String> = triggered.iter().map(|r| r.reminder()).collect();
+            reminder = Some(AgentMessage::user(&text.join("\n\n"), Vec::new()));
+            continue;
+        }
         if retry_attempt > 0 && last_answer.is_none() && assistant.stop_reason != StopReason::Error
         {
             shared.emit(&retry::end_event(true, retry_attempt, None));
@@ -231,10 +251,31 @@ async fn run_agent(
         }
         pending = poll(&shared, Poll::FollowUp);
         if pending.is_empty() {
-            break;
+            // Incomplete todos keep the run going, a bounded number of times.
+            match todo_reminder(&shared, &mut reminders) {
+                Some(message) => reminder = Some(message),
+                None => break,
+            }
         }
     }
     (last_answer, run_messages)
+}
+
+/// The reminder for a run that would end with incomplete todos (emitting `todo_reminder`), or
+/// `None` when there are none or the run was reminded enough.
+fn todo_reminder(shared: &Shared, reminders: &mut u32) -> Option<AgentMessage> {
+    let left = todos::incomplete(&shared.state().todos);
+    if left.is_empty() || *reminders >= todos::MAX_REMINDERS {
+        return None;
+    }
+    *reminders += 1;
+    shared.emit(&json!({
+        "type": "todo_reminder",
+        "todos": left,
+        "attempt": *reminders,
+        "maxAttempts": todos::MAX_REMINDERS,
+    }));
+    Some(AgentMessage::user(&todos::reminder_text(&left), Vec::new()))
 }
 
 enum Poll {
@@ -271,8 +312,12 @@ fn deliver_queued(shared: &Shared, queued: Vec<Queued>, run_messages: &mut Vec<A
 }
 
 /// Streams one assistant answer, emitting `message_start`, the updates and `message_end`, and
-/// appends it to the conversation.
-async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> AssistantMessage {
+/// appends it to the conversation — unless a streamed rule triggers: then the answer stops,
+/// is not kept, and the rules that matched are returned with it.
+async fn stream_turn(
+    shared: &Arc<Shared>,
+    cancel: &CancellationToken,
+) -> (AssistantMessage, Vec<Rule>) {
     let (model, thinking, mut messages, session_id) = {
         let state = shared.state();
         (
@@ -286,12 +331,22 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
         let mut failed = AssistantMessage::empty("", "", "");
         failed.stop_reason = StopReason::Error;
         failed.error_message = Some(super::session::no_model_message());
-        return finish_turn(shared, failed, false);
+        return (finish_turn(shared, failed, false), Vec::new());
     };
     let mut assembler = StreamAssembler::new(&model, shared.update_mode());
+    let resources = shared.resources();
+    let fired = shared.state().triggered_rules.clone();
+    let mut watch = RuleWatch::new(
+        resources
+            .rules
+            .iter()
+            .filter(|r| !fired.contains(&r.key()))
+            .collect(),
+    );
+    let mut triggered: Vec<Rule> = Vec::new();
     if cancel.is_cancelled() {
         let aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
-        return finish_turn(shared, aborted, false);
+        return (finish_turn(shared, aborted, false), Vec::new());
     }
     let tools = shared.tools();
     let prompt = hooks::system_prompt(shared, &tools);
@@ -334,6 +389,11 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
                 }
                 Some(Ok(batch)) => {
                     for event in batch {
+                        if let StreamEvent::TextDelta(delta) | StreamEvent::ToolcallDelta(delta) =
+                            &event
+                        {
+                            watch.push(&delta.delta);
+                        }
                         match assembler.apply(event) {
                             Produced::Started(snapshot) => {
                                 shared.emit(&json!({"type": "message_start", "message": snapshot}))
@@ -349,6 +409,14 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
                             Produced::Finished | Produced::Nothing => {}
                         }
                     }
+                    if !watch.is_idle() {
+                        triggered = watch.check().into_iter().cloned().collect();
+                        if !triggered.is_empty() {
+                            drop(stream);
+                            assembler.fail(StopReason::Aborted, RULE_STOPPED.to_string());
+                            break;
+                        }
+                    }
                     if assembler.finished() {
                         break;
                     }
@@ -357,7 +425,22 @@ async fn stream_turn(shared: &Arc<Shared>, cancel: &CancellationToken) -> Assist
         },
     }
     let started = assembler.started();
-    finish_turn(shared, assembler.finish(), started)
+    if !triggered.is_empty() {
+        {
+            let mut state = shared.state();
+            for rule in &triggered {
+                state.triggered_rules.insert(rule.key());
+            }
+        }
+        let message = assembler.finish();
+        let agent_message = AgentMessage::Assistant(message.clone());
+        if !started {
+            shared.emit(&events::message_start(&agent_message));
+        }
+        shared.emit(&events::message_end(&agent_message));
+        return (message, triggered);
+    }
+    (finish_turn(shared, assembler.finish(), started), Vec::new())
 }
 
 /// Emits the end of an answer (and its start, when the stream never started) and appends it.
@@ -403,6 +486,18 @@ fn error_output(text: &str) -> ToolOutput {
         content: vec![Content::text(text)],
         details: Some(json!({})),
         is_error: true,
+    }
+}
+
+/// A successful `todo` tool call whose details carry `todoPhases` replaces the todo list.
+fn apply_todo_tool(shared: &Arc<Shared>, name: &str, output: &ToolOutput) {
+    if name != "todo" || output.is_error {
+        return;
+    }
+    if let Some(phases) = output.details.as_ref().and_then(|d| d.get("todoPhases"))
+        && let Ok(phases) = todos::normalize(phases)
+    {
+        super::session::set_todo_list(shared, phases);
     }
 }
 
@@ -502,6 +597,7 @@ async fn run_tool_calls(
             .await
             .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
         hooks::tool_result(shared, &call.id, &call.name, &call.args, &mut output).await;
+        apply_todo_tool(shared, &call.name, &output);
         // Every update of this call is out before its end.
         let _ = forwarding.await;
         results.push(end_call(shared, &call.id, &call.name, &output));

@@ -20,4 +20,5 @@ pub mod session;
 pub mod session_file;
 pub mod stream;
 pub mod system_prompt;
+pub mod todos;
 pub mod tools;

@@ -24,6 +24,7 @@ use super::queue::{Queue, QueueMode, Queued};
 use super::render::UpdateMode;
 use super::session_file::SessionFile;
 use super::system_prompt::PromptOptions;
+use super::todos::{self, TodoPhase};
 use super::tools::{SessionTool, ToolSelection, session_tools};
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
@@ -84,6 +85,10 @@ pub struct SessionConfig {
     pub sessions_dir: Option<PathBuf>,
     /// Skills and prompt templates.
     pub resources: Resources,
+    /// How long a finished todo list stays before it is cleared.
+    pub todo_clear_delay: std::time::Duration,
+    /// Whether pi 0.16's events are sent too (`--legacy-events`).
+    pub legacy_events: bool,
 }
 
 /// The conversation state.
@@ -136,6 +141,12 @@ pub struct State {
     pub next_turn: Vec<AgentMessage>,
     /// The system prompt an extension set for the current run (`before_agent_start`).
     pub system_prompt_override: Option<String>,
+    /// The todo list.
+    pub todos: Vec<TodoPhase>,
+    /// Bumped on every change of the todo list (a pending auto-clear checks it).
+    pub todo_generation: u64,
+    /// The streamed rules that already triggered in this session (each triggers once).
+    pub triggered_rules: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -195,6 +206,10 @@ pub struct Shared {
     pub extensions: Arc<Extensions>,
     /// Extension dialogs waiting for the host.
     pub ui: UiBridge,
+    /// How long a finished todo list stays before it is cleared.
+    pub todo_clear_delay: std::time::Duration,
+    /// Whether pi 0.16's events are sent too (`bash_end`, `compaction`, `error`).
+    pub legacy_events: std::sync::atomic::AtomicBool,
     resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
     filter: Mutex<EventFilter>,
@@ -278,6 +293,19 @@ impl Shared {
             .resources
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
+    }
+
+    /// True when pi 0.16's events are sent too.
+    pub fn legacy_events(&self) -> bool {
+        self.legacy_events
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sends a pi 0.16 event, when those are asked for.
+    pub fn emit_legacy(&self, frame: &Value) {
+        if self.legacy_events() {
+            self.emit(frame);
+        }
     }
 
     /// Replaces the event filter.
@@ -442,6 +470,9 @@ impl Session {
             pending_bash: Vec::new(),
             next_turn: Vec::new(),
             system_prompt_override: None,
+            todos: Vec::new(),
+            todo_generation: 0,
+            triggered_rules: Default::default(),
         };
         if resumed {
             state.load_context(context);
@@ -457,6 +488,8 @@ impl Session {
             shared: Arc::new(Shared {
                 ui: UiBridge::new(out.clone()),
                 resources: Mutex::new(Arc::new(config.resources)),
+                todo_clear_delay: config.todo_clear_delay,
+                legacy_events: config.legacy_events.into(),
                 extensions,
                 host,
                 out,
@@ -648,7 +681,16 @@ impl Session {
         let pending = state.steering.len() + state.follow_up.len();
         data.insert("pendingMessageCount".into(), json!(pending));
         data.insert("queuedMessageCount".into(), json!(pending));
+        data.insert("todoPhases".into(), json!(state.todos));
+        data.insert("queueMode".into(), json!(state.follow_up.mode.as_str()));
         Value::Object(data)
+    }
+
+    /// `set_todos`: replaces the todo list with `phases` (normalised); `{"todoPhases"}`.
+    pub fn set_todos(&self, phases: &Value) -> Result<Value, String> {
+        let phases = todos::normalize(phases)?;
+        set_todo_list(&self.shared, phases.clone());
+        Ok(json!({ "todoPhases": phases }))
     }
 
     /// `get_messages`'s data.
@@ -738,6 +780,35 @@ impl Session {
             .map(|(id, text)| json!({"entryId": id, "text": text}))
             .collect();
         json!({"messages": messages})
+    }
+
+    /// `get_branch_messages`: as `get_fork_messages`, each with pi 0.16's `entryIndex` (its
+    /// position in the conversation) when it is in the current context.
+    pub fn branch_messages(&self) -> Value {
+        let state = self.shared.state();
+        let messages: Vec<Value> = state
+            .store
+            .user_messages()
+            .into_iter()
+            .map(|(id, text)| {
+                let mut item = json!({"entryId": id, "text": text});
+                if let Some(index) = state.entry_ids.iter().position(|e| *e == id) {
+                    item["entryIndex"] = json!(index);
+                }
+                item
+            })
+            .collect();
+        json!({"messages": messages})
+    }
+
+    /// The entry id of the message at `index` in the conversation (pi 0.16's `entryIndex`).
+    pub fn entry_at(&self, index: u64) -> Result<String, String> {
+        let state = self.shared.state();
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| state.entry_ids.get(i))
+            .cloned()
+            .ok_or_else(|| "Invalid entry index for branching".to_string())
     }
 
     /// `get_available_models`'s data.
@@ -1201,6 +1272,8 @@ impl Session {
     pub async fn bash(&self, command: &str) -> Result<Value, String> {
         let result = self.shared.bash.run(command, &self.shared.cwd).await?;
         let record = AgentMessage::BashExecution(result.message(command));
+        self.shared
+            .emit_legacy(&json!({"type": "bash_end", "message": record}));
         {
             let mut state = self.shared.state();
             if state.streaming {
@@ -1234,6 +1307,40 @@ impl Session {
     /// The host-tool bridge (for `host_tool_result` / `host_tool_update` frames).
     pub fn host_tools(&self) -> &Arc<HostToolBridge> {
         &self.shared.bridge
+    }
+}
+
+/// Replaces the todo list; a list with everything done is cleared after the session's delay,
+/// with `todo_auto_clear`, unless it changes in the meantime.
+pub fn set_todo_list(shared: &Arc<Shared>, phases: Vec<TodoPhase>) {
+    let done = todos::all_done(&phases);
+    let generation = {
+        let mut state = shared.state();
+        state.todos = phases;
+        state.todo_generation += 1;
+        state.todo_generation
+    };
+    if done {
+        let shared = Arc::downgrade(shared);
+        let delay = match shared.upgrade() {
+            Some(shared) => shared.todo_clear_delay,
+            None => return,
+        };
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            {
+                let mut state = shared.state();
+                if state.todo_generation != generation {
+                    return;
+                }
+                state.todos.clear();
+                state.todo_generation += 1;
+            }
+            shared.emit(&json!({"type": "todo_auto_clear"}));
+        });
     }
 }
 
@@ -1319,6 +1426,7 @@ pub async fn compact(
         state.load_context(context);
         drop(state);
         shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
+        emit_legacy_compaction(shared, &result, reason);
         return Ok(result);
     }
     let outcome = compaction::summarize(
@@ -1361,7 +1469,17 @@ pub async fn compact(
     state.load_context(context);
     drop(state);
     shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
+    emit_legacy_compaction(shared, &result, reason);
     Ok(result)
+}
+
+/// pi 0.16's `compaction` event: `{summary, tokensBefore, auto?}`.
+fn emit_legacy_compaction(shared: &Shared, result: &Value, reason: &str) {
+    let mut frame = json!({"type": "compaction", "summary": result["summary"], "tokensBefore": result["tokensBefore"]});
+    if reason != "manual" {
+        frame["auto"] = json!(true);
+    }
+    shared.emit_legacy(&frame);
 }
 
 /// `session_before_compact`: `Err` when an extension cancelled, `Ok(Some(result))` when one

@@ -13,8 +13,11 @@ use crate::content::ToolOutput;
 use crate::plugin_host::tool::ToolSpec;
 use crate::plugin_host::{CallError, PluginHost};
 
-/// pi's built-in tool names; `read`, `bash`, `edit` and `write` are active by default.
-pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// The first-party tool names: pi's seven, then `todo`; only `read`, `bash`, `edit` and `write`
+/// are active by default (`--tools` picks others).
+pub const BUILTIN_TOOLS: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "todo",
+];
 /// The built-ins active when `--tools` is not given.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 

@@ -136,7 +136,16 @@ pub fn session_config(
         },
         ..Resources::default()
     };
+    let todo_clear_delay = std::time::Duration::from_millis(
+        settings
+            .get("todos")
+            .and_then(|t| t.get("clearDelayMs"))
+            .and_then(Value::as_u64)
+            .unwrap_or(2000),
+    );
     Ok(SessionConfig {
+        legacy_events: args.legacy_events,
+        todo_clear_delay,
         resources,
         cwd,
         model,

@@ -2,6 +2,7 @@
 //! skill / prompt-template components; and the expansion of `/skill:name` and `/name` prompts.
 
 pub mod frontmatter;
+pub mod rules;
 pub mod skills;
 pub mod templates;
 
@@ -55,6 +56,8 @@ pub struct Resources {
     pub skills: Vec<skills::Skill>,
     /// The templates.
     pub templates: Vec<templates::Template>,
+    /// The streamed rules.
+    pub rules: Vec<rules::Rule>,
 }
 
 impl Resources {
@@ -76,10 +79,12 @@ impl Resources {
     pub async fn load(dirs: ResourceDirs, host: &crate::plugin_host::PluginHost) -> Resources {
         let skills = skills::discover(&dirs, host).await;
         let templates = templates::discover(&dirs, host);
+        let rules = rules::discover(&dirs, host);
         Resources {
             dirs,
             skills,
             templates,
+            rules,
         }
     }
 }

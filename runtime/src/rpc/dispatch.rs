@@ -73,10 +73,17 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
         return;
     };
     let respond = |result: Result<Option<Value>, String>| {
+        let error = result.as_ref().err().cloned();
         session
             .shared()
             .out
-            .send(&response(id.as_ref(), &kind, result))
+            .send(&response(id.as_ref(), &kind, result));
+        // pi 0.16 reported failures as `error` events too.
+        if let Some(error) = error {
+            session
+                .shared()
+                .emit_legacy(&json!({"type": "error", "error": error}));
+        }
     };
     let fields = Fields(&frame);
     match kind.as_str() {
@@ -262,14 +269,65 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
                 .map(Some),
         ),
         "get_tree" => respond(Ok(Some(session.tree_json()))),
+        "set_todos" => respond(match frame.get("phases") {
+            Some(phases) => session.set_todos(phases).map(Some),
+            None => Err("Missing required field \"phases\"".into()),
+        }),
         "clone" => respond(session.clone_session().await.map(Some)),
-        "get_fork_messages" | "get_branch_messages" => respond(Ok(Some(session.fork_messages()))),
+        "get_fork_messages" => respond(Ok(Some(session.fork_messages()))),
+        "get_branch_messages" => respond(Ok(Some(session.branch_messages()))),
         "switch_session" => match fields.string("sessionPath") {
             Ok(path) => respond(session.switch_session(path).await.map(Some)),
             Err(err) => respond(Err(err)),
         },
-        "fork" | "branch" => match fields.string("entryId") {
-            Ok(id) => respond(session.fork(id).await.map(Some)),
+        "fork" | "branch" => {
+            // pi 0.16's `branch` named the message by its position (`entryIndex`).
+            let entry = match (kind.as_str(), frame.get("entryIndex")) {
+                ("branch", Some(index)) => match index.as_u64() {
+                    Some(index) => session.entry_at(index),
+                    None => Err("Field \"entryIndex\" must be a non-negative integer".into()),
+                },
+                _ => fields.string("entryId").map(str::to_string),
+            };
+            match entry {
+                Ok(id) => respond(session.fork(&id).await.map(Some)),
+                Err(err) => respond(Err(err)),
+            }
+        }
+        "reset" => {
+            let outcome = session.new_session(None).await;
+            if outcome["cancelled"] == true {
+                respond(Err("Reset cancelled by an extension".into()))
+            } else {
+                respond(Ok(None))
+            }
+        }
+        "queue_message" => match fields
+            .string("message")
+            .and_then(|m| Ok((m, fields.images()?)))
+        {
+            Ok((message, images)) => {
+                let message = session.expand(message).await;
+                session.enqueue(&message, images, StreamingBehavior::FollowUp);
+                respond(Ok(None));
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "set_queue_mode" => match fields.one_of("mode", &["all", "one-at-a-time"]) {
+            Ok(mode) => {
+                session.set_follow_up_mode(QueueMode::parse(mode));
+                respond(Ok(None));
+            }
+            Err(err) => respond(Err(err)),
+        },
+        "set_legacy_events" => match fields.boolean("enabled") {
+            Ok(enabled) => {
+                session
+                    .shared()
+                    .legacy_events
+                    .store(enabled, std::sync::atomic::Ordering::Relaxed);
+                respond(Ok(Some(json!({"enabled": enabled}))));
+            }
             Err(err) => respond(Err(err)),
         },
         "export_html" => respond(fields.opt_string("outputPath").and_then(|path| session.export_html(path)).map(Some)),

@@ -61,8 +61,50 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// Optional `images`: `[{"type":"image","data","mimeType"}]`.
+    /// Optional `images` (`[{"type":"image","data","mimeType"}]`) and pi 0.16's `attachments`.
     pub fn images(&self) -> Result<Vec<Content>, String> {
+        let mut content = self.image_list()?;
+        content.extend(self.attachments()?);
+        Ok(content)
+    }
+
+    /// pi 0.16's `attachments` (`{type: "image" | "document", fileName, mimeType, content,
+    /// extractedText?}`): images become image blocks, documents a text block with their text.
+    fn attachments(&self) -> Result<Vec<Content>, String> {
+        let items = match self.0.get("attachments") {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(format!(
+                    "Field \"attachments\" must be an array, got {}",
+                    kind(other)
+                ));
+            }
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let field = |key: &str| item.get(key).and_then(Value::as_str);
+                let name = field("fileName").unwrap_or("attachment");
+                match (field("type"), field("content"), field("mimeType")) {
+                    (Some("image"), Some(data), Some(mime)) => Ok(Content::Image {
+                        data: data.to_string(),
+                        mime_type: mime.to_string(),
+                    }),
+                    (Some("document"), _, _) => {
+                        let text = field("extractedText").unwrap_or("(no text extracted)");
+                        Ok(Content::text(format!("<document name=\"{name}\">\n{text}\n</document>")))
+                    }
+                    _ => Err(format!(
+                        "Field \"attachments[{i}]\" must be {{\"type\":\"image\"|\"document\",\"fileName\",\"mimeType\",\"content\":<base64>,\"extractedText\"?}}"
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    fn image_list(&self) -> Result<Vec<Content>, String> {
         match self.0.get("images") {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(items)) => items

@@ -113,20 +113,23 @@ impl Terminations {
     }
 }
 
-fn parse_error(sink: &FrameSink, message: String) {
-    sink.send(&response(
-        None,
-        "parse",
-        Err(format!("Failed to parse command: {message}")),
-    ));
+fn parse_error(session: &Session, sink: &FrameSink, message: String) {
+    let error = format!("Failed to parse command: {message}");
+    sink.send(&response(None, "parse", Err(error.clone())));
+    session
+        .shared()
+        .emit_legacy(&json!({"type": "error", "error": error}));
 }
 
 fn handle_line(session: &Session, sink: &FrameSink, line: Line) {
     let text = match line {
         Line::Text(text) => text,
-        Line::InvalidUtf8 => return parse_error(sink, "the line is not valid UTF-8".into()),
+        Line::InvalidUtf8 => {
+            return parse_error(session, sink, "the line is not valid UTF-8".into());
+        }
         Line::TooLong(len) => {
             return parse_error(
+                session,
                 sink,
                 format!(
                     "the line is {len} bytes, over the {} byte limit",
@@ -136,14 +139,15 @@ fn handle_line(session: &Session, sink: &FrameSink, line: Line) {
         }
     };
     if text.trim().is_empty() {
-        return parse_error(sink, "empty line".into());
+        return parse_error(session, sink, "empty line".into());
     }
     let value: Value = match serde_json::from_str(&text) {
         Ok(value) => value,
-        Err(err) => return parse_error(sink, err.to_string()),
+        Err(err) => return parse_error(session, sink, err.to_string()),
     };
     let Value::Object(frame) = value else {
         return parse_error(
+            session,
             sink,
             format!("expected a JSON object, got {}", fields::kind(&value)),
         );

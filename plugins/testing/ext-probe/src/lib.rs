@@ -45,13 +45,20 @@ impl Extension for Probe {
                 command("note", "Add a custom message and a custom entry"),
                 command("say", "Send a user message"),
                 command("name", "Name the session"),
+                command("title", "Set the window title"),
             ],
+            rules: vec![Rule {
+                name: "probe-rule".into(),
+                description: "The probe's streamed rule".into(),
+                globs: Vec::new(),
+                trigger: "PROBE-TRIGGER".into(),
+                content: "Never say the probe's trigger word.".into(),
+            }],
             tools: vec![ToolSpec::new(
                 "probe_echo",
                 "Echo the text back, with the session's message count",
                 serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
             )],
-            rules: Vec::new(),
         }
     }
 
@@ -171,6 +178,11 @@ impl Extension for Probe {
             "name" => {
                 session::set_session_name(args);
                 ui::notify(&format!("named {:?}, idle {}", session::session_name(), session::is_idle()), None);
+                Ok(())
+            }
+            "title" => {
+                ui::set_title(args);
+                ui::notify("title set", None);
                 Ok(())
             }
             "count" => {

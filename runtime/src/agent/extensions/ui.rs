@@ -13,18 +13,29 @@ use tokio::sync::oneshot;
 use crate::plugin_host::imports::ui::{UiAnswer, UiRequest};
 use crate::rpc::writer::FrameSink;
 
+/// The environment variable that lets `setTitle` frames out (seed 001: `1`, `true`, `yes`, `on`).
+pub const EMIT_TITLE_ENV: &str = "PI_RPC_EMIT_TITLE";
+
 /// The dialogs waiting for the host.
 pub struct UiBridge {
     out: FrameSink,
     pending: Mutex<HashMap<String, oneshot::Sender<UiAnswer>>>,
+    emit_title: bool,
 }
 
 impl UiBridge {
     /// A bridge writing to `out`.
     pub fn new(out: FrameSink) -> UiBridge {
+        let emit_title = std::env::var(EMIT_TITLE_ENV).is_ok_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        });
         UiBridge {
             out,
             pending: Mutex::new(HashMap::new()),
+            emit_title,
         }
     }
 
@@ -36,6 +47,9 @@ impl UiBridge {
 
     /// Shows `request`; dialogs wait for the answer, the rest resolve at once.
     pub async fn request(&self, request: UiRequest) -> UiAnswer {
+        if matches!(request, UiRequest::SetTitle { .. }) && !self.emit_title {
+            return UiAnswer::Cancelled;
+        }
         let id = uuid::Uuid::new_v4().to_string();
         let (frame, timeout) = frame(&id, &request);
         if !is_dialog(&request) {

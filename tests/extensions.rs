@@ -505,3 +505,55 @@ async fn extension_tools_and_session_imports_work() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
+    let named = support::plugins_dir_with(&["examples/switch-guard"]);
+    let discovered = support::plugins_dir_with(&["testing/ext-probe"]);
+    let commands = |pith_frames: &Value| -> Vec<String> {
+        pith_frames["data"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let wasm = named.path().join("switch-guard.wasm");
+    let mut options = Options {
+        plugins_dir: Some(discovered.path().to_path_buf()),
+        ..Options::default()
+    };
+    options
+        .args
+        .extend(["-e".to_string(), wasm.display().to_string()]);
+    let mut pith = Pith::spawn(options).await;
+    let listed = pith.call("c", json!({"type": "get_commands"})).await;
+    assert_eq!(
+        commands(&listed),
+        [
+            "ask", "trap", "spin", "count", "note", "say", "name", "title", "saved"
+        ]
+    );
+
+    let mut options = Options {
+        plugins_dir: Some(discovered.path().to_path_buf()),
+        ..Options::default()
+    };
+    options.args.extend([
+        "--no-extensions".to_string(),
+        "--extension".to_string(),
+        named.path().join("switch-guard.toml").display().to_string(),
+    ]);
+    let mut pith = Pith::spawn(options).await;
+    let listed = pith.call("c", json!({"type": "get_commands"})).await;
+    assert_eq!(commands(&listed), ["saved"]);
+    let plugins = pith.call("p", json!({"type": "get_plugins"})).await;
+    let guard = plugins["data"]["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "switch-guard")
+        .unwrap()
+        .clone();
+    assert_eq!(guard["origin"], "explicit");
+}

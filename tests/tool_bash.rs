@@ -16,6 +16,8 @@ async fn host(workspace: &std::path::Path) -> PluginHost {
         cache_dir: Some(support::shared_cache()),
         settings: Settings::from_value(json!({})),
         embedded: true,
+        plugin_files: Vec::new(),
+        no_extensions: false,
     })
     .await
     .unwrap();

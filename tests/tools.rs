@@ -23,6 +23,8 @@ impl Workspace {
             cache_dir: Some(support::shared_cache()),
             settings: Settings::from_value(json!({})),
             embedded: true,
+            plugin_files: Vec::new(),
+            no_extensions: false,
         })
         .await
         .unwrap();
@@ -435,6 +437,8 @@ async fn a_plugin_tool_named_like_a_built_in_replaces_it() {
         cache_dir: Some(support::shared_cache()),
         settings: Settings::from_value(json!({})),
         embedded: true,
+        plugin_files: Vec::new(),
+        no_extensions: false,
     })
     .await
     .unwrap();

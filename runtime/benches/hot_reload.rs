@@ -39,6 +39,8 @@ async fn measure(cache: Option<PathBuf>) -> Vec<Duration> {
         cache_dir: cache,
         settings: Settings::from_value(json!({})),
         embedded: false,
+        plugin_files: Vec::new(),
+        no_extensions: false,
     })
     .await
     .unwrap();

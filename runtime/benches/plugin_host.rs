@@ -34,6 +34,8 @@ fn options(workspace: &Path, plugins: &Path, cache: Option<PathBuf>) -> HostOpti
         cache_dir: cache,
         settings: Settings::from_value(json!({})),
         embedded: false,
+        plugin_files: Vec::new(),
+        no_extensions: false,
     }
 }
 

@@ -43,6 +43,8 @@ fn benches(c: &mut Criterion) {
             cache_dir: Some(std::env::temp_dir().join("pith-bench-cache")),
             settings: Settings::from_value(json!({})),
             embedded: true,
+            plugin_files: Vec::new(),
+            no_extensions: false,
         }))
         .unwrap();
     assert!(errors.is_empty(), "{errors:?}");

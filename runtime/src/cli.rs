@@ -112,7 +112,7 @@ Tools and resources:
   --no-tools                     no tools (host tools still apply)
   --system-prompt <text|file>    replace the system prompt
   --append-system-prompt <text|file>  append to the system prompt
-  -e, --extension <path>         load an extension component (repeatable)
+  -e, --extension <path>         load a plugin: its manifest, component or directory (repeatable)
   --no-extensions, --skill <path>, --no-skills, --prompt-template <path>, --no-prompt-templates
 
 pith options:

@@ -72,6 +72,8 @@ async fn run(args: Args) -> ExitCode {
         cache_dir: Some(cache_dir()),
         settings: settings.clone(),
         embedded: true,
+        plugin_files: args.extensions.clone(),
+        no_extensions: args.no_extensions,
     };
     let (host, errors) = match PluginHost::load(options).await {
         Ok(loaded) => loaded,

@@ -102,6 +102,8 @@ impl Fixture {
             cache_dir,
             settings: Settings::from_value(settings),
             embedded: false,
+            plugin_files: Vec::new(),
+            no_extensions: false,
         })
         .await
         .expect("the plugin host starts")

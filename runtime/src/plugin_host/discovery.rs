@@ -35,6 +35,8 @@ pub enum Origin {
     Project,
     /// A `--plugins-dir`.
     Flag,
+    /// A plugin named on the command line (`-e <path>`).
+    Explicit,
 }
 
 /// A plugin found but not yet validated.
@@ -110,6 +112,18 @@ fn component_field(manifest: &Path) -> Option<String> {
     let text = std::fs::read_to_string(manifest).ok()?;
     let value: toml::Value = toml::from_str(&text).ok()?;
     value.get("component")?.as_str().map(str::to_string)
+}
+
+/// The manifest of a plugin named on the command line: the `.toml` itself, the `.toml` beside
+/// a `.wasm`, or the `pith.toml` of a directory.
+pub fn explicit_manifest(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("pith.toml")
+    } else if path.extension().is_some_and(|e| e == "wasm") {
+        path.with_extension("toml")
+    } else {
+        path.to_path_buf()
+    }
 }
 
 /// The component of a `pith.toml` plugin directory with no `component` field: its only `.wasm`.

@@ -58,6 +58,10 @@ pub struct HostOptions {
     pub settings: Settings,
     /// Whether to load the first-party plugins built into the binary.
     pub embedded: bool,
+    /// Plugins named on the command line (`-e`): manifests, components or plugin directories.
+    pub plugin_files: Vec<PathBuf>,
+    /// `--no-extensions`: extensions load only from `plugin_files`.
+    pub no_extensions: bool,
 }
 
 impl HostOptions {
@@ -137,6 +141,17 @@ impl PluginHost {
             found.extend(plugins);
             errors.extend(strays.into_iter().map(|s| LoadError::new(s.path, s.reason)));
         }
+        for path in &self.options.plugin_files {
+            let manifest = discovery::explicit_manifest(&self.options.workspace.join(path));
+            if manifest.is_file() {
+                found.push(Found::File {
+                    manifest,
+                    origin: Origin::Explicit,
+                });
+            } else {
+                errors.push(LoadError::new(&manifest, "no such plugin manifest"));
+            }
+        }
         found
     }
 
@@ -168,13 +183,24 @@ impl PluginHost {
             .clone()
     }
 
-    /// The plugin directories watched for changes.
+    /// The directories watched for changes: the plugin directories and those holding plugins
+    /// named on the command line.
     pub fn plugin_dirs(&self) -> Vec<PathBuf> {
-        self.options
+        let mut dirs: Vec<PathBuf> = self
+            .options
             .plugin_dirs
             .iter()
             .map(|(dir, _)| dir.clone())
-            .collect()
+            .collect();
+        for path in &self.options.plugin_files {
+            let manifest = discovery::explicit_manifest(&self.options.workspace.join(path));
+            if let Some(parent) = manifest.parent()
+                && !dirs.iter().any(|d| parent.starts_with(d))
+            {
+                dirs.push(parent.to_path_buf());
+            }
+        }
+        dirs
     }
 
     /// Validates one candidate; `Ok(None)` when the settings disable it.
@@ -226,6 +252,12 @@ impl PluginHost {
             .plugin(&manifest.id)
             .map_err(|reason| LoadError::new(&path, reason))?;
         if plugin_settings.enabled == Some(false) {
+            return Ok(None);
+        }
+        if self.options.no_extensions
+            && manifest.has_kind(Kind::Extension)
+            && origin != Origin::Explicit
+        {
             return Ok(None);
         }
         let capabilities = Capabilities::resolve(

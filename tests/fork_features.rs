@@ -441,3 +441,44 @@ async fn branch_by_entry_index_and_the_legacy_events_switch() {
         .await;
     event(&mut pith, "bash_end").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_old_commands_reject_bad_input_with_the_field_named() {
+    let mut pith = Pith::spawn(Options::default()).await;
+    for (command, error) in [
+        (
+            json!({"type": "queue_message"}),
+            "Missing required field \"message\"",
+        ),
+        (
+            json!({"type": "set_queue_mode", "mode": "some"}),
+            "Field \"mode\" must be one of \"all\", \"one-at-a-time\", got \"some\"",
+        ),
+        (
+            json!({"type": "set_legacy_events"}),
+            "Missing required field \"enabled\"",
+        ),
+        (
+            json!({"type": "branch", "entryIndex": -1}),
+            "Field \"entryIndex\" must be a non-negative integer",
+        ),
+        (
+            json!({"type": "prompt", "message": "x", "attachments": {}}),
+            "Field \"attachments\" must be an array, got an object",
+        ),
+        (
+            json!({"type": "prompt", "message": "x", "attachments": [{"type": "video"}]}),
+            "Field \"attachments[0]\" must be {\"type\":\"image\"|\"document\",\"fileName\",\"mimeType\",\"content\":<base64>,\"extractedText\"?}",
+        ),
+    ] {
+        let kind = command["type"].as_str().unwrap().to_string();
+        let response = pith.call("x", command).await;
+        assert_eq!(response["command"], kind.as_str());
+        assert_eq!(response["success"], false, "{response}");
+        assert_eq!(response["error"], error);
+    }
+    assert!(
+        !pith.frames.iter().any(|f| f["type"] == "error"),
+        "no legacy events unless asked for"
+    );
+}

@@ -411,11 +411,7 @@ impl Session {
         config: SessionConfig,
     ) -> Session {
         let store = config.session.unwrap_or_else(|| {
-            let id = uuid::Uuid::now_v7().to_string();
-            let path = config
-                .sessions_dir
-                .as_ref()
-                .map(|dir| SessionFile::default_path(dir, &id));
+            let (id, path) = new_session_file(config.sessions_dir.as_deref());
             SessionFile::create(path, &id, &config.cwd, None)
         });
         let context = store.context();
@@ -1020,12 +1016,7 @@ impl Session {
         }
         let previous = self.session_file();
         self.abort().await;
-        let id = uuid::Uuid::now_v7().to_string();
-        let path = self
-            .shared
-            .sessions_dir
-            .as_ref()
-            .map(|dir| SessionFile::default_path(dir, &id));
+        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
         let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
         {
             let mut state = self.shared.state();
@@ -1178,12 +1169,7 @@ impl Session {
         let previous = self.session_file();
         {
             let mut state = self.shared.state();
-            let id = uuid::Uuid::now_v7().to_string();
-            let path = self
-                .shared
-                .sessions_dir
-                .as_ref()
-                .map(|dir| SessionFile::default_path(dir, &id));
+            let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
             let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
             self.replace_store(&mut state, cloned);
         }
@@ -1211,12 +1197,7 @@ impl Session {
             .get("parentId")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let id = uuid::Uuid::now_v7().to_string();
-        let path = self
-            .shared
-            .sessions_dir
-            .as_ref()
-            .map(|dir| SessionFile::default_path(dir, &id));
+        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
         let branched = match &parent {
             Some(parent) => state
                 .store
@@ -1342,6 +1323,13 @@ pub fn set_todo_list(shared: &Arc<Shared>, phases: Vec<TodoPhase>) {
             shared.emit(&json!({"type": "todo_auto_clear"}));
         });
     }
+}
+
+/// A fresh session id and, unless sessions stay in memory, the file it goes to in `dir`.
+fn new_session_file(dir: Option<&std::path::Path>) -> (String, Option<PathBuf>) {
+    let id = uuid::Uuid::now_v7().to_string();
+    let path = dir.map(|dir| SessionFile::default_path(dir, &id));
+    (id, path)
 }
 
 /// The error when no model can be used.

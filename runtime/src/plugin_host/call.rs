@@ -40,6 +40,22 @@ pub type CallBody<'a, R> = Box<
         + 'a,
 >;
 
+/// A [`CallBody`] that instantiates `pre` in the call's fresh store and runs `call` (an
+/// expression on `instance` and `store`) on it.
+macro_rules! fresh_call {
+    ($pre:ident, |$instance:ident, $store:ident| $call:expr) => {
+        Box::new(
+            move |$store: &mut wasmtime::Store<$crate::plugin_host::sandbox::StoreState>| {
+                Box::pin(async move {
+                    let $instance = $pre.instantiate_async(&mut *$store).await?;
+                    $call
+                })
+            },
+        )
+    };
+}
+pub(crate) use fresh_call;
+
 impl PluginHost {
     /// Runs `body` against a fresh store for `plugin`.
     pub(crate) async fn run_call<R: Send>(

@@ -10,6 +10,7 @@ pub mod bindings;
 pub mod cache;
 mod call;
 pub use call::CallOptions;
+use call::fresh_call;
 pub mod convert;
 pub mod discovery;
 pub mod engine;
@@ -344,12 +345,10 @@ impl PluginHost {
                 .run_call(
                     plugin,
                     CallOptions::default(),
-                    Box::new(move |store| {
-                        Box::pin(async move {
-                            let instance = pre.instantiate_async(&mut *store).await?;
-                            instance.pith_plugin_tool().call_describe(&mut *store).await
-                        })
-                    }),
+                    fresh_call!(pre, |instance, store| instance
+                        .pith_plugin_tool()
+                        .call_describe(&mut *store)
+                        .await),
                 )
                 .await?;
             meta.tools = specs
@@ -366,15 +365,10 @@ impl PluginHost {
                 .run_call(
                     plugin,
                     CallOptions::default(),
-                    Box::new(move |store| {
-                        Box::pin(async move {
-                            let instance = pre.instantiate_async(&mut *store).await?;
-                            instance
-                                .pith_plugin_provider()
-                                .call_describe(&mut *store)
-                                .await
-                        })
-                    }),
+                    fresh_call!(pre, |instance, store| instance
+                        .pith_plugin_provider()
+                        .call_describe(&mut *store)
+                        .await),
                 )
                 .await?;
             meta.provider = Some(provider::ProviderMeta::from_wit(info));
@@ -452,15 +446,10 @@ impl PluginHost {
                     cancel,
                     extra_http: Vec::new(),
                 },
-                Box::new(move |store| {
-                    Box::pin(async move {
-                        let instance = pre.instantiate_async(&mut *store).await?;
-                        instance
-                            .pith_plugin_tool()
-                            .call_execute(&mut *store, &name, &call_id, &arguments)
-                            .await
-                    })
-                }),
+                fresh_call!(pre, |instance, store| instance
+                    .pith_plugin_tool()
+                    .call_execute(&mut *store, &name, &call_id, &arguments)
+                    .await),
             )
             .await?;
         Ok(match result {

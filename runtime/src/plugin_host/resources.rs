@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::call::fresh_call;
 use super::plugin::{Loaded, Plugin, PluginMeta};
 use super::tool::ToolSpec;
 use super::{CallError, CallOptions, PluginHost};
@@ -90,15 +91,10 @@ pub(crate) async fn describe_resources(
             .run_call(
                 plugin,
                 CallOptions::default(),
-                Box::new(move |store| {
-                    Box::pin(async move {
-                        let instance = pre.instantiate_async(&mut *store).await?;
-                        instance
-                            .pith_plugin_extension()
-                            .call_describe(&mut *store)
-                            .await
-                    })
-                }),
+                fresh_call!(pre, |instance, store| instance
+                    .pith_plugin_extension()
+                    .call_describe(&mut *store)
+                    .await),
             )
             .await?;
         meta.extension = Some(ExtensionMeta {
@@ -136,12 +132,10 @@ pub(crate) async fn describe_resources(
             .run_call(
                 plugin,
                 CallOptions::default(),
-                Box::new(move |store| {
-                    Box::pin(async move {
-                        let instance = pre.instantiate_async(&mut *store).await?;
-                        instance.pith_plugin_skill().call_skills(&mut *store).await
-                    })
-                }),
+                fresh_call!(pre, |instance, store| instance
+                    .pith_plugin_skill()
+                    .call_skills(&mut *store)
+                    .await),
             )
             .await?;
         meta.skills = skills
@@ -158,15 +152,10 @@ pub(crate) async fn describe_resources(
             .run_call(
                 plugin,
                 CallOptions::default(),
-                Box::new(move |store| {
-                    Box::pin(async move {
-                        let instance = pre.instantiate_async(&mut *store).await?;
-                        instance
-                            .pith_plugin_prompt_template()
-                            .call_templates(&mut *store)
-                            .await
-                    })
-                }),
+                fresh_call!(pre, |instance, store| instance
+                    .pith_plugin_prompt_template()
+                    .call_templates(&mut *store)
+                    .await),
             )
             .await?;
         meta.templates = templates
@@ -193,15 +182,10 @@ impl PluginHost {
         self.run_call(
             plugin,
             CallOptions::default(),
-            Box::new(move |store| {
-                Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .pith_plugin_skill()
-                        .call_load(&mut *store, &name)
-                        .await
-                })
-            }),
+            fresh_call!(pre, |instance, store| instance
+                .pith_plugin_skill()
+                .call_load(&mut *store, &name)
+                .await),
         )
         .await
         .map_err(|e| e.to_string())?
@@ -223,15 +207,10 @@ impl PluginHost {
         self.run_call(
             plugin,
             CallOptions::default(),
-            Box::new(move |store| {
-                Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .pith_plugin_prompt_template()
-                        .call_expand(&mut *store, &name, &args)
-                        .await
-                })
-            }),
+            fresh_call!(pre, |instance, store| instance
+                .pith_plugin_prompt_template()
+                .call_expand(&mut *store, &name, &args)
+                .await),
         )
         .await
         .map_err(|e| e.to_string())?

@@ -3,7 +3,7 @@
 //! first byte to the first `message_update` on pith's stdout, and the per-delta cost of the
 //! whole path (SSE parsing in the component, host http, the agent loop, lean frames out).
 
-#[path = "../../tests/support/fake_llm.rs"]
+#[path = "../../tests/all/support/fake_llm.rs"]
 mod fake_llm;
 
 use std::io::{BufRead, BufReader, Write};

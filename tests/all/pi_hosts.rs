@@ -2,11 +2,11 @@
 //! `get_available_thinking_levels`, `get_entries`, `get_tree`, `agent_settled`,
 //! `pendingMessageCount`, and pi's own `RpcClient` driving pith.
 
-mod support;
+use crate::support;
 
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith, anthropic_fake};
 use serde_json::{Value, json};
-use support::fake_llm::FakeLlm;
-use support::rpc::{Options, Pith, anthropic_fake};
 
 fn with_sessions(mut options: Options) -> Options {
     options.args.retain(|a| a != "--no-session");

@@ -2,12 +2,12 @@
 //! disk cache, and every sandbox promise with its exact error — after each failure the host
 //! serves the next call.
 
-mod support;
+use crate::support;
 
+use crate::support::Fixture;
 use pith::content::ToolOutput;
 use pith::plugin_host::{CallError, PluginHost};
 use serde_json::{Value, json};
-use support::Fixture;
 
 async fn probe(host: &PluginHost, args: Value) -> Result<ToolOutput, CallError> {
     host.call_tool("probe", "call-1", &args, None, None).await

@@ -1,10 +1,8 @@
 //! The google-generative-ai provider component against a fake Gemini server.
 
-mod support;
-
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith};
 use serde_json::json;
-use support::fake_llm::FakeLlm;
-use support::rpc::{Options, Pith};
 
 fn options(url: &str) -> Options {
     let models = json!({"providers": {"fake-gemini": {

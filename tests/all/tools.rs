@@ -1,7 +1,7 @@
 //! The first-party file tools (read, write, edit, ls) against pi's behaviour on a temporary
 //! workspace, and their sandbox: nothing outside the workspace, read-only tools cannot write.
 
-mod support;
+use crate::support;
 
 use pith::content::{Content, ToolOutput};
 use pith::plugin_host::discovery::Origin;

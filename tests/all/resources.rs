@@ -1,11 +1,11 @@
 //! Skills and prompt templates from both sources (files in pi's directories and components),
 //! expanded exactly as pi expands them, listed in the system prompt and by `get_commands`.
 
-mod support;
+use crate::support;
 
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Pith, anthropic_fake};
 use serde_json::{Value, json};
-use support::fake_llm::FakeLlm;
-use support::rpc::{Pith, anthropic_fake};
 
 const DEPLOY: &str = "---\nname: deploy\ndescription: Deploy the app & check it\n---\nRun `make deploy`.\r\n\r\nThen check <the> logs.\n";
 const LINT: &str = "---\nname: lint\ndescription: Lint the code\ndisable-model-invocation: true\n---\nRun the linter.\n";

@@ -1,11 +1,11 @@
 //! The anthropic-messages provider component against a fake Anthropic server on loopback:
 //! the frames pith writes and the requests the server receives.
 
-mod support;
+use crate::support;
 
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Pith, anthropic_fake};
 use serde_json::{Value, json};
-use support::fake_llm::FakeLlm;
-use support::rpc::{Pith, anthropic_fake};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn text_answer_and_the_request_pi_would_send() {

@@ -1,7 +1,7 @@
 //! The binary's command line: help, version, usage errors, `pith plugins`, `pith tool`, and
 //! signals.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

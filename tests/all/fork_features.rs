@@ -1,10 +1,10 @@
 //! The rest of the seeds' surface: seed 001's todos, streamed rules and `get_state` fields,
 //! `PI_RPC_EMIT_TITLE`, and pi 0.16's protocol behind `--legacy-events`.
 
-mod support;
+use crate::support;
 
+use crate::support::rpc::{Options, Pith};
 use serde_json::{Value, json};
-use support::rpc::{Options, Pith};
 
 /// The first frame of `kind` already read, or the next one.
 async fn event(pith: &mut Pith, kind: &str) -> Value {

@@ -1,10 +1,10 @@
 //! Extensions over the real pipes: dialogs answered by the host, timeouts, hooks that cancel
 //! switches or block tools, commands while streaming, and extensions that trap.
 
-mod support;
+use crate::support;
 
+use crate::support::rpc::{Options, Pith};
 use serde_json::{Value, json};
-use support::rpc::{Options, Pith};
 
 /// Spawns pith with these plugin crates in a plugins directory.
 async fn spawn_with(crates: &[&str], script: Value) -> (Pith, tempfile::TempDir) {

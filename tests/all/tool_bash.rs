@@ -1,7 +1,7 @@
 //! The first-party `bash` tool component against pi's behaviour: output, exit codes, timeout,
 //! abort, truncation and the full-output file.
 
-mod support;
+use crate::support;
 
 use pith::plugin_host::discovery::Origin;
 use pith::plugin_host::{HostOptions, PluginHost};

@@ -1,9 +1,9 @@
 //! Each RPC command over the real pipes: its success shape and its failure shape.
 
-mod support;
+use crate::support;
 
+use crate::support::rpc::{Options, Pith};
 use serde_json::{Value, json};
-use support::rpc::{Options, Pith};
 
 fn slow_script() -> Value {
     json!({"turns": [{"text": "a slow answer that takes a while to stream", "chunks": 20, "delay_ms": 50}, {"text": "second"}, {"text": "third"}]})

@@ -1,10 +1,10 @@
 //! Sessions on disk over the real binary: pi's file format both ways, lazy append-only writes,
 //! switching, forking, names, export, and damaged files.
 
-mod support;
+use crate::support;
 
+use crate::support::rpc::{Options, Pith};
 use serde_json::{Value, json};
-use support::rpc::{Options, Pith};
 
 fn persistent(script: Value, extra: &[&str]) -> Options {
     let mut options = Options::faux(script);

@@ -1,12 +1,12 @@
 //! Hot reload over the real pipes: plugin files replaced (with a good and with a broken build),
 //! deleted and added while pith serves; calls in flight never fail.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 
+use crate::support::rpc::{Options, Pith};
 use serde_json::{Value, json};
-use support::rpc::{Options, Pith};
 
 /// Replaces `target` atomically with `bytes` (written beside it, then renamed over it).
 fn replace(target: &Path, bytes: &[u8]) {

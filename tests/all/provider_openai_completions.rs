@@ -1,11 +1,9 @@
 //! The openai-completions provider component against a fake OpenAI-compatible server declared
 //! only in models.json: frames, usage, reasoning and the requests the server receives.
 
-mod support;
-
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Pith, openai_fake};
 use serde_json::json;
-use support::fake_llm::FakeLlm;
-use support::rpc::{Pith, openai_fake};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_call_with_reasoning_round_trip() {

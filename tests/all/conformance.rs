@@ -3,14 +3,14 @@
 //! provider playing the scenario's scripted model, and the frames are compared one by one:
 //! same types, same fields in the same order, same content block kinds.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith, anthropic_fake, golden_frames, openai_fake, shape};
 use serde_json::{Value, json};
-use support::fake_llm::FakeLlm;
-use support::rpc::{Options, Pith, anthropic_fake, golden_frames, openai_fake, shape};
 
 fn fixture(name: &str) -> PathBuf {
     support::repo_root()

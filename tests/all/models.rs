@@ -1,11 +1,11 @@
 //! The model registry over the real binary: keys from auth.json, scoped cycling with
 //! `--models`, and key isolation between providers.
 
-mod support;
+use crate::support;
 
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith};
 use serde_json::json;
-use support::fake_llm::FakeLlm;
-use support::rpc::{Options, Pith};
 
 fn models_json(url: &str, with_key: bool) -> String {
     let mut provider = json!({"baseUrl": url, "api": "anthropic-messages",

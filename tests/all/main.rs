@@ -1,0 +1,24 @@
+//! pith's integration tests, in one binary: one link of wasmtime for all of them instead of
+//! one per file. Each module drives the real `pith` binary, real components built from
+//! `plugins/` and real HTTP on loopback; `support` holds the shared fixtures.
+
+mod support;
+
+mod binary;
+mod conformance;
+mod extensions;
+mod fork_features;
+mod hot_reload;
+mod models;
+mod pi_hosts;
+mod plugin_host;
+mod provider_anthropic;
+mod provider_google;
+mod provider_openai_completions;
+mod provider_openai_responses;
+mod reliability;
+mod resources;
+mod rpc_commands;
+mod sessions;
+mod tool_bash;
+mod tools;

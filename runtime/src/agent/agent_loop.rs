@@ -318,13 +318,14 @@ async fn stream_turn(
     shared: &Arc<Shared>,
     cancel: &CancellationToken,
 ) -> (AssistantMessage, Vec<Rule>) {
-    let (model, thinking, mut messages, session_id) = {
+    let (model, thinking, mut messages, session_id, output_limit) = {
         let state = shared.state();
         (
             state.model.clone(),
             state.thinking,
             state.messages.clone(),
             state.session_id.clone(),
+            state.tool_output,
         )
     };
     let Some(model) = model else {
@@ -359,6 +360,7 @@ async fn stream_turn(
         api_key: shared.models.api_key(&model.provider),
         thinking,
         session_id: &session_id,
+        output_limit: output_limit.for_window(model.context_window),
     });
     match shared.host.complete(request) {
         Err(err) => {
@@ -463,14 +465,27 @@ struct Runnable {
     tool: SessionTool,
 }
 
-/// Emits a tool call's end and its result message, appends the result, and returns it.
-fn end_call(shared: &Shared, id: &str, name: &str, output: &ToolOutput) -> ToolResultMessage {
-    shared.emit(&events::tool_execution_end(id, name, output));
+/// Cuts a tool result to the session's limit for the current model (see
+/// [`super::tool_output`]).
+fn bound_output(shared: &Shared, output: &mut ToolOutput) {
+    let limit = {
+        let state = shared.state();
+        let window = state.model.as_ref().map_or(0, |m| m.context_window);
+        state.tool_output.for_window(window)
+    };
+    limit.bound(output);
+}
+
+/// Emits a tool call's end and its result message, appends the result, and returns it; the
+/// result is bounded first (a hook may have grown it).
+fn end_call(shared: &Shared, id: &str, name: &str, mut output: ToolOutput) -> ToolResultMessage {
+    bound_output(shared, &mut output);
+    shared.emit(&events::tool_execution_end(id, name, &output));
     let result = ToolResultMessage {
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
-        content: output.content.clone(),
-        details: output.details.clone(),
+        content: output.content,
+        details: output.details,
         is_error: output.is_error,
         timestamp: now_ms(),
     };
@@ -528,7 +543,7 @@ async fn run_tool_calls(
             Err(message) => Err(message),
         };
         match prepared {
-            Err(message) => results.push(end_call(shared, id, name, &error_output(&message))),
+            Err(message) => results.push(end_call(shared, id, name, error_output(&message))),
             Ok((tool, args)) => runnable.push(Runnable {
                 id: id.clone(),
                 name: name.clone(),
@@ -545,12 +560,12 @@ async fn run_tool_calls(
                         shared,
                         &call.id,
                         &call.name,
-                        &error_output(SKIPPED),
+                        error_output(SKIPPED),
                     ));
                 }
                 for (id, name, raw_args) in &calls[position + 1..] {
                     shared.emit(&events::tool_execution_start(id, name, raw_args));
-                    results.push(end_call(shared, id, name, &error_output(SKIPPED)));
+                    results.push(end_call(shared, id, name, error_output(SKIPPED)));
                 }
                 return (results, steering);
             }
@@ -596,11 +611,12 @@ async fn run_tool_calls(
         let mut output = running
             .await
             .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
+        bound_output(shared, &mut output);
         hooks::tool_result(shared, &call.id, &call.name, &call.args, &mut output).await;
         apply_todo_tool(shared, &call.name, &output);
         // Every update of this call is out before its end.
         let _ = forwarding.await;
-        results.push(end_call(shared, &call.id, &call.name, &output));
+        results.push(end_call(shared, &call.id, &call.name, output));
     }
     (results, Vec::new())
 }

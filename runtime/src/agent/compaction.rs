@@ -116,15 +116,7 @@ pub fn context_tokens(messages: &[AgentMessage]) -> u64 {
 /// `keep_recent` tokens are covered, then moves to the start of that turn (a user message);
 /// tool results are never the first kept message.
 pub fn cut_point(messages: &[AgentMessage], keep_recent: u64) -> usize {
-    let mut total = 0;
-    let mut index = 0;
-    for (i, message) in messages.iter().enumerate().rev() {
-        total += estimate_tokens(message);
-        if total >= keep_recent {
-            index = i;
-            break;
-        }
-    }
+    let mut index = budget_start(messages, keep_recent);
     // Keep whole turns: back to the user message (or bash record) that started this one.
     while index > 0
         && !matches!(
@@ -137,6 +129,42 @@ pub fn cut_point(messages: &[AgentMessage], keep_recent: u64) -> usize {
         index -= 1;
     }
     index
+}
+
+/// The index where the newest `keep_recent` tokens begin (0 when the whole conversation is
+/// under the budget).
+fn budget_start(messages: &[AgentMessage], keep_recent: u64) -> usize {
+    let mut total = 0;
+    for (i, message) in messages.iter().enumerate().rev() {
+        total += estimate_tokens(message);
+        if total >= keep_recent {
+            return i;
+        }
+    }
+    0
+}
+
+/// Where to cut when the context overflowed: like [`cut_point`] (keeping at most a quarter of
+/// the model's window, `window` tokens, 0 when unknown), but when the newest turn alone is over
+/// the budget — pi's cut would keep it whole and the overflow would repeat — the cut goes
+/// inside the turn, at the first message after the budget's start that is not a tool result
+/// (results stay with their calls); `messages.len()` when none is left: then only the summary
+/// is kept. A conversation under the budget is cut as pi cuts it.
+pub fn overflow_cut_point(messages: &[AgentMessage], keep_recent: u64, window: u64) -> usize {
+    let keep = if window > 0 {
+        keep_recent.min(window / 4)
+    } else {
+        keep_recent
+    };
+    let cut = cut_point(messages, keep);
+    let total: u64 = messages.iter().map(estimate_tokens).sum();
+    if cut > 0 || total < keep {
+        return cut;
+    }
+    let start = budget_start(messages, keep);
+    (start + 1..messages.len())
+        .find(|&i| !matches!(messages[i], AgentMessage::ToolResult(_)))
+        .unwrap_or(messages.len())
 }
 
 /// pi's serialization of messages for the summarizer.
@@ -297,5 +325,77 @@ pub async fn summarize(
         Err("the model gave no summary".into())
     } else {
         Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::{AssistantMessage, ToolResultMessage};
+
+    fn result(chars: usize) -> AgentMessage {
+        AgentMessage::ToolResult(ToolResultMessage {
+            tool_call_id: "c".into(),
+            tool_name: "t".into(),
+            content: vec![Content::text("r".repeat(chars))],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        })
+    }
+
+    fn answer(text: &str) -> AgentMessage {
+        let mut a = AssistantMessage::empty("api", "p", "m");
+        a.content.push(AssistantBlock::Text {
+            text: text.into(),
+            signature: None,
+        });
+        AgentMessage::Assistant(a)
+    }
+
+    #[test]
+    fn an_oversized_single_turn_is_cut_inside_on_overflow() {
+        // One turn: a prompt, a call, a 2 MB result, a short answer.
+        let messages = vec![
+            AgentMessage::user("go", Vec::new()),
+            answer("calling"),
+            result(2_000_000),
+            answer("done"),
+        ];
+        // pi's cut keeps the whole turn: nothing to summarize.
+        assert_eq!(cut_point(&messages, 20_000), 0);
+        // The overflow cut summarizes the oversized result and keeps what follows it.
+        assert_eq!(overflow_cut_point(&messages, 20_000, 200_000), 3);
+    }
+
+    #[test]
+    fn an_oversized_last_result_leaves_only_the_summary() {
+        let messages = vec![
+            AgentMessage::user("go", Vec::new()),
+            answer("calling"),
+            result(2_000_000),
+        ];
+        assert_eq!(overflow_cut_point(&messages, 20_000, 200_000), 3);
+    }
+
+    #[test]
+    fn the_overflow_cut_keeps_whole_turns_when_it_can() {
+        let messages = vec![
+            AgentMessage::user("one", Vec::new()),
+            answer(&"a".repeat(200_000)),
+            AgentMessage::user("two", Vec::new()),
+            answer("short"),
+        ];
+        assert_eq!(overflow_cut_point(&messages, 20_000, 200_000), 2);
+    }
+
+    #[test]
+    fn a_small_conversation_is_cut_as_pi_cuts_it() {
+        let messages = vec![AgentMessage::user("huge", Vec::new())];
+        assert_eq!(overflow_cut_point(&messages, 20_000, 200_000), 0);
+        // A small window lowers the budget: a large prompt alone is summarized.
+        let messages = vec![AgentMessage::user(&"p".repeat(40_000), Vec::new())];
+        assert_eq!(overflow_cut_point(&messages, 20_000, 0), 0);
+        assert_eq!(overflow_cut_point(&messages, 20_000, 8_192), 1);
     }
 }

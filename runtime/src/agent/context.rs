@@ -3,6 +3,7 @@
 
 use super::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
 use super::model::{Model, ThinkingLevel};
+use super::tool_output::{OutputLimit, content_for_model};
 use super::tools::SessionTool;
 use crate::content::Content;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
@@ -25,12 +26,18 @@ pub struct RequestParts<'a> {
     pub thinking: ThinkingLevel,
     /// The session id.
     pub session_id: &'a str,
+    /// The limit on one tool result's text (results already in the session may be larger).
+    pub output_limit: super::tool_output::OutputLimit,
 }
 
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
 /// each provider drops them from what it sends, as pi does.
 pub fn request(parts: RequestParts<'_>) -> ProviderRequest {
-    let messages = parts.messages.iter().filter_map(to_wit).collect();
+    let messages = parts
+        .messages
+        .iter()
+        .filter_map(|m| to_wit(m, &parts.output_limit))
+        .collect();
     ProviderRequest {
         model: model_to_wit(parts.model),
         system_prompt: Some(parts.system_prompt.to_string()),
@@ -74,7 +81,7 @@ fn text(text: String) -> pwit::Message {
 }
 
 /// One message as the model sees it; `None` for messages kept out of the context.
-fn to_wit(message: &AgentMessage) -> Option<pwit::Message> {
+fn to_wit(message: &AgentMessage, limit: &OutputLimit) -> Option<pwit::Message> {
     Some(match message {
         AgentMessage::User(user_message) => user(user_message.content.blocks()),
         AgentMessage::Assistant(assistant) => pwit::Message::Assistant(pwit::AssistantMessage {
@@ -124,10 +131,8 @@ fn to_wit(message: &AgentMessage) -> Option<pwit::Message> {
         AgentMessage::ToolResult(result) => pwit::Message::ToolResult(pwit::ToolResultMessage {
             tool_call_id: result.tool_call_id.clone(),
             tool_name: result.tool_name.clone(),
-            content: result
-                .content
-                .iter()
-                .cloned()
+            content: content_for_model(limit, &result.content)
+                .into_iter()
                 .map(wit::Content::from)
                 .collect(),
             is_error: result.is_error,

@@ -71,6 +71,8 @@ pub struct SessionConfig {
     pub auto_compaction: bool,
     /// Compaction reserve and kept tokens.
     pub compaction: super::compaction::CompactionPolicy,
+    /// The limit on one tool result's text (settings `toolResults`).
+    pub tool_output: super::tool_output::OutputLimit,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
     /// Retry attempts and delays.
@@ -121,6 +123,8 @@ pub struct State {
     pub auto_compaction: bool,
     /// Compaction reserve and kept tokens.
     pub compaction: super::compaction::CompactionPolicy,
+    /// The limit on one tool result's text.
+    pub tool_output: super::tool_output::OutputLimit,
     /// True while a compaction runs.
     pub compacting: bool,
     /// Automatic retry.
@@ -456,6 +460,7 @@ impl Session {
             session_name,
             auto_compaction: config.auto_compaction,
             compaction: config.compaction,
+            tool_output: config.tool_output,
             compacting: false,
             auto_retry: config.auto_retry,
             retry: config.retry,
@@ -1372,13 +1377,18 @@ pub async fn compact(
     };
     let skip = usize::from(previous.is_some());
     let (body, body_ids) = (&messages[skip..], &ids[skip..]);
-    let cut = compaction::cut_point(body, policy.keep_recent_tokens);
+    let (cut, first_kept) = if reason == "overflow" {
+        // The cut must leave less than before, or the overflow repeats.
+        let cut =
+            compaction::overflow_cut_point(body, policy.keep_recent_tokens, model.context_window);
+        // Keeping nothing: an id not on the branch keeps no entry before the compaction.
+        (cut, body_ids.get(cut).cloned().unwrap_or_default())
+    } else {
+        let cut = compaction::cut_point(body, policy.keep_recent_tokens);
+        let first_kept = body_ids.get(cut).or(body_ids.last()).cloned();
+        (cut, first_kept.unwrap_or_default())
+    };
     let older = &body[..cut];
-    let first_kept = body_ids
-        .get(cut)
-        .or(body_ids.last())
-        .cloned()
-        .unwrap_or_default();
     let tokens_before = compaction::context_tokens(&messages);
     let fail = |message: String| {
         shared.end_compaction();

@@ -181,6 +181,7 @@ pub fn session_config(
                     .unwrap_or(defaults.keep_recent_tokens),
             }
         },
+        tool_output: crate::agent::tool_output::limit_from_settings(settings.get("toolResults")),
         model_explicit: args.model.is_some(),
         session,
         sessions_dir,

@@ -199,6 +199,10 @@ impl PluginHost {
                                     .await?;
                                 match batch {
                                     Some(batch) => {
+                                        // Waiting for the host to take the batch (a slow
+                                        // reader behind stdout) is host time: it must not
+                                        // count against the provider's guest deadline.
+                                        let _host_time = store.data().clock.enter_host();
                                         if tx.send(Ok(batch)).await.is_err() {
                                             break;
                                         }

@@ -1,0 +1,247 @@
+//! The reliability suite: what a slow or hostile host, an oversized tool result and a
+//! misbehaving LLM server do to a session, reproduced over the real binary, pipes and HTTP on
+//! loopback. Each test names the guarantee it checks; all are bounded in time.
+
+use crate::support;
+
+use std::time::Duration;
+
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Pith, anthropic_fake};
+use serde_json::{Value, json};
+
+/// A plugins directory with a copy of the Anthropic provider whose guest deadline is
+/// `deadline_ms` (the first-party one allows 10 s; a short one makes a slow host visible fast).
+fn anthropic_with_deadline(deadline_ms: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = support::repo_root().join("plugins/providers/anthropic");
+    std::fs::copy(
+        support::built_component("anthropic"),
+        dir.path().join("anthropic-short.wasm"),
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(crate_dir.join("pith.toml"))
+        .unwrap()
+        .replace("id = \"anthropic\"", "id = \"anthropic-short\"")
+        .replace(
+            "timeout-ms = 0",
+            &format!("timeout-ms = 0\ndeadline-ms = {deadline_ms}"),
+        );
+    std::fs::write(dir.path().join("anthropic-short.toml"), manifest).unwrap();
+    dir
+}
+
+fn text_of(message: &Value) -> String {
+    message["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect()
+}
+
+/// Time the provider spends waiting for a host that does not read is host time: a host that
+/// pauses for longer than the provider's deadline still gets the whole answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_host_does_not_use_up_the_providers_deadline() {
+    // More deltas than the provider channel and the writer's budget hold, so the provider
+    // really waits on the host (full frames: ~70 MB in all).
+    let text: String = (0..8000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let server = FakeLlm::start(json!([{"text": text, "chunks": 8000}])).await;
+    let plugins = anthropic_with_deadline(1000);
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "a long answer"}))
+        .await;
+    pith.wait_for(|f| f["type"] == "message_update").await;
+    // Stop reading for 2.5 s: pith's stdout fills, the stream waits on the host.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let end = pith.until_agent_end().await;
+    let answer = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "assistant")
+        .unwrap()
+        .clone();
+    assert_eq!(answer["stopReason"], "stop", "{:?}", answer["errorMessage"]);
+    assert_eq!(text_of(&answer), text);
+}
+
+/// Options for a fake Anthropic server with a host tool `dump` that the test answers.
+async fn with_dump_tool(server: &FakeLlm, settings: Option<Value>) -> Pith {
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    if let Some(settings) = settings {
+        options
+            .agent_files
+            .push(("settings.json".into(), settings.to_string()));
+    }
+    let mut pith = Pith::spawn(options).await;
+    pith.call(
+        "tools",
+        json!({"type": "set_host_tools", "tools": [
+            {"name": "dump", "description": "Dumps a lot", "parameters": {"type": "object"}}
+        ]}),
+    )
+    .await;
+    pith
+}
+
+/// Answers the next `host_tool_call` with `text`.
+async fn answer_host_call(pith: &mut Pith, text: &str) {
+    let call = pith.wait_for(|f| f["type"] == "host_tool_call").await;
+    pith.send(json!({"type": "host_tool_result", "id": call["id"], "result": {"content": [{"type": "text", "text": text}]}}))
+        .await;
+}
+
+/// A 2 MB tool result is cut to pi's 50 KB before it enters the context, the event or the
+/// session; the whole output is kept in a temp file named in the result.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_tool_result_is_bounded_and_kept_in_a_file() {
+    let server = FakeLlm::start(json!({
+        "context_limit_bytes": 400_000,
+        "turns": [
+            {"tool_calls": [{"id": "call_1", "name": "dump", "arguments": {}}]},
+            {"text": "done"},
+            {"text": "second answer"}
+        ]
+    }))
+    .await;
+    let mut pith = with_dump_tool(&server, None).await;
+    pith.call("p", json!({"type": "prompt", "message": "dump it"}))
+        .await;
+    let big = "0123456789abcdef\n".repeat(2_000_000 / 17);
+    answer_host_call(&mut pith, &big).await;
+    let end = pith.wait_for(|f| f["type"] == "tool_execution_end").await;
+    let shown = text_of(&end["result"]);
+    assert!(shown.len() < 52 * 1024, "{} bytes kept", shown.len());
+    assert!(
+        shown.contains("[Output truncated: showing 1997 of"),
+        "{}",
+        &shown[shown.len() - 200..]
+    );
+    let path = end["result"]["details"]["fullOutputPath"].as_str().unwrap();
+    let saved = std::fs::read_to_string(path).unwrap();
+    assert!(saved == big, "saved {} bytes of {}", saved.len(), big.len());
+    std::fs::remove_file(path).unwrap();
+    let done = pith.until_agent_end().await;
+    assert_eq!(
+        text_of(done["messages"].as_array().unwrap().last().unwrap()),
+        "done"
+    );
+    // The session goes on.
+    pith.call("p2", json!({"type": "prompt", "message": "and now?"}))
+        .await;
+    let next = pith.until_agent_end().await;
+    assert_eq!(
+        text_of(next["messages"].as_array().unwrap().last().unwrap()),
+        "second answer"
+    );
+    assert!(server.requests().iter().all(|r| r.get("tooLong").is_none()));
+}
+
+/// A turn too large for the model (here a 150 KB tool result let in whole by a raised limit,
+/// against a server that takes 100 KB) no
+/// longer poisons the session: overflow compaction cuts inside the turn, summarizes the
+/// oversized result, retries, and the next prompt works.
+#[tokio::test(flavor = "multi_thread")]
+async fn overflow_compaction_makes_progress_inside_one_turn() {
+    let server = FakeLlm::start(json!({
+        "context_limit_bytes": 100_000,
+        "turns": [
+            {"tool_calls": [{"id": "call_1", "name": "dump", "arguments": {}}]},
+            {"text": "## Goal\nDump things."},
+            {"text": "recovered"},
+            {"text": "next prompt works"}
+        ]
+    }))
+    .await;
+    let settings = json!({"toolResults": {"maxBytes": 5_000_000, "maxLines": 1_000_000}});
+    let mut pith = with_dump_tool(&server, Some(settings)).await;
+    pith.call("p", json!({"type": "prompt", "message": "dump it"}))
+        .await;
+    answer_host_call(&mut pith, &"x".repeat(150_000)).await;
+    let compacted = pith.wait_for(|f| f["type"] == "auto_compaction_end").await;
+    assert_eq!(compacted["willRetry"], true, "{compacted}");
+    assert_eq!(compacted["result"]["summary"], "## Goal\nDump things.");
+    let end = pith.until_agent_end().await;
+    assert_eq!(
+        text_of(end["messages"].as_array().unwrap().last().unwrap()),
+        "recovered"
+    );
+    // The summarizer saw the turn (its oversized result shortened), not an empty conversation.
+    let requests = server.requests();
+    let summary_request = requests
+        .iter()
+        .find(|r| r["body"]["system"][0]["text"] == pith::agent::compaction::SYSTEM_PROMPT)
+        .expect("a summary request");
+    let asked = summary_request["body"]["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(asked.contains("[User]: dump it"), "{asked}");
+    assert!(asked.contains("more characters truncated"));
+    pith.call("p2", json!({"type": "prompt", "message": "again"}))
+        .await;
+    let next = pith.until_agent_end().await;
+    assert_eq!(
+        text_of(next["messages"].as_array().unwrap().last().unwrap()),
+        "next prompt works"
+    );
+}
+
+/// A session that already holds an oversized result (written by an older runtime, or with a
+/// raised limit) is sent with that result cut, so it answers instead of overflowing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_holding_an_oversized_result_still_answers() {
+    // Written with a raised limit, through a server that takes it…
+    let roomy = FakeLlm::start(json!([
+        {"tool_calls": [{"id": "call_1", "name": "dump", "arguments": {}}]},
+        {"text": "first"}
+    ]))
+    .await;
+    let mut options = anthropic_fake(&roomy.url, "fake-model");
+    options.args.retain(|a| a != "--no-session");
+    options
+        .args
+        .extend(["--session-dir".into(), "sessions".into()]);
+    let settings = json!({"toolResults": {"maxBytes": 5_000_000, "maxLines": 1_000_000}});
+    options
+        .agent_files
+        .push(("settings.json".into(), settings.to_string()));
+    let mut writer = Pith::spawn(options).await;
+    writer
+        .call(
+            "tools",
+            json!({"type": "set_host_tools", "tools": [
+                {"name": "dump", "description": "Dumps a lot", "parameters": {"type": "object"}}
+            ]}),
+        )
+        .await;
+    writer
+        .call("p", json!({"type": "prompt", "message": "dump it"}))
+        .await;
+    answer_host_call(&mut writer, &"y".repeat(2_000_000)).await;
+    writer.until_agent_end().await;
+    let file = writer.call("s", json!({"type": "get_state"})).await["data"]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // …then reopened with the default limit against a model whose window it overflows.
+    let tight =
+        FakeLlm::start(json!({"context_limit_bytes": 400_000, "turns": [{"text": "answered"}]}))
+            .await;
+    let mut options = anthropic_fake(&tight.url, "fake-model");
+    options.args.retain(|a| a != "--no-session");
+    options.args.extend(["--session".into(), file]);
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p2", json!({"type": "prompt", "message": "go on"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(text_of(&last), "answered", "{last}");
+    let request = tight.requests().last().unwrap()["body"].to_string();
+    assert!(request.len() < 100_000, "{} bytes sent", request.len());
+}

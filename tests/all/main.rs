@@ -6,6 +6,7 @@ mod support;
 
 mod binary;
 mod conformance;
+mod engine;
 mod extensions;
 mod fork_features;
 mod hot_reload;

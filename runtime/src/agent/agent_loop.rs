@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{self, RequestParts};
+use super::event::{AssistantUpdate, SessionEvent};
 use super::events;
 use super::extensions::session_hooks as hooks;
 use super::message::{AgentMessage, AssistantMessage, StopReason, ToolResultMessage, now_ms};
@@ -38,7 +39,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     let mut attempt = 0u32;
     let mut overflow_tried = false;
     // Events that follow the final `agent_end` (the end of a retry sequence).
-    let mut after_end: Vec<serde_json::Value> = Vec::new();
+    let mut after_end: Vec<SessionEvent> = Vec::new();
     let (mut last, mut run_messages);
     loop {
         (last, run_messages) =
@@ -47,8 +48,12 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         let overflowed = matches!(&last, Some(m) if m.stop_reason == StopReason::Error && retry::is_context_overflow(m.error_message.as_deref().unwrap_or("")));
         if overflowed && shared.state().auto_compaction && !cancel.is_cancelled() {
             if overflow_tried {
-                after_end.push(json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false,
-                    "errorMessage": "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."}));
+                after_end.push(SessionEvent::AutoCompactionEnd {
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some("Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.".into()),
+                });
                 break;
             }
             overflow_tried = true;
@@ -149,18 +154,25 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         auto_compact(&shared, "threshold", false).await;
     }
     // Nothing can continue this run any more (no retry, compaction or queued message).
-    shared.emit(&json!({"type": "agent_settled"}));
+    shared.emit(&events::agent_settled());
 }
 
 /// An automatic compaction with its `auto_compaction_start` / `auto_compaction_end` events;
 /// true when it succeeded.
 async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> bool {
-    shared.emit(&json!({"type": "auto_compaction_start", "reason": reason}));
+    shared.emit(&SessionEvent::AutoCompactionStart {
+        reason: reason.to_string(),
+    });
     let outcome = super::session::compact(shared, None, reason).await;
     shared.end_compaction();
     match outcome {
         Ok(result) => {
-            shared.emit(&json!({"type": "auto_compaction_end", "result": result, "aborted": false, "willRetry": will_retry}));
+            shared.emit(&SessionEvent::AutoCompactionEnd {
+                result: Some(result),
+                aborted: false,
+                will_retry,
+                error_message: None,
+            });
             true
         }
         Err(err) => {
@@ -169,7 +181,12 @@ async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> b
             } else {
                 format!("Auto-compaction failed: {err}")
             };
-            shared.emit(&json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false, "errorMessage": message}));
+            shared.emit(&SessionEvent::AutoCompactionEnd {
+                result: None,
+                aborted: false,
+                will_retry: false,
+                error_message: Some(message),
+            });
             false
         }
     }
@@ -213,7 +230,7 @@ async fn run_agent(
             // a reminder, and the run goes on.
             shared.emit(&events::turn_end(&AgentMessage::Assistant(assistant), &[]));
             let rules: Vec<Value> = triggered.iter().map(|r| r.to_json()).collect();
-            shared.emit(&json!({"type": "ttsr_triggered", "rules": rules}));
+            shared.emit(&SessionEvent::TtsrTriggered { rules });
             let text: Vec<String> = triggered.iter().map(|r| r.reminder()).collect();
             reminder = Some(AgentMessage::user(&text.join("\n\n"), Vec::new()));
             continue;
@@ -269,12 +286,11 @@ fn todo_reminder(shared: &Shared, reminders: &mut u32) -> Option<AgentMessage> {
         return None;
     }
     *reminders += 1;
-    shared.emit(&json!({
-        "type": "todo_reminder",
-        "todos": left,
-        "attempt": *reminders,
-        "maxAttempts": todos::MAX_REMINDERS,
-    }));
+    shared.emit(&SessionEvent::TodoReminder {
+        todos: left.clone(),
+        attempt: *reminders,
+        max_attempts: todos::MAX_REMINDERS,
+    });
     Some(AgentMessage::user(&todos::reminder_text(&left), Vec::new()))
 }
 
@@ -334,7 +350,7 @@ async fn stream_turn(
         failed.error_message = Some(super::session::no_model_message());
         return (finish_turn(shared, failed, false), Vec::new());
     };
-    let mut assembler = StreamAssembler::new(&model, shared.update_mode());
+    let mut assembler = StreamAssembler::new(&model);
     let resources = shared.resources();
     let fired = shared.state().triggered_rules.clone();
     let mut watch = RuleWatch::new(
@@ -398,15 +414,28 @@ async fn stream_turn(
                         }
                         match assembler.apply(event) {
                             Produced::Started(snapshot) => {
-                                shared.emit(&json!({"type": "message_start", "message": snapshot}))
+                                shared.emit(&SessionEvent::MessageStart {
+                                    message: AgentMessage::Assistant(snapshot),
+                                })
                             }
-                            Produced::Update(frame) => {
+                            Produced::Update {
+                                kind,
+                                index,
+                                payload,
+                            } => {
                                 if let Some(snapshot) = assembler.ensure_started() {
-                                    shared.emit(
-                                        &json!({"type": "message_start", "message": snapshot}),
-                                    );
+                                    shared.emit(&SessionEvent::MessageStart {
+                                        message: AgentMessage::Assistant(snapshot),
+                                    });
                                 }
-                                shared.emit_update(frame).await;
+                                shared
+                                    .emit_update(&AssistantUpdate {
+                                        kind,
+                                        content_index: index,
+                                        payload: &payload,
+                                        message: assembler.message(),
+                                    })
+                                    .await;
                             }
                             Produced::Finished | Produced::Nothing => {}
                         }

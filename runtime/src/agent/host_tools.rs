@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::event::{EventSink, SessionEvent};
 use crate::content::{Content, ToolOutput};
-use crate::rpc::writer::FrameSink;
+use std::sync::Arc;
 
 /// A tool the host implements, as `set_host_tools` declares it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -79,7 +80,7 @@ struct Pending {
 
 /// The bridge between tool calls and the host.
 pub struct HostToolBridge {
-    out: FrameSink,
+    out: Arc<dyn EventSink>,
     pending: Mutex<HashMap<String, Pending>>,
     next_call: AtomicU64,
     next_cancel: AtomicU64,
@@ -97,8 +98,8 @@ pub struct HostResult {
 }
 
 impl HostToolBridge {
-    /// A bridge writing frames to `out`.
-    pub fn new(out: FrameSink) -> HostToolBridge {
+    /// A bridge sending its calls to `out`.
+    pub fn new(out: Arc<dyn EventSink>) -> HostToolBridge {
         HostToolBridge {
             out,
             pending: Mutex::new(HashMap::new()),
@@ -139,7 +140,12 @@ impl HostToolBridge {
                 },
             );
         }
-        self.out.send(&json!({"type": "host_tool_call", "id": id, "toolCallId": tool_call_id, "toolName": tool.name, "arguments": arguments}));
+        self.out.emit(&SessionEvent::HostToolCall {
+            id: id.clone(),
+            tool_call_id: tool_call_id.to_string(),
+            tool_name: tool.name.clone(),
+            arguments: arguments.clone(),
+        });
         let timeout = async {
             match tool.timeout_ms {
                 Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
@@ -169,8 +175,10 @@ impl HostToolBridge {
                 "host_cancel_{}",
                 self.next_cancel.fetch_add(1, Ordering::SeqCst)
             );
-            self.out
-                .send(&json!({"type": "host_tool_cancel", "id": cancel_id, "targetId": id}));
+            self.out.emit(&SessionEvent::HostToolCancel {
+                id: cancel_id,
+                target_id: id.to_string(),
+            });
         }
     }
 

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::event::SessionEvent;
 use super::session::Session;
 use crate::commands::plugins::describe;
 use crate::plugin_host::reload::ReloadReport;
@@ -22,12 +23,11 @@ impl Session {
         }
         let fresh = shared.extensions.refresh();
         shared.reload_resources().await;
-        shared.emit(&json!({
-            "type": "plugins_changed",
-            "added": report.added,
-            "updated": report.updated,
-            "removed": report.removed,
-        }));
+        shared.emit(&SessionEvent::PluginsChanged {
+            added: report.added,
+            updated: report.updated,
+            removed: report.removed,
+        });
         shared.extensions.session_start(&fresh).await;
     }
 

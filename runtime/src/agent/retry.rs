@@ -5,7 +5,7 @@
 //! answer emits `auto_retry_end` with `success: true`, running out of attempts or a cancel
 //! (`abort`, `abort_retry`) emits it with `success: false`.
 
-use serde_json::{Value, json};
+use super::event::SessionEvent;
 
 /// Retry settings (`retry` in settings.json).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,18 +87,23 @@ pub fn is_retryable(message: &str) -> bool {
     words.iter().any(|w| lower.contains(w))
 }
 
-/// `{"type":"auto_retry_start","attempt","maxAttempts","delayMs","errorMessage"}`
-pub fn start_event(attempt: u32, max: u32, delay_ms: u64, error: &str) -> Value {
-    json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max, "delayMs": delay_ms, "errorMessage": error})
+/// `auto_retry_start`
+pub fn start_event(attempt: u32, max: u32, delay_ms: u64, error: &str) -> SessionEvent {
+    SessionEvent::AutoRetryStart {
+        attempt,
+        max_attempts: max,
+        delay_ms,
+        error_message: error.to_string(),
+    }
 }
 
-/// `{"type":"auto_retry_end","success","attempt","finalError"?}`
-pub fn end_event(success: bool, attempt: u32, final_error: Option<&str>) -> Value {
-    let mut event = json!({"type": "auto_retry_end", "success": success, "attempt": attempt});
-    if let Some(error) = final_error {
-        event["finalError"] = json!(error);
+/// `auto_retry_end`
+pub fn end_event(success: bool, attempt: u32, final_error: Option<&str>) -> SessionEvent {
+    SessionEvent::AutoRetryEnd {
+        success,
+        attempt,
+        final_error: final_error.map(str::to_string),
     }
-    event
 }
 
 #[cfg(test)]

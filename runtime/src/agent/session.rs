@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::event::{AssistantUpdate, EventSink, SessionEvent};
 use super::events;
 use super::extensions::Extensions;
 use super::extensions::context::SessionContext;
@@ -21,7 +22,6 @@ use super::message::{AgentMessage, js_value};
 use super::model::{Model, ThinkingLevel};
 use super::models::ModelRegistry;
 use super::queue::{Queue, QueueMode, Queued};
-use super::render::UpdateMode;
 use super::session_file::SessionFile;
 use super::system_prompt::PromptOptions;
 use super::todos::{self, TodoPhase};
@@ -29,7 +29,6 @@ use super::tools::{SessionTool, ToolSelection, session_tools};
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
 use crate::resources::Resources;
-use crate::rpc::writer::FrameSink;
 
 /// How steering interacts with tool calls in flight (seed 001's `interruptMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +88,6 @@ pub struct SessionConfig {
     pub resources: Resources,
     /// How long a finished todo list stays before it is cleared.
     pub todo_clear_delay: std::time::Duration,
-    /// Whether pi 0.16's events are sent too (`--legacy-events`).
-    pub legacy_events: bool,
 }
 
 /// The conversation state.
@@ -192,8 +189,8 @@ impl State {
 pub struct Shared {
     /// The plugins.
     pub host: Arc<PluginHost>,
-    /// Where frames go.
-    pub out: FrameSink,
+    /// Where events go (the front-end).
+    pub events: Arc<dyn EventSink>,
     /// Host-defined tools' bridge.
     pub bridge: Arc<HostToolBridge>,
     /// Models and keys.
@@ -212,32 +209,11 @@ pub struct Shared {
     pub ui: UiBridge,
     /// How long a finished todo list stays before it is cleared.
     pub todo_clear_delay: std::time::Duration,
-    /// Whether pi 0.16's events are sent too (`bash_end`, `compaction`, `error`).
-    pub legacy_events: std::sync::atomic::AtomicBool,
     resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
-    filter: Mutex<EventFilter>,
     idle: watch::Sender<bool>,
     /// False while a compaction runs.
     not_compacting: watch::Sender<bool>,
-}
-
-/// Which session events reach the host (`set_event_filter`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EventFilter {
-    /// The event types let through; all when `None`.
-    pub events: Option<Vec<String>>,
-    /// How `message_update` frames are written.
-    pub updates: UpdateMode,
-}
-
-impl EventFilter {
-    /// True when events of `kind` go out.
-    pub fn allows(&self, kind: &str) -> bool {
-        self.events
-            .as_ref()
-            .is_none_or(|events| events.iter().any(|e| e == kind))
-    }
 }
 
 impl Shared {
@@ -248,36 +224,22 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Sends a session event, unless the event filter holds it back.
-    pub fn emit(&self, frame: &Value) {
-        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
-        if self.filter().allows(kind) {
-            self.out.send(frame);
-        }
-        self.extensions.observe(frame);
-    }
-
-    /// Sends a rendered `message_update` frame, waiting while the writer is behind.
-    pub async fn emit_update(&self, frame: Vec<u8>) {
-        if self.extensions.wants("message_update")
-            && let Ok(value) = serde_json::from_slice::<Value>(&frame)
-        {
-            self.extensions.observe(&value);
-        }
-        if self.filter().allows("message_update") {
-            self.out.send_streaming(frame).await;
+    /// Sends a session event to the front-end, then to the extensions that observe it.
+    pub fn emit(&self, event: &SessionEvent) {
+        self.events.emit(event);
+        if event.observable() {
+            self.extensions.observe(event.kind(), || {
+                serde_json::to_value(event).unwrap_or(Value::Null)
+            });
         }
     }
 
-    /// How `message_update` frames are rendered.
-    pub fn update_mode(&self) -> UpdateMode {
-        self.filter().updates
-    }
-
-    fn filter(&self) -> MutexGuard<'_, EventFilter> {
-        self.filter
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Sends a change of the answer being streamed, waiting while the front-end is behind.
+    pub async fn emit_update(&self, update: &AssistantUpdate<'_>) {
+        self.extensions.observe("message_update", || {
+            serde_json::to_value(update).unwrap_or(Value::Null)
+        });
+        self.events.message_update(update).await;
     }
 
     /// The skills and templates now.
@@ -297,24 +259,6 @@ impl Shared {
             .resources
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
-    }
-
-    /// True when pi 0.16's events are sent too.
-    pub fn legacy_events(&self) -> bool {
-        self.legacy_events
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Sends a pi 0.16 event, when those are asked for.
-    pub fn emit_legacy(&self, frame: &Value) {
-        if self.legacy_events() {
-            self.emit(frame);
-        }
-    }
-
-    /// Replaces the event filter.
-    pub fn set_filter(&self, filter: EventFilter) {
-        *self.filter() = filter;
     }
 
     /// The tools of the session now.
@@ -410,7 +354,7 @@ impl Session {
     /// Creates a session.
     pub fn new(
         host: Arc<PluginHost>,
-        out: FrameSink,
+        events: Arc<dyn EventSink>,
         models: ModelRegistry,
         config: SessionConfig,
     ) -> Session {
@@ -482,18 +426,17 @@ impl Session {
             state.record_thinking();
         }
         let (idle, _) = watch::channel(true);
-        let bridge = Arc::new(HostToolBridge::new(out.clone()));
-        let extensions = Arc::new(Extensions::new(host.clone(), out.clone()));
+        let bridge = Arc::new(HostToolBridge::new(events.clone()));
+        let extensions = Arc::new(Extensions::new(host.clone(), events.clone()));
         host.grant_read_dirs(config.resources.skill_dirs());
         let session = Session {
             shared: Arc::new(Shared {
-                ui: UiBridge::new(out.clone()),
+                ui: UiBridge::new(events.clone()),
                 resources: Mutex::new(Arc::new(config.resources)),
                 todo_clear_delay: config.todo_clear_delay,
-                legacy_events: config.legacy_events.into(),
                 extensions,
                 host,
-                out,
+                events,
                 bridge,
                 models,
                 sessions_dir: config.sessions_dir,
@@ -501,7 +444,6 @@ impl Session {
                 prompt: config.prompt,
                 bash: Default::default(),
                 state: Mutex::new(state),
-                filter: Mutex::new(EventFilter::default()),
                 idle,
                 not_compacting: watch::channel(true).0,
             }),
@@ -1060,11 +1002,10 @@ impl Session {
 
     /// Tells the extensions a switch happened (`session_switch`).
     fn after_switch(&self, reason: &str, previous: Option<String>) {
-        self.shared.extensions.observe(&json!({
-            "type": "session_switch",
-            "reason": reason,
-            "previousSessionFile": previous,
-        }));
+        self.shared.emit(&SessionEvent::SessionSwitch {
+            reason: reason.to_string(),
+            previous_session_file: previous,
+        });
     }
 
     /// Makes `store` the session: its context becomes the conversation.
@@ -1137,10 +1078,9 @@ impl Session {
         }
         let previous = self.session_file();
         let forked = self.fork_now(entry_id)?;
-        self.shared.extensions.observe(&json!({
-            "type": "session_fork",
-            "previousSessionFile": previous,
-        }));
+        self.shared.emit(&SessionEvent::SessionFork {
+            previous_session_file: previous,
+        });
         Ok(forked)
     }
 
@@ -1178,10 +1118,9 @@ impl Session {
             let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
             self.replace_store(&mut state, cloned);
         }
-        self.shared.extensions.observe(&json!({
-            "type": "session_fork",
-            "previousSessionFile": previous,
-        }));
+        self.shared.emit(&SessionEvent::SessionFork {
+            previous_session_file: previous,
+        });
         Ok(json!({"cancelled": false}))
     }
 
@@ -1258,8 +1197,9 @@ impl Session {
     pub async fn bash(&self, command: &str) -> Result<Value, String> {
         let result = self.shared.bash.run(command, &self.shared.cwd).await?;
         let record = AgentMessage::BashExecution(result.message(command));
-        self.shared
-            .emit_legacy(&json!({"type": "bash_end", "message": record}));
+        self.shared.emit(&SessionEvent::BashEnd {
+            message: record.clone(),
+        });
         {
             let mut state = self.shared.state();
             if state.streaming {
@@ -1325,7 +1265,7 @@ pub fn set_todo_list(shared: &Arc<Shared>, phases: Vec<TodoPhase>) {
                 state.todos.clear();
                 state.todo_generation += 1;
             }
-            shared.emit(&json!({"type": "todo_auto_clear"}));
+            shared.emit(&SessionEvent::TodoAutoClear);
         });
     }
 }
@@ -1370,7 +1310,9 @@ pub async fn compact(
         )
     };
     shared.begin_compaction();
-    shared.emit(&json!({"type": "compaction_start", "reason": reason}));
+    shared.emit(&SessionEvent::CompactionStart {
+        reason: reason.to_string(),
+    });
     let previous = match messages.first() {
         Some(AgentMessage::CompactionSummary(summary)) => Some(summary.summary.clone()),
         _ => None,
@@ -1392,7 +1334,7 @@ pub async fn compact(
     let tokens_before = compaction::context_tokens(&messages);
     let fail = |message: String| {
         shared.end_compaction();
-        shared.emit(&json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": false, "errorMessage": message}));
+        shared.emit(&compaction_end(reason, None, false, Some(message.clone())));
         Err(message)
     };
     // An extension may cancel the compaction or supply the summary.
@@ -1409,7 +1351,7 @@ pub async fn compact(
         Err(message) => {
             // A cancellation is an abort, as pi reports it (no error message in the event).
             shared.end_compaction();
-            shared.emit(&json!({"type": "compaction_end", "reason": reason, "aborted": true, "willRetry": false}));
+            shared.emit(&compaction_end(reason, None, true, None));
             return Err(message);
         }
         Ok(supplied) => supplied,
@@ -1423,8 +1365,7 @@ pub async fn compact(
         let context = state.store.context();
         state.load_context(context);
         drop(state);
-        shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
-        emit_legacy_compaction(shared, &result, reason);
+        shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
         return Ok(result);
     }
     let outcome = compaction::summarize(
@@ -1466,18 +1407,24 @@ pub async fn compact(
     let context = state.store.context();
     state.load_context(context);
     drop(state);
-    shared.emit(&json!({"type": "compaction_end", "reason": reason, "result": result, "aborted": false, "willRetry": false}));
-    emit_legacy_compaction(shared, &result, reason);
+    shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
     Ok(result)
 }
 
-/// pi 0.16's `compaction` event: `{summary, tokensBefore, auto?}`.
-fn emit_legacy_compaction(shared: &Shared, result: &Value, reason: &str) {
-    let mut frame = json!({"type": "compaction", "summary": result["summary"], "tokensBefore": result["tokensBefore"]});
-    if reason != "manual" {
-        frame["auto"] = json!(true);
+/// `compaction_end` (a compaction never retries by itself: `willRetry` is the automatic one's).
+fn compaction_end(
+    reason: &str,
+    result: Option<Value>,
+    aborted: bool,
+    error_message: Option<String>,
+) -> SessionEvent {
+    SessionEvent::CompactionEnd {
+        reason: reason.to_string(),
+        result,
+        aborted,
+        will_retry: false,
+        error_message,
     }
-    shared.emit_legacy(&frame);
 }
 
 /// `session_before_compact`: `Err` when an extension cancelled, `Ok(Some(result))` when one

@@ -1,15 +1,15 @@
-//! Assembles an assistant message from a provider's stream events and turns each into pi's
-//! `message_start` / `message_update` frame. The `partial` and `message` snapshots are taken at
-//! the event (pi serializes them later, so its frames can already hold later deltas and leak
-//! in-progress fields such as `index` and `partialJson`; pith's are exact).
+//! Assembles an assistant message from a provider's stream events and turns each into the
+//! `message_start` / `message_update` events of the answer. The snapshots are taken at the event
+//! (pi serializes them later, so its frames can already hold later deltas and leak in-progress
+//! fields such as `index` and `partialJson`; pith's are exact).
 
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::message::{AgentMessage, AssistantBlock, AssistantMessage, Cost, StopReason, Usage};
+use super::event::{UpdateKind, UpdatePayload};
+use super::message::{AssistantBlock, AssistantMessage, Cost, StopReason, Usage};
 use super::model::Model;
-use super::render::{MessageRender, UpdateMode};
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::provider::StreamEvent;
 
@@ -19,9 +19,17 @@ pub enum Produced {
     /// Nothing to emit.
     Nothing,
     /// The stream started: emit `message_start` with this snapshot.
-    Started(Value),
-    /// A content event: emit this `message_update` frame (rendered, with its newline).
-    Update(Vec<u8>),
+    Started(AssistantMessage),
+    /// A content event: emit a `message_update` for the block at `index`
+    /// ([`StreamAssembler::message`] is the answer after it).
+    Update {
+        /// What changed.
+        kind: UpdateKind,
+        /// The block.
+        index: usize,
+        /// What the update carries.
+        payload: UpdatePayload,
+    },
     /// The stream ended (done or error).
     Finished,
 }
@@ -36,13 +44,11 @@ pub struct StreamAssembler {
     partial_json: HashMap<usize, String>,
     started: bool,
     finished: bool,
-    render: MessageRender,
-    mode: UpdateMode,
 }
 
 impl StreamAssembler {
-    /// Starts an empty answer from `model`, rendering updates in `mode`.
-    pub fn new(model: &Model, mode: UpdateMode) -> StreamAssembler {
+    /// Starts an empty answer from `model`.
+    pub fn new(model: &Model) -> StreamAssembler {
         StreamAssembler {
             message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
             model: model.clone(),
@@ -50,8 +56,6 @@ impl StreamAssembler {
             partial_json: HashMap::new(),
             started: false,
             finished: false,
-            render: MessageRender::default(),
-            mode,
         }
     }
 
@@ -83,30 +87,27 @@ impl StreamAssembler {
         self.message
     }
 
-    fn snapshot(&self) -> Value {
-        serde_json::to_value(AgentMessage::Assistant(self.message.clone())).unwrap_or(Value::Null)
-    }
-
     /// Starts the message if the provider skipped `start`; returns the `message_start` snapshot.
-    pub fn ensure_started(&mut self) -> Option<Value> {
+    pub fn ensure_started(&mut self) -> Option<AssistantMessage> {
         if self.started {
             return None;
         }
         self.started = true;
-        Some(self.snapshot())
+        Some(self.message.clone())
     }
 
-    fn update(&mut self, kind: &str, position: usize, extra: Option<(&str, Value)>) -> Vec<u8> {
-        let extra = extra.as_ref().map(|(key, value)| (*key, value));
-        self.render
-            .update_frame(&self.message, kind, position, extra, self.mode)
+    fn update(kind: UpdateKind, index: usize, payload: UpdatePayload) -> Produced {
+        Produced::Update {
+            kind,
+            index,
+            payload,
+        }
     }
 
     fn open(&mut self, index: u32, block: AssistantBlock) -> usize {
         let position = self.message.content.len();
         self.message.content.push(block);
         self.positions.insert(index, position);
-        self.render.block_changed(&self.message, position);
         position
     }
 
@@ -129,12 +130,10 @@ impl StreamAssembler {
             },
             StreamEvent::ResponseId(id) => {
                 self.message.response_id = Some(id);
-                self.render.tail_changed();
                 Produced::Nothing
             }
             StreamEvent::Usage(usage) => {
                 self.message.usage = usage_with_cost(&usage, &self.model);
-                self.render.tail_changed();
                 Produced::Nothing
             }
             StreamEvent::TextStart(start) => {
@@ -145,7 +144,7 @@ impl StreamAssembler {
                         signature: None,
                     },
                 );
-                Produced::Update(self.update("text_start", position, None))
+                Self::update(UpdateKind::TextStart, position, UpdatePayload::None)
             }
             StreamEvent::TextDelta(delta) => {
                 let position = self.position(delta.index, || AssistantBlock::Text {
@@ -157,13 +156,11 @@ impl StreamAssembler {
                 {
                     text.push_str(&delta.delta);
                 }
-                self.render
-                    .text_appended(&self.message, position, &delta.delta);
-                Produced::Update(self.update(
-                    "text_delta",
+                Self::update(
+                    UpdateKind::TextDelta,
                     position,
-                    Some(("delta", json!(delta.delta))),
-                ))
+                    UpdatePayload::Delta(delta.delta),
+                )
             }
             StreamEvent::TextEnd(end) => {
                 let position = self.position(end.index, || AssistantBlock::Text {
@@ -176,16 +173,15 @@ impl StreamAssembler {
                     *text = end.text.clone();
                     *signature = end.signature;
                 }
-                self.render.block_changed(&self.message, position);
-                Produced::Update(self.update(
-                    "text_end",
+                Self::update(
+                    UpdateKind::TextEnd,
                     position,
-                    Some(("content", json!(end.text))),
-                ))
+                    UpdatePayload::Content(end.text),
+                )
             }
             StreamEvent::ThinkingStart(start) => {
                 let position = self.open(start.index, empty_thinking());
-                Produced::Update(self.update("thinking_start", position, None))
+                Self::update(UpdateKind::ThinkingStart, position, UpdatePayload::None)
             }
             StreamEvent::ThinkingDelta(delta) => {
                 let position = self.position(delta.index, empty_thinking);
@@ -194,13 +190,11 @@ impl StreamAssembler {
                 {
                     thinking.push_str(&delta.delta);
                 }
-                self.render
-                    .text_appended(&self.message, position, &delta.delta);
-                Produced::Update(self.update(
-                    "thinking_delta",
+                Self::update(
+                    UpdateKind::ThinkingDelta,
                     position,
-                    Some(("delta", json!(delta.delta))),
-                ))
+                    UpdatePayload::Delta(delta.delta),
+                )
             }
             StreamEvent::ThinkingEnd(end) => {
                 let position = self.position(end.index, empty_thinking);
@@ -212,12 +206,11 @@ impl StreamAssembler {
                         redacted: end.block.redacted,
                     };
                 }
-                self.render.block_changed(&self.message, position);
-                Produced::Update(self.update(
-                    "thinking_end",
+                Self::update(
+                    UpdateKind::ThinkingEnd,
                     position,
-                    Some(("content", json!(content))),
-                ))
+                    UpdatePayload::Content(content),
+                )
             }
             StreamEvent::ToolcallStart(start) => {
                 let block = AssistantBlock::ToolCall {
@@ -228,7 +221,7 @@ impl StreamAssembler {
                 };
                 let position = self.open(start.index, block);
                 self.partial_json.insert(position, String::new());
-                Produced::Update(self.update("toolcall_start", position, None))
+                Self::update(UpdateKind::ToolcallStart, position, UpdatePayload::None)
             }
             StreamEvent::ToolcallDelta(delta) => {
                 let position = self.position(delta.index, || AssistantBlock::ToolCall {
@@ -245,12 +238,11 @@ impl StreamAssembler {
                 {
                     *arguments = parsed;
                 }
-                self.render.block_changed(&self.message, position);
-                Produced::Update(self.update(
-                    "toolcall_delta",
+                Self::update(
+                    UpdateKind::ToolcallDelta,
                     position,
-                    Some(("delta", json!(delta.delta))),
-                ))
+                    UpdatePayload::Delta(delta.delta),
+                )
             }
             StreamEvent::ToolcallEnd(end) => {
                 let position = self.position(end.index, || AssistantBlock::ToolCall {
@@ -267,16 +259,10 @@ impl StreamAssembler {
                     arguments,
                     thought_signature: end.call.thought_signature,
                 };
-                let tool_call = json!(block);
                 if let Some(slot) = self.message.content.get_mut(position) {
                     *slot = block;
                 }
-                self.render.block_changed(&self.message, position);
-                Produced::Update(self.update(
-                    "toolcall_end",
-                    position,
-                    Some(("toolCall", tool_call)),
-                ))
+                Self::update(UpdateKind::ToolcallEnd, position, UpdatePayload::ToolCall)
             }
             StreamEvent::Done(reason) => {
                 self.message.stop_reason = stop_reason(reason);

@@ -144,7 +144,6 @@ pub fn session_config(
             .unwrap_or(2000),
     );
     Ok(SessionConfig {
-        legacy_events: args.legacy_events,
         todo_clear_delay,
         resources,
         cwd,
@@ -289,8 +288,9 @@ pub async fn serve(
     };
     config.resources = Resources::load(config.resources.dirs.clone(), &host).await;
     let (sink, writer) = crate::rpc::writer::spawn(std::io::stdout());
+    let events = Arc::new(crate::rpc::events::RpcEvents::new(sink, args.legacy_events));
     let host = Arc::new(host);
-    let session = Session::new(host.clone(), sink, models, config);
+    let session = Session::new(host.clone(), events.clone(), models, config);
     let reloaded = Arc::downgrade(session.shared());
     let _watching = match watch::watch(host, move |report| {
         if let Some(shared) = reloaded.upgrade() {
@@ -304,5 +304,5 @@ pub async fn serve(
             None
         }
     };
-    crate::rpc::serve(session, tokio::io::stdin(), writer).await
+    crate::rpc::serve(session, events, tokio::io::stdin(), writer).await
 }

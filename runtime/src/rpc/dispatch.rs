@@ -3,15 +3,17 @@
 
 use serde_json::{Map, Value, json};
 
+use super::events::{EventFilter, RpcEvents};
 use super::fields::Fields;
+use super::render::UpdateMode;
 use super::response;
 use crate::agent::host_tools::HostResult;
 use crate::agent::input::Input;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::queue::QueueMode;
-use crate::agent::render::UpdateMode;
-use crate::agent::session::{EventFilter, InterruptMode, Session, StreamingBehavior};
+use crate::agent::session::{InterruptMode, Session, StreamingBehavior};
 use crate::content::Content;
+use std::sync::Arc;
 
 /// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
 /// false when it is a command.
@@ -52,7 +54,7 @@ pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
 }
 
 /// Runs one command and writes its response.
-pub async fn command(session: Session, frame: Map<String, Value>) {
+pub async fn command(session: Session, events: Arc<RpcEvents>, frame: Map<String, Value>) {
     let id = frame.get("id").cloned();
     let Some(kind) = frame
         .get("type")
@@ -69,20 +71,15 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
             "error".into(),
             json!("Unknown command: undefined (the command has no \"type\")"),
         );
-        session.shared().out.send(&Value::Object(out));
+        events.out().send(&Value::Object(out));
         return;
     };
     let respond = |result: Result<Option<Value>, String>| {
         let error = result.as_ref().err().cloned();
-        session
-            .shared()
-            .out
-            .send(&response(id.as_ref(), &kind, result));
+        events.out().send(&response(id.as_ref(), &kind, result));
         // pi 0.16 reported failures as `error` events too.
         if let Some(error) = error {
-            session
-                .shared()
-                .emit_legacy(&json!({"type": "error", "error": error}));
+            events.legacy_error(&error);
         }
     };
     let fields = Fields(&frame);
@@ -246,7 +243,7 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
                 "events": filter.events,
                 "messageUpdates": if filter.updates == UpdateMode::Delta { "delta" } else { "full" },
             });
-            session.shared().set_filter(filter);
+            events.set_filter(filter);
             Some(data)
         })),
         "bash" => match fields.string("command") {
@@ -322,10 +319,7 @@ pub async fn command(session: Session, frame: Map<String, Value>) {
         },
         "set_legacy_events" => match fields.boolean("enabled") {
             Ok(enabled) => {
-                session
-                    .shared()
-                    .legacy_events
-                    .store(enabled, std::sync::atomic::Ordering::Relaxed);
+                events.set_legacy(enabled);
                 respond(Ok(Some(json!({"enabled": enabled}))));
             }
             Err(err) => respond(Err(err)),

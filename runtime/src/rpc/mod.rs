@@ -2,8 +2,10 @@
 //! envelopes. Every response echoes the request's `id`, errors included.
 
 pub mod dispatch;
+pub mod events;
 pub mod fields;
 pub mod framing;
+pub mod render;
 pub mod writer;
 
 use std::process::ExitCode;
@@ -11,8 +13,9 @@ use std::process::ExitCode;
 use serde_json::{Map, Value, json};
 
 use crate::agent::session::Session;
+use events::RpcEvents;
 use framing::{Line, LineReader};
-use writer::FrameSink;
+use std::sync::Arc;
 
 /// A response frame: `{"id"?, "type":"response", "command", "success", "data"? | "error"}`.
 pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
@@ -39,11 +42,15 @@ pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>,
 
 /// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
 /// finish, fails pending host-tool calls, and flushes.
-pub async fn serve<R>(session: Session, input: R, writer: writer::WriterHandle) -> ExitCode
+pub async fn serve<R>(
+    session: Session,
+    events: Arc<RpcEvents>,
+    input: R,
+    writer: writer::WriterHandle,
+) -> ExitCode
 where
     R: tokio::io::AsyncRead + Unpin,
 {
-    let sink = session.shared().out.clone();
     let mut terminations = Terminations::listen();
     let mut reader = LineReader::new(input);
     // Extensions start once frames are read, so a dialog in `session_start` can be answered.
@@ -58,7 +65,7 @@ where
             }
         };
         match line {
-            Ok(Some(line)) => handle_line(&session, &sink, line),
+            Ok(Some(line)) => handle_line(&session, &events, line),
             Ok(None) => {
                 session.host_tools().close();
                 session.shared().ui.cancel_all();
@@ -74,7 +81,7 @@ where
             }
         }
     }
-    drop(sink);
+    drop(events);
     drop(session);
     writer.finished().await;
     ExitCode::SUCCESS
@@ -113,24 +120,23 @@ impl Terminations {
     }
 }
 
-fn parse_error(session: &Session, sink: &FrameSink, message: String) {
+fn parse_error(events: &RpcEvents, message: String) {
     let error = format!("Failed to parse command: {message}");
-    sink.send(&response(None, "parse", Err(error.clone())));
-    session
-        .shared()
-        .emit_legacy(&json!({"type": "error", "error": error}));
+    events
+        .out()
+        .send(&response(None, "parse", Err(error.clone())));
+    events.legacy_error(&error);
 }
 
-fn handle_line(session: &Session, sink: &FrameSink, line: Line) {
+fn handle_line(session: &Session, events: &Arc<RpcEvents>, line: Line) {
     let text = match line {
         Line::Text(text) => text,
         Line::InvalidUtf8 => {
-            return parse_error(session, sink, "the line is not valid UTF-8".into());
+            return parse_error(events, "the line is not valid UTF-8".into());
         }
         Line::TooLong(len) => {
             return parse_error(
-                session,
-                sink,
+                events,
                 format!(
                     "the line is {len} bytes, over the {} byte limit",
                     framing::MAX_LINE
@@ -139,21 +145,20 @@ fn handle_line(session: &Session, sink: &FrameSink, line: Line) {
         }
     };
     if text.trim().is_empty() {
-        return parse_error(session, sink, "empty line".into());
+        return parse_error(events, "empty line".into());
     }
     let value: Value = match serde_json::from_str(&text) {
         Ok(value) => value,
-        Err(err) => return parse_error(session, sink, err.to_string()),
+        Err(err) => return parse_error(events, err.to_string()),
     };
     let Value::Object(frame) = value else {
         return parse_error(
-            session,
-            sink,
+            events,
             format!("expected a JSON object, got {}", fields::kind(&value)),
         );
     };
     if dispatch::side_channel(session, &frame) {
         return;
     }
-    tokio::spawn(dispatch::command(session.clone(), frame));
+    tokio::spawn(dispatch::command(session.clone(), events.clone(), frame));
 }

@@ -9,9 +9,10 @@ pub mod ui;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::agent::event::{EventSink, SessionEvent};
 use crate::content::ToolOutput;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension::{
@@ -23,7 +24,6 @@ use crate::plugin_host::manifest::Kind;
 use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::resources::ExtensionMeta;
 use crate::plugin_host::tool::ToolSpec;
-use crate::rpc::writer::FrameSink;
 
 /// The WIT event and result types, for the session's hook points.
 pub use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension as hooks;
@@ -58,7 +58,7 @@ impl HookOutcome {
 /// The extensions of a session.
 pub struct Extensions {
     host: Arc<PluginHost>,
-    out: FrameSink,
+    out: Arc<dyn EventSink>,
     context: OnceLock<Arc<dyn ExtensionContext>>,
     slots: Mutex<Arc<Vec<Arc<Slot>>>>,
     observed: mpsc::UnboundedSender<(String, Value)>,
@@ -68,7 +68,7 @@ pub struct Extensions {
 impl Extensions {
     /// The extensions of `host`'s plugin set, reporting errors to `out`; inert until
     /// [`Extensions::attach`].
-    pub fn new(host: Arc<PluginHost>, out: FrameSink) -> Extensions {
+    pub fn new(host: Arc<PluginHost>, out: Arc<dyn EventSink>) -> Extensions {
         let (observed, observer) = mpsc::unbounded_channel();
         Extensions {
             host,
@@ -172,11 +172,11 @@ impl Extensions {
         self.slots().iter().any(|s| s.meta.wants(kind))
     }
 
-    /// Queues an event for the extensions that observe it (they see it after the host does).
-    pub fn observe(&self, frame: &Value) {
-        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+    /// Queues an event (its pi JSON, made only when someone listens) for the extensions that
+    /// observe it; they see it after the front-end does.
+    pub fn observe(&self, kind: &str, json: impl FnOnce() -> Value) {
         if !kind.is_empty() && self.wants(kind) {
-            let _ = self.observed.send((kind.to_string(), frame.clone()));
+            let _ = self.observed.send((kind.to_string(), json()));
         }
     }
 
@@ -272,13 +272,12 @@ impl Extensions {
         self.error(&format!("command:{name}"), "command", &error);
     }
 
-    /// Sends `extension_error`.
+    /// Reports an extension's failure (`extension_error`).
     pub fn error(&self, path: &str, event: &str, error: &str) {
-        self.out.send(&json!({
-            "type": "extension_error",
-            "extensionPath": path,
-            "event": event,
-            "error": error,
-        }));
+        self.out.emit(&SessionEvent::ExtensionError {
+            extension_path: path.to_string(),
+            event: event.to_string(),
+            error: error.to_string(),
+        });
     }
 }

@@ -1,31 +1,32 @@
-//! Extension UI over RPC: dialogs become `extension_ui_request` frames with a fresh id and wait
-//! for the host's `extension_ui_response` (or their timeout, which resolves the default and
-//! sends a `cancel` frame so the host can close the dialog); the other methods are
-//! fire-and-forget frames. Unknown and late response ids are ignored.
+//! Extension UI: dialogs are sent to the front-end as [`SessionEvent::UiRequest`] with a fresh
+//! id and wait for its answer (or their timeout, which resolves the default and sends
+//! [`SessionEvent::UiCancel`] so the host can close the dialog); the other methods are
+//! fire-and-forget. Unknown and late answer ids are ignored.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+use std::sync::Arc;
 use tokio::sync::oneshot;
 
+use crate::agent::event::{EventSink, SessionEvent};
 use crate::plugin_host::imports::ui::{UiAnswer, UiRequest};
-use crate::rpc::writer::FrameSink;
 
 /// The environment variable that lets `setTitle` frames out (seed 001: `1`, `true`, `yes`, `on`).
 pub const EMIT_TITLE_ENV: &str = "PI_RPC_EMIT_TITLE";
 
 /// The dialogs waiting for the host.
 pub struct UiBridge {
-    out: FrameSink,
+    out: Arc<dyn EventSink>,
     pending: Mutex<HashMap<String, oneshot::Sender<UiAnswer>>>,
     emit_title: bool,
 }
 
 impl UiBridge {
-    /// A bridge writing to `out`.
-    pub fn new(out: FrameSink) -> UiBridge {
+    /// A bridge sending its requests to `out`.
+    pub fn new(out: Arc<dyn EventSink>) -> UiBridge {
         let emit_title = std::env::var(EMIT_TITLE_ENV).is_ok_and(|v| {
             matches!(
                 v.trim().to_ascii_lowercase().as_str(),
@@ -51,14 +52,19 @@ impl UiBridge {
             return UiAnswer::Cancelled;
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let (frame, timeout) = frame(&id, &request);
-        if !is_dialog(&request) {
-            self.out.send(&frame);
+        let timeout = request.timeout_ms();
+        let dialog = is_dialog(&request);
+        let event = SessionEvent::UiRequest {
+            id: id.clone(),
+            request,
+        };
+        if !dialog {
+            self.out.emit(&event);
             return UiAnswer::Cancelled;
         }
         let (answer, answered) = oneshot::channel();
         self.pending().insert(id.clone(), answer);
-        self.out.send(&frame);
+        self.out.emit(&event);
         let outcome = match timeout.filter(|ms| *ms > 0) {
             Some(ms) => tokio::time::timeout(Duration::from_millis(ms.into()), answered)
                 .await
@@ -70,12 +76,10 @@ impl UiBridge {
             // Timed out (or the bridge went away): the default, and tell the host.
             _ => {
                 self.pending().remove(&id);
-                self.out.send(&json!({
-                    "type": "extension_ui_request",
-                    "id": uuid::Uuid::new_v4().to_string(),
-                    "method": "cancel",
-                    "targetId": id,
-                }));
+                self.out.emit(&SessionEvent::UiCancel {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    target_id: id,
+                });
                 UiAnswer::Cancelled
             }
         }
@@ -120,96 +124,4 @@ fn is_dialog(request: &UiRequest) -> bool {
             | UiRequest::Input { .. }
             | UiRequest::Editor { .. }
     )
-}
-
-/// The request's frame in pi's key order (absent fields left out) and its timeout.
-fn frame(id: &str, request: &UiRequest) -> (Value, Option<u32>) {
-    let mut frame = Map::new();
-    frame.insert("type".into(), json!("extension_ui_request"));
-    frame.insert("id".into(), json!(id));
-    let mut put = |key: &str, value: Value| {
-        frame.insert(key.into(), value);
-    };
-    let mut timeout = None;
-    match request {
-        UiRequest::Select {
-            title,
-            options,
-            timeout_ms,
-        } => {
-            put("method", json!("select"));
-            put("title", json!(title));
-            put("options", json!(options));
-            timeout = *timeout_ms;
-        }
-        UiRequest::Confirm {
-            title,
-            message,
-            timeout_ms,
-        } => {
-            put("method", json!("confirm"));
-            put("title", json!(title));
-            put("message", json!(message));
-            timeout = *timeout_ms;
-        }
-        UiRequest::Input {
-            title,
-            placeholder,
-            timeout_ms,
-        } => {
-            put("method", json!("input"));
-            put("title", json!(title));
-            if let Some(placeholder) = placeholder {
-                put("placeholder", json!(placeholder));
-            }
-            timeout = *timeout_ms;
-        }
-        UiRequest::Editor { title, prefill } => {
-            put("method", json!("editor"));
-            put("title", json!(title));
-            if let Some(prefill) = prefill {
-                put("prefill", json!(prefill));
-            }
-        }
-        UiRequest::Notify { message, kind } => {
-            put("method", json!("notify"));
-            put("message", json!(message));
-            if let Some(kind) = kind {
-                put("notifyType", json!(kind));
-            }
-        }
-        UiRequest::SetStatus { key, text } => {
-            put("method", json!("setStatus"));
-            put("statusKey", json!(key));
-            if let Some(text) = text {
-                put("statusText", json!(text));
-            }
-        }
-        UiRequest::SetWidget {
-            key,
-            lines,
-            placement,
-        } => {
-            put("method", json!("setWidget"));
-            put("widgetKey", json!(key));
-            if let Some(lines) = lines {
-                put("widgetLines", json!(lines));
-            }
-            if let Some(placement) = placement {
-                put("widgetPlacement", json!(placement));
-            }
-        }
-        UiRequest::SetTitle { title } => {
-            put("method", json!("setTitle"));
-            put("title", json!(title));
-        }
-        UiRequest::SetEditorText { text } => {
-            put("method", json!("set_editor_text"));
-            put("text", json!(text));
-        }
-    }
-    if let Some(ms) = timeout.filter(|ms| *ms > 0) {
-        frame.insert("timeout".into(), json!(ms));
-    }
-    (Value::Object(frame), timeout)
 }

@@ -63,6 +63,19 @@ pub enum UiRequest {
     SetEditorText { text: String },
 }
 
+impl UiRequest {
+    /// How long a dialog waits for its answer (`None` or 0: no limit; only select, confirm and
+    /// input have one).
+    pub fn timeout_ms(&self) -> Option<u32> {
+        match self {
+            UiRequest::Select { timeout_ms, .. }
+            | UiRequest::Confirm { timeout_ms, .. }
+            | UiRequest::Input { timeout_ms, .. } => *timeout_ms,
+            _ => None,
+        }
+    }
+}
+
 /// The answer to a dialog.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UiAnswer {

@@ -7,7 +7,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::message::{AssistantBlock, AssistantMessage, StopReason, Usage};
+use crate::agent::event::{AssistantUpdate, UpdatePayload};
+use crate::agent::message::{AssistantBlock, AssistantMessage, StopReason, Usage};
 
 /// How `message_update` frames are written (`set_event_filter`'s `messageUpdates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,6 +117,36 @@ impl MessageRender {
         }
         out.extend_from_slice(b"],");
         out.extend_from_slice(tail.as_bytes());
+    }
+
+    /// Takes one update of the answer (every update, in order, whether or not it is written)
+    /// and renders its frame in `mode`.
+    pub fn render(&mut self, update: &AssistantUpdate<'_>, mode: UpdateMode) -> Vec<u8> {
+        // Usage and the response id change without an update of their own.
+        self.tail_changed();
+        match update.payload {
+            UpdatePayload::Delta(delta) if update.kind.appends_text() => {
+                self.text_appended(update.message, update.content_index, delta)
+            }
+            _ => self.block_changed(update.message, update.content_index),
+        }
+        let extra: Option<(&str, Value)> = match update.payload {
+            UpdatePayload::None => None,
+            UpdatePayload::Delta(delta) => Some(("delta", Value::String(delta.clone()))),
+            UpdatePayload::Content(content) => Some(("content", Value::String(content.clone()))),
+            UpdatePayload::ToolCall => update
+                .tool_call()
+                .and_then(|block| serde_json::to_value(block).ok())
+                .map(|block| ("toolCall", block)),
+        };
+        let extra = extra.as_ref().map(|(key, value)| (*key, value));
+        self.update_frame(
+            update.message,
+            update.kind.as_str(),
+            update.content_index,
+            extra,
+            mode,
+        )
     }
 
     /// Renders a `message_update` frame (with its trailing newline).

@@ -1,0 +1,249 @@
+//! The RPC mode's event sink: renders the engine's [`SessionEvent`]s as pi's JSONL frames, in
+//! pi's key order, onto the single stdout writer. It owns what is a matter of the protocol and
+//! not of the session: the host's event filter (`set_event_filter`), how `message_update` frames
+//! are written (full snapshots or lean), pi 0.16's legacy events, and the frames of extension
+//! dialogs and host tools.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::{Map, Value, json};
+
+use super::render::{MessageRender, UpdateMode};
+use super::writer::FrameSink;
+use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
+use crate::agent::message::AgentMessage;
+use crate::plugin_host::imports::ui::UiRequest;
+
+/// Which session events reach the host (`set_event_filter`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFilter {
+    /// The event types let through; all when `None`.
+    pub events: Option<Vec<String>>,
+    /// How `message_update` frames are written.
+    pub updates: UpdateMode,
+}
+
+impl EventFilter {
+    /// True when events of `kind` go out.
+    pub fn allows(&self, kind: &str) -> bool {
+        self.events
+            .as_ref()
+            .is_none_or(|events| events.iter().any(|e| e == kind))
+    }
+}
+
+/// The answer being streamed: its cached JSON and the mode chosen when it started.
+#[derive(Default)]
+struct Streamed {
+    render: MessageRender,
+    mode: UpdateMode,
+}
+
+/// Renders session events as frames on stdout.
+pub struct RpcEvents {
+    out: FrameSink,
+    filter: Mutex<EventFilter>,
+    legacy: AtomicBool,
+    streamed: Mutex<Streamed>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl RpcEvents {
+    /// A sink writing to `out`; `legacy` sends pi 0.16's events too.
+    pub fn new(out: FrameSink, legacy: bool) -> RpcEvents {
+        RpcEvents {
+            out,
+            filter: Mutex::new(EventFilter::default()),
+            legacy: AtomicBool::new(legacy),
+            streamed: Mutex::new(Streamed::default()),
+        }
+    }
+
+    /// The frame writer (responses go through it too, so they keep their place among events).
+    pub fn out(&self) -> &FrameSink {
+        &self.out
+    }
+
+    /// Replaces the event filter.
+    pub fn set_filter(&self, filter: EventFilter) {
+        *lock(&self.filter) = filter;
+    }
+
+    /// True when pi 0.16's events are sent too.
+    pub fn legacy(&self) -> bool {
+        self.legacy.load(Ordering::Relaxed)
+    }
+
+    /// Turns pi 0.16's events on or off.
+    pub fn set_legacy(&self, enabled: bool) {
+        self.legacy.store(enabled, Ordering::Relaxed);
+    }
+
+    /// pi 0.16's `error` event for a failed command, when legacy events are on.
+    pub fn legacy_error(&self, error: &str) {
+        if self.legacy() {
+            self.filtered(&json!({"type": "error", "error": error}));
+        }
+    }
+
+    fn allows(&self, kind: &str) -> bool {
+        lock(&self.filter).allows(kind)
+    }
+
+    /// Writes `frame` unless the filter holds its type back.
+    fn filtered(&self, frame: &Value) {
+        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+        if self.allows(kind) {
+            self.out.send(frame);
+        }
+    }
+
+    fn serialized(event: &SessionEvent) -> Value {
+        serde_json::to_value(event).unwrap_or(Value::Null)
+    }
+}
+
+impl EventSink for RpcEvents {
+    fn emit(&self, event: &SessionEvent) {
+        match event {
+            SessionEvent::SessionSwitch { .. } | SessionEvent::SessionFork { .. } => {}
+            SessionEvent::UiCancel { id, target_id } => self.out.send(&json!({
+                "type": "extension_ui_request",
+                "id": id,
+                "method": "cancel",
+                "targetId": target_id,
+            })),
+            SessionEvent::ExtensionError { .. }
+            | SessionEvent::HostToolCall { .. }
+            | SessionEvent::HostToolCancel { .. } => self.out.send(&Self::serialized(event)),
+            SessionEvent::UiRequest { id, request } => self.out.send(&ui_frame(id, request)),
+            SessionEvent::BashEnd { .. } => {
+                if self.legacy() {
+                    self.filtered(&Self::serialized(event));
+                }
+            }
+            SessionEvent::MessageStart {
+                message: AgentMessage::Assistant(_),
+            } => {
+                let mode = lock(&self.filter).updates;
+                *lock(&self.streamed) = Streamed {
+                    render: MessageRender::default(),
+                    mode,
+                };
+                self.filtered(&Self::serialized(event));
+            }
+            SessionEvent::CompactionEnd {
+                reason,
+                result: Some(result),
+                ..
+            } => {
+                self.filtered(&Self::serialized(event));
+                if self.legacy() {
+                    // pi 0.16's `compaction`: {summary, tokensBefore, auto?}.
+                    let mut frame = json!({"type": "compaction", "summary": result["summary"], "tokensBefore": result["tokensBefore"]});
+                    if reason != "manual" {
+                        frame["auto"] = json!(true);
+                    }
+                    self.filtered(&frame);
+                }
+            }
+            _ => self.filtered(&Self::serialized(event)),
+        }
+    }
+
+    fn message_update<'a>(&'a self, update: &AssistantUpdate<'_>) -> SinkFuture<'a> {
+        let line = {
+            let mut streamed = lock(&self.streamed);
+            let mode = streamed.mode;
+            streamed.render.render(update, mode)
+        };
+        if !self.allows("message_update") {
+            return Box::pin(std::future::ready(()));
+        }
+        Box::pin(self.out.send_streaming(line))
+    }
+}
+
+/// An `extension_ui_request` frame in pi's key order (absent fields left out).
+fn ui_frame(id: &str, request: &UiRequest) -> Value {
+    let mut frame = Map::new();
+    frame.insert("type".into(), json!("extension_ui_request"));
+    frame.insert("id".into(), json!(id));
+    let mut put = |key: &str, value: Value| {
+        frame.insert(key.into(), value);
+    };
+    match request {
+        UiRequest::Select { title, options, .. } => {
+            put("method", json!("select"));
+            put("title", json!(title));
+            put("options", json!(options));
+        }
+        UiRequest::Confirm { title, message, .. } => {
+            put("method", json!("confirm"));
+            put("title", json!(title));
+            put("message", json!(message));
+        }
+        UiRequest::Input {
+            title, placeholder, ..
+        } => {
+            put("method", json!("input"));
+            put("title", json!(title));
+            if let Some(placeholder) = placeholder {
+                put("placeholder", json!(placeholder));
+            }
+        }
+        UiRequest::Editor { title, prefill } => {
+            put("method", json!("editor"));
+            put("title", json!(title));
+            if let Some(prefill) = prefill {
+                put("prefill", json!(prefill));
+            }
+        }
+        UiRequest::Notify { message, kind } => {
+            put("method", json!("notify"));
+            put("message", json!(message));
+            if let Some(kind) = kind {
+                put("notifyType", json!(kind));
+            }
+        }
+        UiRequest::SetStatus { key, text } => {
+            put("method", json!("setStatus"));
+            put("statusKey", json!(key));
+            if let Some(text) = text {
+                put("statusText", json!(text));
+            }
+        }
+        UiRequest::SetWidget {
+            key,
+            lines,
+            placement,
+        } => {
+            put("method", json!("setWidget"));
+            put("widgetKey", json!(key));
+            if let Some(lines) = lines {
+                put("widgetLines", json!(lines));
+            }
+            if let Some(placement) = placement {
+                put("widgetPlacement", json!(placement));
+            }
+        }
+        UiRequest::SetTitle { title } => {
+            put("method", json!("setTitle"));
+            put("title", json!(title));
+        }
+        UiRequest::SetEditorText { text } => {
+            put("method", json!("set_editor_text"));
+            put("text", json!(text));
+        }
+    }
+    if let Some(ms) = request.timeout_ms().filter(|ms| *ms > 0) {
+        frame.insert("timeout".into(), json!(ms));
+    }
+    Value::Object(frame)
+}

@@ -1,0 +1,134 @@
+//! The engine without a transport: a session built through the library and driven through its
+//! Rust API, with its events collected in memory by a sink of the test's own — no RPC mode, no
+//! frames, no pipes — runs a prompt, a real tool call (the first-party `read` component) and the
+//! answer after it.
+
+use std::sync::{Arc, Mutex};
+
+use pith::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
+use pith::agent::models::ModelRegistry;
+use pith::agent::session::Session;
+use pith::agent_dir::AgentDir;
+use pith::cli::Args;
+use pith::plugin_host::{HostOptions, PluginHost};
+use pith::settings::Settings;
+use serde_json::json;
+
+/// Keeps what the engine said.
+#[derive(Default)]
+struct Collected {
+    kinds: Mutex<Vec<String>>,
+    deltas: Mutex<String>,
+}
+
+impl EventSink for Collected {
+    fn emit(&self, event: &SessionEvent) {
+        self.kinds.lock().unwrap().push(event.kind().to_string());
+    }
+
+    fn message_update<'a>(&'a self, update: &AssistantUpdate<'_>) -> SinkFuture<'a> {
+        if let pith::agent::event::UpdatePayload::Delta(delta) = update.payload
+            && update.kind.appends_text()
+        {
+            self.deltas.lock().unwrap().push_str(delta);
+        }
+        Box::pin(std::future::ready(()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "hello from the workspace").unwrap();
+    let script = json!([
+        {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"text": "I see notes.txt", "chunks": 3}
+    ]);
+    let settings = Settings::from_value(json!({
+        "plugins": {"faux": {"config": {"PITH_FAUX_SCRIPT": script.to_string()}}}
+    }));
+    let (host, errors) = PluginHost::load(HostOptions {
+        workspace: work.clone(),
+        plugin_dirs: Vec::new(),
+        cache_dir: Some(crate::support::shared_cache()),
+        settings: settings.clone(),
+        embedded: true,
+        plugin_files: Vec::new(),
+        no_extensions: true,
+    })
+    .await
+    .unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut models = ModelRegistry::from_host(&host);
+    let args = Args::parse(
+        [
+            "--provider",
+            "faux",
+            "--model",
+            "faux-model",
+            "--no-session",
+        ]
+        .map(String::from),
+    )
+    .unwrap();
+    let agent_dir = AgentDir::at(dir.path().join("agent"));
+    let config =
+        pith::commands::rpc::session_config(&args, &settings, &mut models, work, &agent_dir)
+            .unwrap();
+    let sink = Arc::new(Collected::default());
+    let session = Session::new(Arc::new(host), sink.clone(), models, config);
+
+    session
+        .prompt("what is here?", Vec::new(), None)
+        .unwrap()
+        .expect("a run")
+        .start();
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while !sink
+            .kinds
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|k| k == "agent_settled")
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the run settles");
+
+    let kinds = sink.kinds.lock().unwrap().clone();
+    let expected = [
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+    ];
+    assert_eq!(kinds, expected);
+    assert_eq!(*sink.deltas.lock().unwrap(), "I see notes.txt");
+    let messages = session.messages_json();
+    let tool_result = &messages["messages"][2];
+    assert_eq!(tool_result["role"], "toolResult");
+    assert!(
+        tool_result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the workspace"),
+        "{tool_result}"
+    );
+}

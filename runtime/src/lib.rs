@@ -10,6 +10,8 @@ pub mod agent_dir;
 pub mod cli;
 pub mod commands;
 pub mod content;
+pub mod js;
+pub mod model;
 pub mod plugin_host;
 pub mod resources;
 pub mod rpc;

@@ -4,13 +4,9 @@
 //! Only the parts pith reads live here as typed accessors; the rest is kept as JSON so that
 //! writing a setting back never drops keys pith does not know (pi's keys included).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_json::Value;
-
-use crate::plugin_host::grants::Grant;
 
 /// The merged settings and where they came from.
 #[derive(Debug, Clone, Default)]
@@ -18,18 +14,6 @@ pub struct Settings {
     merged: Value,
     /// Files that could not be read or parsed, with the reason; reported, never fatal.
     pub problems: Vec<String>,
-}
-
-/// What the settings say about one plugin (`plugins.<id>`).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct PluginSettings {
-    /// False disables the plugin.
-    pub enabled: Option<bool>,
-    /// The capabilities the user grants it.
-    pub grant: Option<Grant>,
-    /// Config values it may read (only the granted keys).
-    pub config: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -65,15 +49,6 @@ impl Settings {
     /// The raw merged value at a top-level key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.merged.get(key)
-    }
-
-    /// The settings of the plugin `id`; a malformed entry is reported in `Err`.
-    pub fn plugin(&self, id: &str) -> Result<PluginSettings, String> {
-        match self.merged.get("plugins").and_then(|p| p.get(id)) {
-            None => Ok(PluginSettings::default()),
-            Some(value) => serde_json::from_value(value.clone())
-                .map_err(|err| format!("settings plugins.{id}: {err}")),
-        }
     }
 }
 
@@ -126,9 +101,10 @@ mod tests {
         std::fs::write(&project, r#"{"plugins":{"x":{"config":{"K":"p"}}}}"#).unwrap();
         let settings = Settings::load(&global, Some(&project));
         assert_eq!(settings.get("a"), Some(&json!(1)));
-        let plugin = settings.plugin("x").unwrap();
-        assert_eq!(plugin.enabled, Some(true));
-        assert_eq!(plugin.config.get("K").map(String::as_str), Some("p"));
+        assert_eq!(
+            settings.get("plugins"),
+            Some(&json!({"x": {"enabled": true, "config": {"K": "p"}}}))
+        );
     }
 
     #[test]
@@ -139,12 +115,5 @@ mod tests {
         let settings = Settings::load(&global, None);
         assert_eq!(settings.problems.len(), 1);
         assert!(settings.problems[0].contains("g.json"));
-    }
-
-    #[test]
-    fn malformed_plugin_entry_names_the_plugin() {
-        let settings = Settings::from_value(json!({"plugins": {"x": {"enabled": "yes"}}}));
-        let err = settings.plugin("x").unwrap_err();
-        assert!(err.starts_with("settings plugins.x:"), "{err}");
     }
 }

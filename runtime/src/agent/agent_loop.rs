@@ -58,14 +58,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             }
             overflow_tried = true;
             shared.emit(&events::agent_end(&run_messages));
-            {
-                let mut state = shared.state();
-                if matches!(state.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error)
-                {
-                    state.messages.pop();
-                    state.entry_ids.pop();
-                }
-            }
+            shared.state().drop_failed_answer();
             if auto_compact(&shared, "overflow", true).await {
                 continue;
             }
@@ -104,12 +97,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         let wait = CancellationToken::new();
         {
             let mut state = shared.state();
-            // The failed answer stays out of the context.
-            if matches!(state.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error)
-            {
-                state.messages.pop();
-                state.entry_ids.pop();
-            }
+            state.drop_failed_answer();
             state.retry_wait = Some(wait.clone());
         }
         let cancelled = tokio::select! {

@@ -11,7 +11,7 @@ pub mod extensions;
 pub mod host_tools;
 pub mod input;
 pub mod message;
-pub mod model;
+pub use crate::model;
 pub mod models;
 pub mod plugins;
 pub mod queue;

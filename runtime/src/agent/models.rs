@@ -214,6 +214,14 @@ impl ModelRegistry {
             .collect()
     }
 
+    /// The model `provider`/`id`, when it is available (its provider has a key).
+    pub fn find_available(&self, provider: &str, id: &str) -> Option<Model> {
+        self.models
+            .iter()
+            .find(|m| m.is(provider, id) && self.has_key(&m.provider))
+            .cloned()
+    }
+
     /// The model `provider`/`id`, among all.
     pub fn find(&self, provider: &str, id: &str) -> Option<Model> {
         self.models.iter().find(|m| m.is(provider, id)).cloned()

@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 
 use super::event::SessionEvent;
 use super::session::Session;
-use crate::commands::plugins::describe;
 use crate::plugin_host::reload::ReloadReport;
 
 impl Session {
@@ -38,7 +37,7 @@ impl Session {
             .host
             .plugins()
             .iter()
-            .map(|p| describe(p))
+            .map(|p| p.describe())
             .collect();
         json!({ "plugins": plugins })
     }

@@ -2,41 +2,15 @@
 
 use std::process::ExitCode;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::grants::WorkspaceAccess;
-use crate::plugin_host::plugin::Plugin;
-
-/// One plugin as JSON.
-pub fn describe(plugin: &Plugin) -> Value {
-    let caps = &plugin.capabilities;
-    json!({
-        "id": plugin.manifest.id,
-        "version": plugin.manifest.version,
-        "kinds": plugin.manifest.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-        "origin": plugin.origin,
-        "path": plugin.path,
-        "description": plugin.manifest.description,
-        "tools": plugin.meta.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
-        "granted": {
-            "workspace": caps.workspace,
-            "http": caps.http.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-            "config": caps.config,
-            "process": caps.process,
-        },
-        "limits": {
-            "memoryMb": plugin.manifest.limits.memory_bytes >> 20,
-            "deadlineMs": plugin.manifest.limits.deadline_ms,
-            "timeoutMs": plugin.manifest.limits.timeout_ms,
-        },
-    })
-}
 
 /// Prints the list.
 pub fn print(host: &PluginHost, as_json: bool) -> ExitCode {
     if as_json {
-        let list: Vec<Value> = host.plugins().iter().map(|p| describe(p)).collect();
+        let list: Vec<Value> = host.plugins().iter().map(|p| p.describe()).collect();
         println!("{}", Value::Array(list));
         return ExitCode::SUCCESS;
     }

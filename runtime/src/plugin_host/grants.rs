@@ -12,6 +12,7 @@
 //! `http` and `config` take `true` (everything declared) or a list; a granted URL prefix narrower
 //! than a declared one narrows it.
 
+use crate::settings::Settings;
 use serde::{Deserialize, Serialize};
 
 use super::manifest::Requested;
@@ -242,8 +243,46 @@ fn intersect_prefixes(declared: &[UrlPrefix], granted: &[UrlPrefix]) -> Vec<UrlP
     out
 }
 
+/// What the settings say about one plugin (`plugins.<id>`).
+#[derive(Debug, Clone, Default, serde::Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PluginSettings {
+    /// False disables the plugin.
+    pub enabled: Option<bool>,
+    /// The capabilities the user grants it.
+    pub grant: Option<Grant>,
+    /// Config values it may read (only the granted keys).
+    pub config: std::collections::BTreeMap<String, String>,
+}
+
+/// The settings of the plugin `id` (`plugins.<id>`); a malformed entry is reported in `Err`.
+pub fn plugin_settings(settings: &Settings, id: &str) -> Result<PluginSettings, String> {
+    match settings.get("plugins").and_then(|p| p.get(id)) {
+        None => Ok(PluginSettings::default()),
+        Some(value) => serde_json::from_value(value.clone())
+            .map_err(|err| format!("settings plugins.{id}: {err}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn plugin_settings_are_read_and_a_malformed_entry_names_the_plugin() {
+        let settings = Settings::from_value(serde_json::json!({"plugins": {
+            "x": {"enabled": true, "config": {"K": "v"}},
+            "y": {"enabled": "yes"}
+        }}));
+        let x = plugin_settings(&settings, "x").unwrap();
+        assert_eq!(x.enabled, Some(true));
+        assert_eq!(x.config.get("K").map(String::as_str), Some("v"));
+        let err = plugin_settings(&settings, "y").unwrap_err();
+        assert!(err.starts_with("settings plugins.y:"), "{err}");
+        assert_eq!(
+            plugin_settings(&settings, "z").unwrap(),
+            PluginSettings::default()
+        );
+    }
+
     use super::*;
 
     fn url(s: &str) -> reqwest::Url {

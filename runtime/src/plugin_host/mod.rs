@@ -249,8 +249,7 @@ impl PluginHost {
         };
         let manifest = Manifest::parse(&manifest_text)
             .map_err(|err| LoadError::new(&path, format!("bad manifest: {err}")))?;
-        let plugin_settings = settings
-            .plugin(&manifest.id)
+        let plugin_settings = grants::plugin_settings(settings, &manifest.id)
             .map_err(|reason| LoadError::new(&path, reason))?;
         if plugin_settings.enabled == Some(false) {
             return Ok(None);

@@ -149,6 +149,33 @@ pub struct Plugin {
 }
 
 impl Plugin {
+    /// The plugin as `pith plugins --json` and `get_plugins` list it: id, version, kinds, origin,
+    /// path, description, tools, granted capabilities and limits.
+    pub fn describe(&self) -> serde_json::Value {
+        let plugin = self;
+        let caps = &plugin.capabilities;
+        serde_json::json!({
+            "id": plugin.manifest.id,
+            "version": plugin.manifest.version,
+            "kinds": plugin.manifest.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+            "origin": plugin.origin,
+            "path": plugin.path,
+            "description": plugin.manifest.description,
+            "tools": plugin.meta.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+            "granted": {
+                "workspace": caps.workspace,
+                "http": caps.http.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+                "config": caps.config,
+                "process": caps.process,
+            },
+            "limits": {
+                "memoryMb": plugin.manifest.limits.memory_bytes >> 20,
+                "deadlineMs": plugin.manifest.limits.deadline_ms,
+                "timeoutMs": plugin.manifest.limits.timeout_ms,
+            },
+        })
+    }
+
     /// True for first-party plugins.
     pub fn is_first_party(&self) -> bool {
         self.origin == Origin::Embedded

@@ -12,7 +12,7 @@ use super::error::CallError;
 use super::grants::UrlPrefix;
 use super::manifest::Kind;
 use super::plugin::Plugin;
-use crate::agent::model::{Model, ModelCost};
+use crate::model::{Model, ModelCost};
 
 pub use wit::{Request as ProviderRequest, StreamEvent};
 

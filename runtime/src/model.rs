@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::message::js_number;
+use crate::js::js_number;
 
 /// A model (pi's model JSON, key order `id,name,api,provider,baseUrl,reasoning,input,cost,
 /// contextWindow,maxTokens[,headers][,compat]`).

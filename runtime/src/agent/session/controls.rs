@@ -1,0 +1,174 @@
+//! Commands that change how the session runs: the model and thinking level, queue and
+//! interrupt modes, automatic compaction and retry, the session's name.
+
+use super::*;
+
+impl Session {
+    /// Sets the thinking level, clamped; emits `thinking_level_changed` when it changed.
+    pub(super) fn apply_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let (clamped, changed) = {
+            let mut state = self.shared.state();
+            let clamped = match &state.model {
+                Some(model) => level.clamp(model),
+                None => ThinkingLevel::Off,
+            };
+            let changed = state.thinking != clamped;
+            state.thinking = clamped;
+            if changed {
+                state.record_thinking();
+            }
+            (clamped, changed)
+        };
+        if changed {
+            self.shared
+                .emit(&events::thinking_level_changed(clamped.as_str()));
+        }
+        clamped
+    }
+
+    /// `set_model`: an available model by provider and id.
+    pub fn set_model(&self, provider: &str, id: &str) -> Result<Value, String> {
+        let model = self
+            .shared
+            .models
+            .find_available(provider, id)
+            .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
+        let level = {
+            let mut state = self.shared.state();
+            state.model = Some(model.clone());
+            state.record_model();
+            state.thinking
+        };
+        self.apply_thinking(level);
+        Ok(json!(model))
+    }
+
+    /// `cycle_model`: the next model (of the scoped ones whose provider has a key, else of the
+    /// available ones), or `null` when there is at most one.
+    pub fn cycle_model(&self) -> Value {
+        let scoped: Vec<(Model, Option<ThinkingLevel>)> = {
+            let state = self.shared.state();
+            state
+                .scoped_models
+                .iter()
+                .filter(|(m, _)| self.shared.models.has_key(&m.provider))
+                .cloned()
+                .collect()
+        };
+        let is_scoped = !scoped.is_empty();
+        let candidates: Vec<(Model, Option<ThinkingLevel>)> = if is_scoped {
+            scoped
+        } else {
+            self.shared
+                .models
+                .available()
+                .into_iter()
+                .map(|m| (m, None))
+                .collect()
+        };
+        if candidates.len() <= 1 {
+            return Value::Null;
+        }
+        let (current_index, previous_reasoning, level) = {
+            let state = self.shared.state();
+            let index = state
+                .model
+                .as_ref()
+                .and_then(|m| {
+                    candidates
+                        .iter()
+                        .position(|(c, _)| c.is(&m.provider, &m.id))
+                })
+                .unwrap_or(0);
+            (
+                index,
+                state.model.as_ref().is_some_and(|m| m.reasoning),
+                state.thinking,
+            )
+        };
+        let (next, explicit) = candidates[(current_index + 1) % candidates.len()].clone();
+        let wanted = explicit.unwrap_or(if previous_reasoning {
+            level
+        } else {
+            ThinkingLevel::Medium
+        });
+        {
+            let mut state = self.shared.state();
+            state.model = Some(next.clone());
+            state.record_model();
+        }
+        let level = self.apply_thinking(wanted);
+        json!({"model": next, "thinkingLevel": level.as_str(), "isScoped": is_scoped})
+    }
+
+    /// `set_thinking_level`.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        self.apply_thinking(level);
+    }
+
+    /// `cycle_thinking_level`: `{"level"}`, or `null` for a non-reasoning model.
+    pub fn cycle_thinking_level(&self) -> Value {
+        let (available, current) = {
+            let state = self.shared.state();
+            match &state.model {
+                Some(model) if model.reasoning => (ThinkingLevel::available(model), state.thinking),
+                _ => return Value::Null,
+            }
+        };
+        let index = available
+            .iter()
+            .position(|l| *l == current)
+            .map_or(0, |i| (i + 1) % available.len());
+        let level = self.apply_thinking(available[index]);
+        json!({"level": level.as_str()})
+    }
+
+    /// `set_steering_mode`.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.shared.state().steering.mode = mode;
+    }
+
+    /// `set_follow_up_mode`.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.shared.state().follow_up.mode = mode;
+    }
+
+    /// `set_interrupt_mode`.
+    pub fn set_interrupt_mode(&self, mode: InterruptMode) {
+        self.shared.state().interrupt_mode = mode;
+    }
+
+    /// `set_auto_compaction`.
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        self.shared.state().auto_compaction = enabled;
+    }
+
+    /// `set_auto_retry`.
+    pub fn set_auto_retry(&self, enabled: bool) {
+        self.shared.state().auto_retry = enabled;
+    }
+
+    /// `abort_retry`: cancels the wait before a retry, if one is pending.
+    pub fn abort_retry(&self) {
+        if let Some(wait) = self.shared.state().retry_wait.clone() {
+            wait.cancel();
+        }
+    }
+
+    /// `set_session_name`: refuses an empty name; emits `session_info_changed`.
+    pub fn set_session_name(&self, name: &str) -> Result<(), String> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err("Session name cannot be empty".into());
+        }
+        {
+            let mut state = self.shared.state();
+            state.session_name = Some(name.to_string());
+            if let Value::Object(fields) = json!({"name": name}) {
+                state.store.append("session_info", fields);
+            }
+        }
+        self.shared.emit(&events::session_info_changed(name));
+        Ok(())
+    }
+}

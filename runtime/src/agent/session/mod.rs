@@ -1,0 +1,482 @@
+//! The agent session: the conversation state and every command that reads or changes it.
+//!
+//! The state sits behind a short-lived lock; a run is a separate task (see [`super::agent_loop`])
+//! that takes the lock only to read or append, so `get_state`, `steer` or `abort` never wait
+//! behind a streaming answer or a slow tool.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{AssistantUpdate, EventSink, SessionEvent};
+use super::events;
+use super::extensions::Extensions;
+use super::extensions::context::SessionContext;
+use super::extensions::hooks::{BeforeSwitchEvent, Event as HookEvent, SwitchReason};
+use super::extensions::ui::UiBridge;
+use super::host_tools::{HostToolBridge, HostToolDefinition};
+use super::message::{AgentMessage, js_value};
+use super::model::{Model, ThinkingLevel};
+use super::models::ModelRegistry;
+use super::queue::{Queue, QueueMode, Queued};
+use super::session_file::SessionFile;
+use super::system_prompt::PromptOptions;
+use super::todos::{self, TodoPhase};
+use super::tools::{SessionTool, ToolSelection, session_tools};
+use crate::content::Content;
+use crate::plugin_host::PluginHost;
+use crate::resources::Resources;
+
+mod compaction_run;
+mod controls;
+mod queries;
+mod records;
+mod state;
+mod switching;
+mod todo_list;
+
+pub use compaction_run::compact;
+pub use state::{InterruptMode, SessionConfig, State};
+use switching::new_session_file;
+pub use todo_list::set_todo_list;
+
+/// What the run task and the commands share.
+pub struct Shared {
+    /// The plugins.
+    pub host: Arc<PluginHost>,
+    /// Where events go (the front-end).
+    pub events: Arc<dyn EventSink>,
+    /// Host-defined tools' bridge.
+    pub bridge: Arc<HostToolBridge>,
+    /// Models and keys.
+    pub models: ModelRegistry,
+    /// Where new sessions are written; in memory when `None`.
+    pub sessions_dir: Option<PathBuf>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// System prompt options.
+    pub prompt: PromptOptions,
+    /// The running `bash` command.
+    pub bash: super::bash::BashControl,
+    /// The session's extensions.
+    pub extensions: Arc<Extensions>,
+    /// Extension dialogs waiting for the host.
+    pub ui: UiBridge,
+    /// How long a finished todo list stays before it is cleared.
+    pub todo_clear_delay: std::time::Duration,
+    resources: Mutex<Arc<Resources>>,
+    state: Mutex<State>,
+    idle: watch::Sender<bool>,
+    /// False while a compaction runs.
+    not_compacting: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Locks the state (a poisoned lock is recovered: the state stays usable).
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Sends a session event to the front-end, then to the extensions that observe it.
+    pub fn emit(&self, event: &SessionEvent) {
+        self.events.emit(event);
+        if event.observable() {
+            self.extensions.observe(event.kind(), || {
+                serde_json::to_value(event).unwrap_or(Value::Null)
+            });
+        }
+    }
+
+    /// Sends a change of the answer being streamed, waiting while the front-end is behind.
+    pub async fn emit_update(&self, update: &AssistantUpdate<'_>) {
+        self.extensions.observe("message_update", || {
+            serde_json::to_value(update).unwrap_or(Value::Null)
+        });
+        self.events.message_update(update).await;
+    }
+
+    /// The skills and templates now.
+    pub fn resources(&self) -> Arc<Resources> {
+        self.resources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Finds the skills and templates again (after the plugin set changed).
+    pub async fn reload_resources(&self) {
+        let dirs = self.resources().dirs.clone();
+        let fresh = Resources::load(dirs, &self.host).await;
+        self.host.grant_read_dirs(fresh.skill_dirs());
+        *self
+            .resources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
+    }
+
+    /// The tools of the session now.
+    pub fn tools(&self) -> Vec<SessionTool> {
+        let state = self.state();
+        session_tools(
+            &self.host,
+            &state.tools,
+            self.extensions.tools(),
+            &state.host_tools,
+        )
+    }
+
+    /// Emits `queue_update` with the queues' texts.
+    pub fn emit_queue_update(&self) {
+        let (steering, follow_up) = {
+            let state = self.state();
+            (state.steering.texts(), state.follow_up.texts())
+        };
+        self.emit(&events::queue_update(steering, follow_up));
+    }
+
+    /// Marks a compaction under way (prompts wait for it).
+    pub(crate) fn begin_compaction(&self) {
+        self.state().compacting = true;
+        self.not_compacting.send_replace(false);
+    }
+
+    /// Marks the compaction over.
+    pub(crate) fn end_compaction(&self) {
+        self.state().compacting = false;
+        self.not_compacting.send_replace(true);
+    }
+
+    /// Waits until no compaction runs.
+    pub async fn wait_compaction(&self) {
+        let mut done = self.not_compacting.subscribe();
+        let _ = done.wait_for(|done| *done).await;
+    }
+
+    /// Marks the run over for new prompts (before its `agent_end` goes out).
+    pub(crate) fn accept_prompts(&self) {
+        let mut state = self.state();
+        state.streaming = false;
+        state.cancel = None;
+    }
+
+    /// Wakes those waiting for the run to end (`abort` answers after `agent_end`).
+    pub(crate) fn signal_idle(&self) {
+        self.idle.send_replace(true);
+    }
+}
+
+/// The agent session.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+/// A run claimed by `prompt` and not started yet, so that the prompt's response can be written
+/// before the run's first event.
+#[must_use = "a claimed run must be started"]
+pub struct PendingRun {
+    shared: Arc<Shared>,
+    messages: Vec<AgentMessage>,
+    cancel: CancellationToken,
+}
+
+impl PendingRun {
+    /// Starts the run.
+    pub fn start(self) {
+        tokio::spawn(super::agent_loop::run(
+            self.shared,
+            self.messages,
+            self.cancel,
+        ));
+    }
+}
+
+/// `streamingBehavior` of a prompt sent while a run streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamingBehavior {
+    /// Queue as steering.
+    Steer,
+    /// Queue as follow-up.
+    FollowUp,
+}
+
+/// The message when a prompt arrives during a run without `streamingBehavior`.
+pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
+
+impl Session {
+    /// Creates a session.
+    pub fn new(
+        host: Arc<PluginHost>,
+        events: Arc<dyn EventSink>,
+        models: ModelRegistry,
+        config: SessionConfig,
+    ) -> Session {
+        let store = config.session.unwrap_or_else(|| {
+            let (id, path) = new_session_file(config.sessions_dir.as_deref());
+            SessionFile::create(path, &id, &config.cwd, None)
+        });
+        let context = store.context();
+        let resumed = !context.messages.is_empty() || context.thinking_level.is_some();
+        // A resumed session restores its model (unless one was asked for) and thinking level.
+        let mut model = config.model;
+        if resumed
+            && !config.model_explicit
+            && let Some((provider, id)) = &context.model
+            && let Some(saved) = models.find_available(provider, id)
+        {
+            model = Some(saved);
+        }
+        let thinking = match (
+            &model,
+            context
+                .thinking_level
+                .as_deref()
+                .and_then(ThinkingLevel::parse),
+        ) {
+            (Some(model), Some(saved)) if config.thinking.is_none() => saved.clamp(model),
+            (Some(model), _) => config
+                .thinking
+                .unwrap_or(ThinkingLevel::Medium)
+                .clamp(model),
+            (None, _) => ThinkingLevel::Off,
+        };
+        let session_id = store.id().to_string();
+        let session_name = store.name();
+        let mut state = State {
+            messages: Vec::new(),
+            entry_ids: Vec::new(),
+            store,
+            model,
+            thinking,
+            steering: Queue::with_mode(config.steering_mode),
+            follow_up: Queue::with_mode(config.follow_up_mode),
+            interrupt_mode: InterruptMode::Immediate,
+            streaming: false,
+            cancel: None,
+            session_id,
+            session_name,
+            auto_compaction: config.auto_compaction,
+            compaction: config.compaction,
+            tool_output: config.tool_output,
+            compacting: false,
+            auto_retry: config.auto_retry,
+            retry: config.retry,
+            scoped_models: config.scoped_models,
+            retry_wait: None,
+            tools: config.tools,
+            host_tools: Vec::new(),
+            pending_bash: Vec::new(),
+            next_turn: Vec::new(),
+            system_prompt_override: None,
+            todos: Vec::new(),
+            todo_generation: 0,
+            triggered_rules: Default::default(),
+        };
+        if resumed {
+            state.load_context(context);
+        } else {
+            state.record_model();
+            state.record_thinking();
+        }
+        let (idle, _) = watch::channel(true);
+        let bridge = Arc::new(HostToolBridge::new(events.clone()));
+        let extensions = Arc::new(Extensions::new(host.clone(), events.clone()));
+        host.grant_read_dirs(config.resources.skill_dirs());
+        let session = Session {
+            shared: Arc::new(Shared {
+                ui: UiBridge::new(events.clone()),
+                resources: Mutex::new(Arc::new(config.resources)),
+                todo_clear_delay: config.todo_clear_delay,
+                extensions,
+                host,
+                events,
+                bridge,
+                models,
+                sessions_dir: config.sessions_dir,
+                cwd: config.cwd,
+                prompt: config.prompt,
+                bash: Default::default(),
+                state: Mutex::new(state),
+                idle,
+                not_compacting: watch::channel(true).0,
+            }),
+        };
+        let context = Arc::new(SessionContext::new(&session.shared));
+        session.shared.extensions.attach(context);
+        session
+    }
+
+    /// The session whose shared parts these are.
+    pub fn from_shared(shared: Arc<Shared>) -> Session {
+        Session { shared }
+    }
+
+    /// Starts the extensions (`session_start`); called once the host's frames are read.
+    pub async fn start_extensions(&self) {
+        self.shared.extensions.start().await;
+    }
+
+    /// Adds an extension's message: queued while a run streams (steering by default), kept for
+    /// the next prompt (`next-turn`), else appended, and a run started when `trigger_turn`.
+    pub fn send_extension_message(
+        &self,
+        message: AgentMessage,
+        deliver_as: Option<super::extensions::context::Delivery>,
+        trigger_turn: bool,
+    ) {
+        use super::extensions::context::Delivery;
+        let text = message.text();
+        let mut state = self.shared.state();
+        if deliver_as == Some(Delivery::NextTurn) {
+            state.next_turn.push(message);
+            return;
+        }
+        if state.streaming {
+            let queued = Queued { text, message };
+            match deliver_as {
+                Some(Delivery::FollowUp) => state.follow_up.push(queued),
+                _ => state.steering.push(queued),
+            }
+            drop(state);
+            self.shared.emit_queue_update();
+            return;
+        }
+        if !trigger_turn || state.model.is_none() {
+            state.append(message.clone());
+            drop(state);
+            self.shared.emit(&events::message_start(&message));
+            self.shared.emit(&events::message_end(&message));
+            return;
+        }
+        drop(state);
+        if let Ok(run) = self.claim_run(vec![message]) {
+            run.start();
+        }
+    }
+
+    /// The shared parts.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// True while a run streams.
+    pub fn is_streaming(&self) -> bool {
+        self.shared.state().streaming
+    }
+
+    /// Waits until no run is going on.
+    pub async fn wait_idle(&self) {
+        let mut idle = self.shared.idle.subscribe();
+        let _ = idle.wait_for(|idle| *idle).await;
+    }
+
+    /// `prompt`: claims a run (started with [`PendingRun::start`] once the response is out), or
+    /// queues the message when one is streaming (`Ok(None)`).
+    pub fn prompt(
+        &self,
+        text: &str,
+        images: Vec<Content>,
+        behavior: Option<StreamingBehavior>,
+    ) -> Result<Option<PendingRun>, String> {
+        let message = AgentMessage::user(text, images);
+        {
+            let mut state = self.shared.state();
+            if state.streaming {
+                let queued = Queued {
+                    text: text.to_string(),
+                    message,
+                };
+                match behavior {
+                    None => return Err(ALREADY_PROCESSING.to_string()),
+                    Some(StreamingBehavior::FollowUp) => state.follow_up.push(queued),
+                    Some(StreamingBehavior::Steer) => state.steering.push(queued),
+                }
+                drop(state);
+                self.shared.emit_queue_update();
+                return Ok(None);
+            }
+        }
+        self.claim_run(vec![message]).map(Some)
+    }
+
+    /// Claims a run that starts with `messages` (and the extension messages kept for the next
+    /// prompt); fails when a run streams or no model is set.
+    fn claim_run(&self, mut messages: Vec<AgentMessage>) -> Result<PendingRun, String> {
+        {
+            let mut state = self.shared.state();
+            if state.streaming {
+                return Err(ALREADY_PROCESSING.to_string());
+            }
+            if state.model.is_none() {
+                return Err(no_model_message());
+            }
+            state.streaming = true;
+            for record in std::mem::take(&mut state.pending_bash) {
+                state.append(record);
+            }
+            messages.append(&mut state.next_turn);
+        }
+        let _ = self.shared.idle.send_replace(false);
+        let cancel = CancellationToken::new();
+        self.shared.state().cancel = Some(cancel.clone());
+        Ok(PendingRun {
+            shared: self.shared.clone(),
+            messages,
+            cancel,
+        })
+    }
+
+    /// `steer` / `follow_up`: queues a message (delivered during the run, or in the next one).
+    pub fn enqueue(&self, text: &str, images: Vec<Content>, behavior: StreamingBehavior) {
+        let queued = Queued {
+            text: text.to_string(),
+            message: AgentMessage::user(text, images),
+        };
+        {
+            let mut state = self.shared.state();
+            match behavior {
+                StreamingBehavior::Steer => state.steering.push(queued),
+                StreamingBehavior::FollowUp => state.follow_up.push(queued),
+            }
+        }
+        self.shared.emit_queue_update();
+    }
+
+    /// `abort`: cancels the run and waits until it has ended.
+    pub async fn abort(&self) {
+        let cancel = self.shared.state().cancel.clone();
+        if let Some(cancel) = cancel {
+            cancel.cancel();
+        }
+        self.wait_idle().await;
+    }
+
+    /// `set_host_tools`: replaces the host's tool set; `{"toolNames"}`.
+    pub fn set_host_tools(&self, tools: Vec<HostToolDefinition>) -> Result<Value, String> {
+        HostToolDefinition::validate_all(&tools)?;
+        let names: Vec<String> = tools.iter().map(|t| t.name.trim().to_string()).collect();
+        self.shared.state().host_tools = tools
+            .into_iter()
+            .map(|mut t| {
+                t.name = t.name.trim().to_string();
+                t
+            })
+            .collect();
+        Ok(json!({"toolNames": names}))
+    }
+
+    /// The host-tool bridge (for `host_tool_result` / `host_tool_update` frames).
+    pub fn host_tools(&self) -> &Arc<HostToolBridge> {
+        &self.shared.bridge
+    }
+}
+
+/// The error when no model can be used.
+pub fn no_model_message() -> String {
+    "No model available. Set an API key for a provider (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add a provider to models.json in the agent directory, or pick one with --provider and --model.".to_string()
+}

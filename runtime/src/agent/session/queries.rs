@@ -1,0 +1,186 @@
+//! Read-only queries: `get_state`, `get_messages`, `get_session_stats`, fork and branch
+//! messages, entries and the tree, the available models and thinking levels.
+
+use super::*;
+
+impl Session {
+    /// `get_state`'s data.
+    pub fn state_json(&self) -> Value {
+        let state = self.shared.state();
+        let mut data = Map::new();
+        data.insert(
+            "model".into(),
+            state.model.as_ref().map_or(Value::Null, |m| json!(m)),
+        );
+        data.insert("thinkingLevel".into(), json!(state.thinking.as_str()));
+        data.insert("isStreaming".into(), json!(state.streaming));
+        data.insert("isCompacting".into(), json!(state.compacting));
+        data.insert("steeringMode".into(), json!(state.steering.mode.as_str()));
+        data.insert("followUpMode".into(), json!(state.follow_up.mode.as_str()));
+        data.insert("interruptMode".into(), json!(state.interrupt_mode.as_str()));
+        if let Some(path) = state.store.path() {
+            data.insert("sessionFile".into(), json!(path.display().to_string()));
+        }
+        data.insert("sessionId".into(), json!(state.session_id));
+        if let Some(name) = &state.session_name {
+            data.insert("sessionName".into(), json!(name));
+        }
+        data.insert("autoCompactionEnabled".into(), json!(state.auto_compaction));
+        data.insert("messageCount".into(), json!(state.messages.len()));
+        let pending = state.steering.len() + state.follow_up.len();
+        data.insert("pendingMessageCount".into(), json!(pending));
+        data.insert("queuedMessageCount".into(), json!(pending));
+        data.insert("todoPhases".into(), json!(state.todos));
+        data.insert("queueMode".into(), json!(state.follow_up.mode.as_str()));
+        Value::Object(data)
+    }
+
+    /// `get_messages`'s data.
+    pub fn messages_json(&self) -> Value {
+        json!({"messages": self.shared.state().messages})
+    }
+
+    /// `get_session_stats`'s data.
+    pub fn stats_json(&self) -> Value {
+        let state = self.shared.state();
+        let (mut users, mut assistants, mut calls, mut results) = (0, 0, 0, 0);
+        let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
+            (0u64, 0u64, 0u64, 0u64, 0f64);
+        let mut last_context: Option<u64> = None;
+        for message in &state.messages {
+            match message {
+                AgentMessage::User(_) => users += 1,
+                AgentMessage::Assistant(a) => {
+                    assistants += 1;
+                    calls += a.tool_calls().count();
+                    input += a.usage.input;
+                    output += a.usage.output;
+                    cache_read += a.usage.cache_read;
+                    cache_write += a.usage.cache_write;
+                    cost += a.usage.cost.total;
+                    if a.usage.total_tokens > 0 {
+                        last_context = Some(a.usage.total_tokens);
+                    }
+                }
+                AgentMessage::ToolResult(_) => results += 1,
+                _ => {}
+            }
+        }
+        let window = state.model.as_ref().map_or(0, |m| m.context_window);
+        let tokens = last_context.unwrap_or(0);
+        let percent = if window > 0 {
+            tokens as f64 / window as f64 * 100.0
+        } else {
+            0.0
+        };
+        let mut stats = json!({
+            "sessionId": state.session_id,
+            "userMessages": users,
+            "assistantMessages": assistants,
+            "toolCalls": calls,
+            "toolResults": results,
+            "totalMessages": state.messages.len(),
+            "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write, "total": input + output + cache_read + cache_write},
+            "cost": js_value(cost),
+            "contextUsage": {"tokens": tokens, "contextWindow": window, "percent": js_value(percent)},
+        });
+        // pi's key order: sessionFile first, when the session is on disk.
+        if let (Some(path), Value::Object(fields)) = (state.store.path(), &stats) {
+            let mut ordered = serde_json::Map::new();
+            ordered.insert("sessionFile".into(), json!(path.display().to_string()));
+            ordered.extend(fields.clone());
+            stats = Value::Object(ordered);
+        }
+        stats
+    }
+
+    /// `get_last_assistant_text`'s data: `{"text"}` or `{}`.
+    pub fn last_assistant_text(&self) -> Value {
+        let state = self.shared.state();
+        let text = state.messages.iter().rev().find_map(|m| match m {
+            AgentMessage::Assistant(a)
+                if !(a.stop_reason == crate::agent::message::StopReason::Aborted
+                    && a.content.is_empty()) =>
+            {
+                Some(a.text())
+            }
+            _ => None,
+        });
+        match text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()) {
+            Some(text) => json!({"text": text}),
+            None => json!({}),
+        }
+    }
+
+    /// `get_fork_messages`'s data: every user message with text, `{"entryId","text"}`.
+    pub fn fork_messages(&self) -> Value {
+        let state = self.shared.state();
+        let messages: Vec<Value> = state
+            .store
+            .user_messages()
+            .into_iter()
+            .map(|(id, text)| json!({"entryId": id, "text": text}))
+            .collect();
+        json!({"messages": messages})
+    }
+
+    /// `get_branch_messages`: as `get_fork_messages`, each with pi 0.16's `entryIndex` (its
+    /// position in the conversation) when it is in the current context.
+    pub fn branch_messages(&self) -> Value {
+        let state = self.shared.state();
+        let messages: Vec<Value> = state
+            .store
+            .user_messages()
+            .into_iter()
+            .map(|(id, text)| {
+                let mut item = json!({"entryId": id, "text": text});
+                if let Some(index) = state.entry_ids.iter().position(|e| *e == id) {
+                    item["entryIndex"] = json!(index);
+                }
+                item
+            })
+            .collect();
+        json!({"messages": messages})
+    }
+
+    /// The entry id of the message at `index` in the conversation (pi 0.16's `entryIndex`).
+    pub fn entry_at(&self, index: u64) -> Result<String, String> {
+        let state = self.shared.state();
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| state.entry_ids.get(i))
+            .cloned()
+            .ok_or_else(|| "Invalid entry index for branching".to_string())
+    }
+
+    /// `get_available_models`'s data.
+    pub fn available_models(&self) -> Value {
+        json!({"models": self.shared.models.available()})
+    }
+
+    /// `get_available_thinking_levels`: the levels of the current model (`off` only without
+    /// reasoning).
+    pub fn available_thinking_levels(&self) -> Value {
+        let levels: Vec<&str> = match &self.shared.state().model {
+            Some(model) if model.reasoning => ThinkingLevel::available(model)
+                .into_iter()
+                .map(ThinkingLevel::as_str)
+                .collect(),
+            _ => vec![ThinkingLevel::Off.as_str()],
+        };
+        json!({ "levels": levels })
+    }
+
+    /// `get_entries`: the session's entries (after `since`, an entry id) and the leaf.
+    pub fn entries_json(&self, since: Option<&str>) -> Result<Value, String> {
+        let state = self.shared.state();
+        let entries = state.store.entries_since(since)?;
+        Ok(json!({"entries": entries, "leafId": state.store.leaf_id()}))
+    }
+
+    /// `get_tree`: the session tree and the leaf.
+    pub fn tree_json(&self) -> Value {
+        let state = self.shared.state();
+        json!({"tree": state.store.tree(), "leafId": state.store.leaf_id()})
+    }
+}

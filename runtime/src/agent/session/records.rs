@@ -1,0 +1,60 @@
+//! The user's own records: `export_html` and the `bash` command.
+
+use super::*;
+
+impl Session {
+    /// `export_html`: the session as one self-contained HTML file; `{"path"}`.
+    pub fn export_html(&self, output: Option<&str>) -> Result<Value, String> {
+        let state = self.shared.state();
+        let Some(file) = state.store.path() else {
+            return Err("Cannot export in-memory session to HTML".into());
+        };
+        if !state.store.is_written() {
+            return Err("Nothing to export yet - start a conversation first".into());
+        }
+        let default = format!(
+            "pith-session-{}.html",
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        let target = self.shared.cwd.join(output.unwrap_or(&default));
+        let html = crate::agent::export::render(
+            &state.store,
+            state.session_name.as_deref(),
+            &state.messages,
+            state.model.as_ref(),
+        );
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+        }
+        std::fs::write(&target, html)
+            .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+        Ok(json!({"path": output.map_or(default, str::to_string)}))
+    }
+
+    /// `bash`: runs the user's command and records it in the conversation (after the run when
+    /// one is streaming), without an event.
+    pub async fn bash(&self, command: &str) -> Result<Value, String> {
+        let result = self.shared.bash.run(command, &self.shared.cwd).await?;
+        let record = AgentMessage::BashExecution(result.message(command));
+        self.shared.emit(&SessionEvent::BashEnd {
+            message: record.clone(),
+        });
+        {
+            let mut state = self.shared.state();
+            if state.streaming {
+                state.pending_bash.push(record);
+            } else {
+                state.append(record);
+            }
+        }
+        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    }
+
+    /// `abort_bash`: kills the running `bash` command.
+    pub fn abort_bash(&self) {
+        self.shared.bash.abort();
+    }
+}

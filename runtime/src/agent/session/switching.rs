@@ -1,0 +1,211 @@
+//! Replacing the session: a new session, switching to a file, forking and cloning (with the
+//! extensions' `session_before_switch` / `session_before_fork` hooks).
+
+use super::*;
+
+impl Session {
+    /// `new_session`: aborts any run and starts an empty session (with `parentSession` in its
+    /// header when given); the thinking level is recorded in it, as pi does.
+    pub async fn new_session(&self, parent_session: Option<&str>) -> Value {
+        if self.switch_cancelled(SwitchReason::New, None).await {
+            return json!({"cancelled": true});
+        }
+        let previous = self.session_file();
+        self.abort().await;
+        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
+        let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
+        {
+            let mut state = self.shared.state();
+            state.steering.drain();
+            state.follow_up.drain();
+            self.replace_store(&mut state, store);
+            state.record_thinking();
+        }
+        self.after_switch("new", previous);
+        json!({"cancelled": false})
+    }
+
+    /// Asks the extensions whether a switch may happen (`session_before_switch`).
+    pub(super) async fn switch_cancelled(
+        &self,
+        reason: SwitchReason,
+        target: Option<String>,
+    ) -> bool {
+        self.shared
+            .extensions
+            .hook(
+                "session_before_switch",
+                HookEvent::SessionBeforeSwitch(BeforeSwitchEvent {
+                    reason,
+                    target_session_file: target,
+                }),
+            )
+            .await
+            .cancelled()
+    }
+
+    /// The current session file's path, if it has one.
+    pub(super) fn session_file(&self) -> Option<String> {
+        self.shared
+            .state()
+            .store
+            .path()
+            .map(|p| p.display().to_string())
+    }
+
+    /// Tells the extensions a switch happened (`session_switch`).
+    pub(super) fn after_switch(&self, reason: &str, previous: Option<String>) {
+        self.shared.emit(&SessionEvent::SessionSwitch {
+            reason: reason.to_string(),
+            previous_session_file: previous,
+        });
+    }
+
+    /// Makes `store` the session: its context becomes the conversation.
+    pub(super) fn replace_store(&self, state: &mut State, store: SessionFile) {
+        let context = store.context();
+        state.session_id = store.id().to_string();
+        state.session_name = store.name();
+        state.store = store;
+        state.pending_bash.clear();
+        state.load_context(context);
+    }
+
+    /// `switch_session`: aborts any run and opens another session file; a missing or invalid
+    /// file is an error (never created or truncated). Restores the file's model when it is
+    /// available and its thinking level.
+    pub async fn switch_session(&self, path: &str) -> Result<Value, String> {
+        let full = self.shared.cwd.join(path);
+        let (store, problems) = SessionFile::open(&full).map_err(|err| err.to_string())?;
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        if self
+            .switch_cancelled(SwitchReason::Resume, Some(full.display().to_string()))
+            .await
+        {
+            return Ok(json!({"cancelled": true}));
+        }
+        let previous = self.session_file();
+        self.abort().await;
+        let context = store.context();
+        let level = {
+            let mut state = self.shared.state();
+            state.steering.drain();
+            state.follow_up.drain();
+            if let Some((provider, id)) = &context.model
+                && let Some(model) = self.shared.models.find_available(provider, id)
+            {
+                state.model = Some(model);
+            }
+            self.replace_store(&mut state, store);
+            context
+                .thinking_level
+                .as_deref()
+                .and_then(ThinkingLevel::parse)
+                .unwrap_or(state.thinking)
+        };
+        self.apply_thinking(level);
+        self.after_switch("resume", previous);
+        Ok(json!({"cancelled": false}))
+    }
+
+    /// `fork` (and `branch`): a new session with the conversation up to (not including) the
+    /// user message `entry_id`; returns that message's text so the host can edit and resend it.
+    pub async fn fork(&self, entry_id: &str) -> Result<Value, String> {
+        if self.fork_cancelled(entry_id).await {
+            return Ok(json!({"text": "", "cancelled": true}));
+        }
+        let previous = self.session_file();
+        let forked = self.fork_now(entry_id)?;
+        self.forked_from(previous);
+        Ok(forked)
+    }
+
+    /// `session_before_fork` for a fork or clone at `entry_id`: true when an extension cancelled.
+    pub(super) async fn fork_cancelled(&self, entry_id: &str) -> bool {
+        self.shared
+            .extensions
+            .hook(
+                "session_before_fork",
+                HookEvent::SessionBeforeFork(entry_id.to_string()),
+            )
+            .await
+            .cancelled()
+    }
+
+    /// Tells the extensions the session was forked or cloned from `previous` (`session_fork`).
+    pub(super) fn forked_from(&self, previous: Option<String>) {
+        self.shared.emit(&SessionEvent::SessionFork {
+            previous_session_file: previous,
+        });
+    }
+
+    /// `clone`: a copy of the current branch in a new session file, which becomes the session.
+    pub async fn clone_session(&self) -> Result<Value, String> {
+        let (leaf, empty) = {
+            let state = self.shared.state();
+            (
+                state.store.leaf_id().map(str::to_string),
+                state.messages.is_empty(),
+            )
+        };
+        let Some(leaf) = leaf else {
+            return Err("Cannot clone session: no current entry selected".into());
+        };
+        if empty {
+            return Err("Cannot clone session: it has no messages yet".into());
+        }
+        if self.fork_cancelled(&leaf).await {
+            return Ok(json!({"cancelled": true}));
+        }
+        self.abort().await;
+        let previous = self.session_file();
+        {
+            let mut state = self.shared.state();
+            let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
+            let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
+            self.replace_store(&mut state, cloned);
+        }
+        self.forked_from(previous);
+        Ok(json!({"cancelled": false}))
+    }
+
+    pub(super) fn fork_now(&self, entry_id: &str) -> Result<Value, String> {
+        let mut state = self.shared.state();
+        let entry = state
+            .store
+            .entry(entry_id)
+            .cloned()
+            .ok_or_else(|| "Invalid entry ID for forking".to_string())?;
+        let message = entry
+            .get("message")
+            .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
+        let Some(AgentMessage::User(user)) = message else {
+            return Err("Invalid entry ID for forking".into());
+        };
+        let parent = entry
+            .get("parentId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
+        let branched = match &parent {
+            Some(parent) => state
+                .store
+                .branch(Some(parent), path, &id, &self.shared.cwd),
+            None => {
+                let previous = state.store.path().map(|p| p.display().to_string());
+                SessionFile::create(path, &id, &self.shared.cwd, previous.as_deref())
+            }
+        };
+        self.replace_store(&mut state, branched);
+        Ok(json!({"text": user.content.text(), "cancelled": false}))
+    }
+}
+
+/// A fresh session id and, unless sessions stay in memory, the file it goes to in `dir`.
+pub(super) fn new_session_file(dir: Option<&std::path::Path>) -> (String, Option<PathBuf>) {
+    let id = uuid::Uuid::now_v7().to_string();
+    let path = dir.map(|dir| SessionFile::default_path(dir, &id));
+    (id, path)
+}

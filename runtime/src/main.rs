@@ -92,7 +92,7 @@ async fn run(args: Args) -> ExitCode {
             ref arguments,
         }) => pith::commands::tool::run(&host, name, arguments).await,
         Some(Command::Rpc) => {
-            pith::commands::rpc::serve(host, &args, &settings, workspace, &agent_dir).await
+            pith::commands::startup::serve(host, &args, &settings, workspace, &agent_dir).await
         }
         Some(Command::Help | Command::Version) | None => ExitCode::SUCCESS,
     }

@@ -75,7 +75,7 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
     .unwrap();
     let agent_dir = AgentDir::at(dir.path().join("agent"));
     let config =
-        pith::commands::rpc::session_config(&args, &settings, &mut models, work, &agent_dir)
+        pith::commands::startup::session_config(&args, &settings, &mut models, work, &agent_dir)
             .unwrap();
     let sink = Arc::new(Collected::default());
     let session = Session::new(Arc::new(host), sink.clone(), models, config);

@@ -2,26 +2,24 @@
 //! `turn_start`, the new user messages, then per turn the streamed assistant message, its tool
 //! calls (prepared in order, run concurrently, ended in order), `turn_end`; steering is
 //! delivered after the tools (skipping the calls not yet run) or after the turn, follow-ups when
-//! the run would end; `agent_end` with every message of the run.
+//! the run would end; `agent_end` with every message of the run. The tool calls run in
+//! [`super::tool_calls`].
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{self, RequestParts};
 use super::event::{AssistantUpdate, SessionEvent};
 use super::events;
 use super::extensions::session_hooks as hooks;
-use super::message::{AgentMessage, AssistantMessage, StopReason, ToolResultMessage, now_ms};
+use super::message::{AgentMessage, AssistantMessage, StopReason};
 use super::queue::Queued;
 use super::retry;
-use super::session::{InterruptMode, Shared};
+use super::session::Shared;
 use super::stream::{Produced, StreamAssembler};
 use super::todos;
-use super::tools::{self, SessionTool};
-use crate::content::{Content, ToolOutput};
 use crate::plugin_host::provider::StreamEvent;
 use crate::resources::rules::{Rule, RuleWatch};
 
@@ -239,7 +237,7 @@ async fn run_agent(
         }
         let has_calls = assistant.tool_calls().next().is_some();
         let (results, steering) = if has_calls {
-            run_tool_calls(&shared, &assistant, &cancel).await
+            super::tool_calls::run_tool_calls(&shared, &assistant, &cancel).await
         } else {
             (Vec::new(), Vec::new())
         };
@@ -282,13 +280,15 @@ fn todo_reminder(shared: &Shared, reminders: &mut u32) -> Option<AgentMessage> {
     Some(AgentMessage::user(&todos::reminder_text(&left), Vec::new()))
 }
 
-enum Poll {
+pub(super) enum Poll {
+    /// The steering queue.
     Steering,
+    /// The follow-up queue.
     FollowUp,
 }
 
 /// Takes what one poll of a queue delivers.
-fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
+pub(super) fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
     let mut state = shared.state();
     match which {
         Poll::Steering => state.steering.poll(),
@@ -471,169 +471,4 @@ fn finish_turn(shared: &Shared, message: AssistantMessage, started: bool) -> Ass
     shared.emit(&events::message_end(&agent_message));
     shared.state().append(agent_message);
     message
-}
-
-/// A tool call ready to run.
-struct Runnable {
-    id: String,
-    name: String,
-    raw_args: Value,
-    args: Value,
-    tool: SessionTool,
-}
-
-/// Cuts a tool result to the session's limit for the current model (see
-/// [`super::tool_output`]).
-fn bound_output(shared: &Shared, output: &mut ToolOutput) {
-    let limit = {
-        let state = shared.state();
-        let window = state.model.as_ref().map_or(0, |m| m.context_window);
-        state.tool_output.for_window(window)
-    };
-    limit.bound(output);
-}
-
-/// Emits a tool call's end and its result message, appends the result, and returns it; the
-/// result is bounded first (a hook may have grown it).
-fn end_call(shared: &Shared, id: &str, name: &str, mut output: ToolOutput) -> ToolResultMessage {
-    bound_output(shared, &mut output);
-    shared.emit(&events::tool_execution_end(id, name, &output));
-    let result = ToolResultMessage {
-        tool_call_id: id.to_string(),
-        tool_name: name.to_string(),
-        content: output.content,
-        details: output.details,
-        is_error: output.is_error,
-        timestamp: now_ms(),
-    };
-    let message = AgentMessage::ToolResult(result.clone());
-    shared.emit(&events::message_start(&message));
-    shared.emit(&events::message_end(&message));
-    shared.state().append(message);
-    result
-}
-
-fn error_output(text: &str) -> ToolOutput {
-    ToolOutput {
-        content: vec![Content::text(text)],
-        details: Some(json!({})),
-        is_error: true,
-    }
-}
-
-/// A successful `todo` tool call whose details carry `todoPhases` replaces the todo list.
-fn apply_todo_tool(shared: &Arc<Shared>, name: &str, output: &ToolOutput) {
-    if name != "todo" || output.is_error {
-        return;
-    }
-    if let Some(phases) = output.details.as_ref().and_then(|d| d.get("todoPhases"))
-        && let Ok(phases) = todos::normalize(phases)
-    {
-        super::session::set_todo_list(shared, phases);
-    }
-}
-
-/// Runs the answer's tool calls; returns their results and any steering that cut them short.
-async fn run_tool_calls(
-    shared: &Arc<Shared>,
-    assistant: &AssistantMessage,
-    cancel: &CancellationToken,
-) -> (Vec<ToolResultMessage>, Vec<Queued>) {
-    let tools = shared.tools();
-    let interrupt = shared.state().interrupt_mode;
-    let calls: Vec<(String, String, Value)> = assistant
-        .tool_calls()
-        .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
-        .collect();
-    let mut results = Vec::new();
-    let mut runnable: Vec<Runnable> = Vec::new();
-    for (position, (id, name, raw_args)) in calls.iter().enumerate() {
-        shared.emit(&events::tool_execution_start(id, name, raw_args));
-        let prepared = match tools.iter().find(|t| t.name() == name) {
-            None => Err(format!("Tool {name} not found")),
-            Some(tool) => {
-                tools::validate(name, tool.parameters(), raw_args).map(|args| (tool.clone(), args))
-            }
-        };
-        let prepared = match prepared {
-            Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
-            Err(message) => Err(message),
-        };
-        match prepared {
-            Err(message) => results.push(end_call(shared, id, name, error_output(&message))),
-            Ok((tool, args)) => runnable.push(Runnable {
-                id: id.clone(),
-                name: name.clone(),
-                raw_args: raw_args.clone(),
-                args,
-                tool,
-            }),
-        }
-        if interrupt == InterruptMode::Immediate {
-            let steering = poll(shared, Poll::Steering);
-            if !steering.is_empty() {
-                for call in runnable.drain(..) {
-                    results.push(end_call(
-                        shared,
-                        &call.id,
-                        &call.name,
-                        error_output(SKIPPED),
-                    ));
-                }
-                for (id, name, raw_args) in &calls[position + 1..] {
-                    shared.emit(&events::tool_execution_start(id, name, raw_args));
-                    results.push(end_call(shared, id, name, error_output(SKIPPED)));
-                }
-                return (results, steering);
-            }
-        }
-    }
-    let handles: Vec<_> = runnable
-        .into_iter()
-        .map(|call| {
-            let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
-            let forwarder = shared.clone();
-            let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
-            let forwarding = tokio::spawn(async move {
-                while let Some(partial) = receiver.recv().await {
-                    forwarder.emit(&events::tool_execution_update(
-                        &id, &name, &raw_args, &partial,
-                    ));
-                }
-            });
-            let runner = shared.clone();
-            let (tool, id, args, cancel) = (
-                call.tool.clone(),
-                call.id.clone(),
-                call.args.clone(),
-                cancel.clone(),
-            );
-            let running = tokio::spawn(async move {
-                tools::execute(
-                    &runner.host,
-                    &runner.extensions,
-                    &runner.bridge,
-                    &tool,
-                    &id,
-                    &args,
-                    &cancel,
-                    updates,
-                )
-                .await
-            });
-            (call, running, forwarding)
-        })
-        .collect();
-    for (call, running, forwarding) in handles {
-        let mut output = running
-            .await
-            .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
-        bound_output(shared, &mut output);
-        hooks::tool_result(shared, &call.id, &call.name, &call.args, &mut output).await;
-        apply_todo_tool(shared, &call.name, &output);
-        // Every update of this call is out before its end.
-        let _ = forwarding.await;
-        results.push(end_call(shared, &call.id, &call.name, output));
-    }
-    (results, Vec::new())
 }

@@ -21,5 +21,6 @@ pub mod session_file;
 pub mod stream;
 pub mod system_prompt;
 pub mod todos;
+pub mod tool_calls;
 pub mod tool_output;
 pub mod tools;

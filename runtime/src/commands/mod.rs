@@ -1,5 +1,5 @@
 //! The binary's commands.
 
 pub mod plugins;
-pub mod rpc;
+pub mod startup;
 pub mod tool;

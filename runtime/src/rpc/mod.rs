@@ -1,7 +1,7 @@
 //! The stdio RPC mode: framing, the single stdout writer, command dispatch and response
 //! envelopes. Every response echoes the request's `id`, errors included.
 
-pub mod dispatch;
+pub mod commands;
 pub mod events;
 pub mod fields;
 pub mod framing;
@@ -157,8 +157,8 @@ fn handle_line(session: &Session, events: &Arc<RpcEvents>, line: Line) {
             format!("expected a JSON object, got {}", fields::kind(&value)),
         );
     };
-    if dispatch::side_channel(session, &frame) {
+    if commands::side_channel(session, &frame) {
         return;
     }
-    tokio::spawn(dispatch::command(session.clone(), events.clone(), frame));
+    tokio::spawn(commands::command(session.clone(), events.clone(), frame));
 }

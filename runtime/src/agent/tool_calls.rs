@@ -1,0 +1,185 @@
+//! Running an answer's tool calls (pi-behaviour §5): each call is prepared in order (validated,
+//! then the extensions' `tool_call` hook), the prepared calls run concurrently, and they end in
+//! order, each result bounded (see [`super::tool_output`]) and passed through the `tool_result`
+//! hook. With the `immediate` interrupt mode, a steering message skips the calls not yet run.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::agent_loop::{Poll, SKIPPED, poll};
+use super::events;
+use super::extensions::session_hooks as hooks;
+use super::message::{AgentMessage, AssistantMessage, ToolResultMessage, now_ms};
+use super::queue::Queued;
+use super::session::{InterruptMode, Shared};
+use super::todos;
+use super::tools::{self, SessionTool};
+use crate::content::{Content, ToolOutput};
+
+/// A tool call ready to run.
+struct Runnable {
+    id: String,
+    name: String,
+    raw_args: Value,
+    args: Value,
+    tool: SessionTool,
+}
+
+/// Cuts a tool result to the session's limit for the current model (see
+/// [`super::tool_output`]).
+fn bound_output(shared: &Shared, output: &mut ToolOutput) {
+    let limit = {
+        let state = shared.state();
+        let window = state.model.as_ref().map_or(0, |m| m.context_window);
+        state.tool_output.for_window(window)
+    };
+    limit.bound(output);
+}
+
+/// Emits a tool call's end and its result message, appends the result, and returns it; the
+/// result is bounded first (a hook may have grown it).
+fn end_call(shared: &Shared, id: &str, name: &str, mut output: ToolOutput) -> ToolResultMessage {
+    bound_output(shared, &mut output);
+    shared.emit(&events::tool_execution_end(id, name, &output));
+    let result = ToolResultMessage {
+        tool_call_id: id.to_string(),
+        tool_name: name.to_string(),
+        content: output.content,
+        details: output.details,
+        is_error: output.is_error,
+        timestamp: now_ms(),
+    };
+    let message = AgentMessage::ToolResult(result.clone());
+    shared.emit(&events::message_start(&message));
+    shared.emit(&events::message_end(&message));
+    shared.state().append(message);
+    result
+}
+
+fn error_output(text: &str) -> ToolOutput {
+    ToolOutput {
+        content: vec![Content::text(text)],
+        details: Some(json!({})),
+        is_error: true,
+    }
+}
+
+/// A successful `todo` tool call whose details carry `todoPhases` replaces the todo list.
+fn apply_todo_tool(shared: &Arc<Shared>, name: &str, output: &ToolOutput) {
+    if name != "todo" || output.is_error {
+        return;
+    }
+    if let Some(phases) = output.details.as_ref().and_then(|d| d.get("todoPhases"))
+        && let Ok(phases) = todos::normalize(phases)
+    {
+        super::session::set_todo_list(shared, phases);
+    }
+}
+
+/// Runs the answer's tool calls; returns their results and any steering that cut them short.
+pub(super) async fn run_tool_calls(
+    shared: &Arc<Shared>,
+    assistant: &AssistantMessage,
+    cancel: &CancellationToken,
+) -> (Vec<ToolResultMessage>, Vec<Queued>) {
+    let tools = shared.tools();
+    let interrupt = shared.state().interrupt_mode;
+    let calls: Vec<(String, String, Value)> = assistant
+        .tool_calls()
+        .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
+        .collect();
+    let mut results = Vec::new();
+    let mut runnable: Vec<Runnable> = Vec::new();
+    for (position, (id, name, raw_args)) in calls.iter().enumerate() {
+        shared.emit(&events::tool_execution_start(id, name, raw_args));
+        let prepared = match tools.iter().find(|t| t.name() == name) {
+            None => Err(format!("Tool {name} not found")),
+            Some(tool) => {
+                tools::validate(name, tool.parameters(), raw_args).map(|args| (tool.clone(), args))
+            }
+        };
+        let prepared = match prepared {
+            Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
+            Err(message) => Err(message),
+        };
+        match prepared {
+            Err(message) => results.push(end_call(shared, id, name, error_output(&message))),
+            Ok((tool, args)) => runnable.push(Runnable {
+                id: id.clone(),
+                name: name.clone(),
+                raw_args: raw_args.clone(),
+                args,
+                tool,
+            }),
+        }
+        if interrupt == InterruptMode::Immediate {
+            let steering = poll(shared, Poll::Steering);
+            if !steering.is_empty() {
+                for call in runnable.drain(..) {
+                    results.push(end_call(
+                        shared,
+                        &call.id,
+                        &call.name,
+                        error_output(SKIPPED),
+                    ));
+                }
+                for (id, name, raw_args) in &calls[position + 1..] {
+                    shared.emit(&events::tool_execution_start(id, name, raw_args));
+                    results.push(end_call(shared, id, name, error_output(SKIPPED)));
+                }
+                return (results, steering);
+            }
+        }
+    }
+    let handles: Vec<_> = runnable
+        .into_iter()
+        .map(|call| {
+            let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
+            let forwarder = shared.clone();
+            let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
+            let forwarding = tokio::spawn(async move {
+                while let Some(partial) = receiver.recv().await {
+                    forwarder.emit(&events::tool_execution_update(
+                        &id, &name, &raw_args, &partial,
+                    ));
+                }
+            });
+            let runner = shared.clone();
+            let (tool, id, args, cancel) = (
+                call.tool.clone(),
+                call.id.clone(),
+                call.args.clone(),
+                cancel.clone(),
+            );
+            let running = tokio::spawn(async move {
+                tools::execute(
+                    &runner.host,
+                    &runner.extensions,
+                    &runner.bridge,
+                    &tool,
+                    &id,
+                    &args,
+                    &cancel,
+                    updates,
+                )
+                .await
+            });
+            (call, running, forwarding)
+        })
+        .collect();
+    for (call, running, forwarding) in handles {
+        let mut output = running
+            .await
+            .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
+        bound_output(shared, &mut output);
+        hooks::tool_result(shared, &call.id, &call.name, &call.args, &mut output).await;
+        apply_todo_tool(shared, &call.name, &output);
+        // Every update of this call is out before its end.
+        let _ = forwarding.await;
+        results.push(end_call(shared, &call.id, &call.name, output));
+    }
+    (results, Vec::new())
+}

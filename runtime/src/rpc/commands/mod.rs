@@ -1,0 +1,141 @@
+//! Routing commands to the session, by area: each command runs in its own task (so a slow one
+//! never holds up the others) and its response echoes the request's `id`. Each area module
+//! answers the commands it knows and leaves the rest; the error texts are pi's.
+
+mod control;
+mod model;
+mod prompting;
+mod protocol;
+mod queries;
+mod sessions;
+mod tools;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::events::RpcEvents;
+use super::fields::Fields;
+use super::response;
+use crate::agent::host_tools::HostResult;
+use crate::agent::session::Session;
+
+/// A command being answered.
+pub(super) struct Command<'a> {
+    /// The session.
+    pub session: &'a Session,
+    /// The event sink (for the protocol's own settings).
+    pub events: &'a RpcEvents,
+    /// The command's type.
+    pub kind: &'a str,
+    /// The whole command.
+    pub frame: &'a Map<String, Value>,
+    /// Its fields.
+    pub fields: Fields<'a>,
+    id: Option<&'a Value>,
+}
+
+impl Command<'_> {
+    /// Writes the response (and pi 0.16's `error` event for a failure, when asked for).
+    pub fn respond(&self, result: Result<Option<Value>, String>) {
+        let error = result.as_ref().err().cloned();
+        self.events
+            .out()
+            .send(&response(self.id, self.kind, result));
+        if let Some(error) = error {
+            self.events.legacy_error(&error);
+        }
+    }
+
+    /// A success without data.
+    pub fn ok(&self) {
+        self.respond(Ok(None));
+    }
+
+    /// A success with `data`.
+    pub fn data(&self, data: Value) {
+        self.respond(Ok(Some(data)));
+    }
+
+    /// Runs `apply` with a required field's value, or answers the field's error.
+    pub fn with<T>(&self, field: Result<T, String>, apply: impl FnOnce(T)) {
+        match field {
+            Ok(value) => apply(value),
+            Err(err) => self.respond(Err(err)),
+        }
+    }
+}
+
+/// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
+/// false when it is a command.
+pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
+    let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+    let id = frame.get("id").and_then(Value::as_str).unwrap_or("");
+    let result = |key: &str| {
+        frame
+            .get(key)
+            .and_then(|r| serde_json::from_value::<HostResult>(r.clone()).ok())
+    };
+    match kind {
+        "extension_ui_response" => {
+            session.shared().ui.on_response(frame);
+            true
+        }
+        "host_tool_result" => match result("result") {
+            Some(result) => {
+                let is_error = frame
+                    .get("isError")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                session.host_tools().on_result(id, result, is_error);
+                true
+            }
+            None => false,
+        },
+        "host_tool_update" => match result("partialResult") {
+            Some(partial) => {
+                session.host_tools().on_update(id, partial);
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Runs one command and writes its response.
+pub async fn command(session: Session, events: Arc<RpcEvents>, frame: Map<String, Value>) {
+    let id = frame.get("id").cloned();
+    let Some(kind) = frame.get("type").and_then(Value::as_str) else {
+        let mut out = Map::new();
+        if let Some(id) = &id {
+            out.insert("id".into(), id.clone());
+        }
+        out.insert("type".into(), json!("response"));
+        out.insert("success".into(), json!(false));
+        out.insert(
+            "error".into(),
+            json!("Unknown command: undefined (the command has no \"type\")"),
+        );
+        events.out().send(&Value::Object(out));
+        return;
+    };
+    let command = Command {
+        session: &session,
+        events: &events,
+        kind,
+        frame: &frame,
+        fields: Fields(&frame),
+        id: id.as_ref(),
+    };
+    let handled = prompting::handle(&command).await
+        || queries::handle(&command)
+        || model::handle(&command)
+        || control::handle(&command)
+        || sessions::handle(&command).await
+        || tools::handle(&command).await
+        || protocol::handle(&command);
+    if !handled {
+        command.respond(Err(format!("Unknown command: {kind}")));
+    }
+}

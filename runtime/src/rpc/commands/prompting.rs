@@ -1,0 +1,99 @@
+//! Prompting: `prompt`, `steer`, `follow_up`, `abort`, `abort_and_prompt` and pi 0.16's
+//! `queue_message`.
+
+use super::Command;
+use crate::agent::input::Input;
+use crate::agent::session::StreamingBehavior;
+use crate::content::Content;
+
+/// Answers the prompting commands; false for any other.
+pub(super) async fn handle(command: &Command<'_>) -> bool {
+    let session = command.session;
+    match command.kind {
+        "prompt" => {
+            // A prompt sent while a compaction runs (after a run's `agent_end`) waits for it.
+            session.shared().wait_compaction().await;
+            let behavior = match command.fields.opt_string("streamingBehavior") {
+                Ok(None) => None,
+                Ok(Some("followUp")) => Some(StreamingBehavior::FollowUp),
+                Ok(Some(_)) => Some(StreamingBehavior::Steer),
+                Err(err) => {
+                    command.respond(Err(err));
+                    return true;
+                }
+            };
+            match message(command) {
+                Ok((text, images)) => start(command, text, images, behavior).await,
+                Err(err) => command.respond(Err(err)),
+            }
+        }
+        "steer" | "follow_up" | "queue_message" => {
+            let behavior = if command.kind == "steer" {
+                StreamingBehavior::Steer
+            } else {
+                StreamingBehavior::FollowUp
+            };
+            match message(command) {
+                Ok((text, images)) => {
+                    let text = session.expand(text).await;
+                    session.enqueue(&text, images, behavior);
+                    command.ok();
+                }
+                Err(err) => command.respond(Err(err)),
+            }
+        }
+        "abort" => {
+            session.abort().await;
+            command.ok();
+        }
+        "abort_and_prompt" => match message(command) {
+            Ok((text, images)) => {
+                session.abort().await;
+                start(command, text, images, Some(StreamingBehavior::Steer)).await;
+            }
+            Err(err) => command.respond(Err(err)),
+        },
+        _ => return false,
+    }
+    true
+}
+
+/// The command's `message` and `images`.
+fn message<'a>(command: &Command<'a>) -> Result<(&'a str, Vec<Content>), String> {
+    let text = command.fields.string("message")?;
+    Ok((text, command.fields.images()?))
+}
+
+/// Sends a prompt: through extension commands and the `input` hook, then to the model (the
+/// response goes out before the run's first event).
+async fn start(
+    command: &Command<'_>,
+    text: &str,
+    images: Vec<Content>,
+    behavior: Option<StreamingBehavior>,
+) {
+    let session = command.session;
+    let (text, images) = match session.process_input(text, images).await {
+        Input::Command { slot, name, args } => {
+            // Extension commands run at once, even while a run streams.
+            command.ok();
+            session
+                .shared()
+                .extensions
+                .run_command(&slot, &name, &args)
+                .await;
+            return;
+        }
+        Input::Handled => return command.ok(),
+        Input::Prompt { text, images } => (text, images),
+    };
+    match session.prompt(&text, images, behavior) {
+        Ok(run) => {
+            command.ok();
+            if let Some(run) = run {
+                run.start();
+            }
+        }
+        Err(err) => command.respond(Err(err)),
+    }
+}

@@ -1,0 +1,59 @@
+//! The session's lifecycle: new, switch, fork, clone, reset, name, compaction and export.
+
+use super::Command;
+
+/// Answers the session commands; false for any other.
+pub(super) async fn handle(command: &Command<'_>) -> bool {
+    let (session, fields) = (command.session, &command.fields);
+    match command.kind {
+        "new_session" => match fields.opt_string("parentSession") {
+            Ok(parent) => command.data(session.new_session(parent).await),
+            Err(err) => command.respond(Err(err)),
+        },
+        "switch_session" => match fields.string("sessionPath") {
+            Ok(path) => command.respond(session.switch_session(path).await.map(Some)),
+            Err(err) => command.respond(Err(err)),
+        },
+        "fork" | "branch" => {
+            // pi 0.16's `branch` named the message by its position (`entryIndex`).
+            let entry = match (command.kind, command.frame.get("entryIndex")) {
+                ("branch", Some(index)) => match index.as_u64() {
+                    Some(index) => session.entry_at(index),
+                    None => Err("Field \"entryIndex\" must be a non-negative integer".into()),
+                },
+                _ => fields.string("entryId").map(str::to_string),
+            };
+            match entry {
+                Ok(id) => command.respond(session.fork(&id).await.map(Some)),
+                Err(err) => command.respond(Err(err)),
+            }
+        }
+        "clone" => command.respond(session.clone_session().await.map(Some)),
+        "reset" => {
+            let outcome = session.new_session(None).await;
+            if outcome["cancelled"] == true {
+                command.respond(Err("Reset cancelled by an extension".into()))
+            } else {
+                command.ok()
+            }
+        }
+        "set_session_name" => command.respond(
+            fields
+                .string("name")
+                .and_then(|name| session.set_session_name(name))
+                .map(|()| None),
+        ),
+        "compact" => match fields.opt_string("customInstructions") {
+            Ok(instructions) => command.respond(session.compact(instructions).await.map(Some)),
+            Err(err) => command.respond(Err(err)),
+        },
+        "export_html" => command.respond(
+            fields
+                .opt_string("outputPath")
+                .and_then(|path| session.export_html(path))
+                .map(Some),
+        ),
+        _ => return false,
+    }
+    true
+}

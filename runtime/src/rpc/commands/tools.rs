@@ -1,0 +1,32 @@
+//! Tools and commands the host runs: host tools, the user's `bash`, and the todo list.
+
+use super::Command;
+
+/// Answers the tool commands; false for any other.
+pub(super) async fn handle(command: &Command<'_>) -> bool {
+    let (session, fields) = (command.session, &command.fields);
+    match command.kind {
+        "set_host_tools" => command.respond(
+            fields
+                .parse("tools")
+                .and_then(|tools| session.set_host_tools(tools))
+                .map(Some),
+        ),
+        "bash" => match fields.string("command") {
+            Ok(line) => command.respond(session.bash(line).await.map(Some)),
+            Err(err) => command.respond(Err(err)),
+        },
+        "abort_bash" => {
+            // Answered before the kill, so the `bash` response (which the kill releases)
+            // always comes after it, as in pi.
+            command.ok();
+            session.abort_bash();
+        }
+        "set_todos" => command.respond(match command.frame.get("phases") {
+            Some(phases) => session.set_todos(phases).map(Some),
+            None => Err("Missing required field \"phases\"".into()),
+        }),
+        _ => return false,
+    }
+    true
+}

@@ -355,8 +355,11 @@ try {
   report.forkCancelled = fork.cancelled;
   report.forkText = fork.text;
 
+  // Listening before the prompt: an answer as quick as faux's can end before a listener
+  // attached after `prompt` resolves (its `agent_end` arrives in the same read).
+  const again = client.collectEvents();
   await client.prompt("again, after the fork");
-  await client.waitForIdle();
+  await again;
   const compacted = await client.compact();
   report.summary = compacted.summary;
   report.stateAfter = await client.getState();

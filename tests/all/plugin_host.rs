@@ -438,6 +438,40 @@ async fn disabled_plugins_are_left_out_and_later_dirs_win() {
         .host(json!({"plugins": {"word-count": {"enabled": false}}}))
         .await;
     assert!(host.plugins().is_empty());
+
+    // The same id in a later directory replaces the earlier one.
+    let later = tempfile::tempdir().unwrap();
+    support::install_plugin(later.path(), "testing/word-count-v2");
+    let (host, errors) = pith::plugin_host::PluginHost::load(pith::plugin_host::HostOptions {
+        workspace: fixture.workspace.clone(),
+        plugin_dirs: vec![
+            (
+                fixture.plugins.clone(),
+                pith::plugin_host::discovery::Origin::Flag,
+            ),
+            (
+                later.path().to_path_buf(),
+                pith::plugin_host::discovery::Origin::Flag,
+            ),
+        ],
+        cache_dir: Some(support::shared_cache()),
+        settings: pith::settings::Settings::from_value(json!({})),
+        embedded: false,
+        plugin_files: Vec::new(),
+        no_extensions: false,
+    })
+    .await
+    .unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let plugins = host.plugins();
+    assert_eq!(plugins.len(), 1);
+    assert_eq!(plugins[0].manifest.version, "0.2.0");
+    std::fs::write(fixture.workspace.join("notes.txt"), "a b\n").unwrap();
+    let out = host
+        .call_tool("word_count", "c", &json!({"path": "notes.txt"}), None, None)
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "v2: 1 lines, 2 words, 4 bytes");
 }
 
 #[tokio::test(flavor = "multi_thread")]

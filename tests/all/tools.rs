@@ -445,7 +445,7 @@ async fn a_plugin_tool_named_like_a_built_in_replaces_it() {
     assert!(errors.is_empty(), "{errors:?}");
     let reads: Vec<String> = host
         .tools()
-        .into_iter()
+        .iter()
         .filter(|(t, _)| t.name == "read")
         .map(|(_, p)| p.manifest.id.clone())
         .collect();

@@ -20,6 +20,7 @@ use super::retry;
 use super::session::Shared;
 use super::stream::{Produced, StreamAssembler};
 use super::todos;
+use crate::plugin_host::PluginTools;
 use crate::plugin_host::provider::StreamEvent;
 use crate::resources::rules::{Rule, RuleWatch};
 
@@ -34,14 +35,23 @@ pub const SKIPPED: &str = "Skipped due to queued user message.";
 /// transient provider error is retried with backoff (see [`super::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
     let mut initial = hooks::before_agent_start(&shared, initial).await;
+    // The plugin tools this run shows the model and calls: a hot reload applies from the next
+    // run, so a call never reaches a different version than the one the model was shown.
+    let plugin_tools = shared.host.tools();
     let mut attempt = 0u32;
     let mut overflow_tried = false;
     // Events that follow the final `agent_end` (the end of a retry sequence).
     let mut after_end: Vec<SessionEvent> = Vec::new();
     let (mut last, mut run_messages);
     loop {
-        (last, run_messages) =
-            run_agent(&shared, std::mem::take(&mut initial), &cancel, attempt).await;
+        (last, run_messages) = run_agent(
+            &shared,
+            std::mem::take(&mut initial),
+            &cancel,
+            attempt,
+            &plugin_tools,
+        )
+        .await;
         // A context overflow is compacted away once, then the run continues.
         let overflowed = matches!(&last, Some(m) if m.stop_reason == StopReason::Error && retry::is_context_overflow(m.error_message.as_deref().unwrap_or("")));
         if overflowed && shared.state().auto_compaction && !cancel.is_cancelled() {
@@ -185,6 +195,7 @@ async fn run_agent(
     initial: Vec<AgentMessage>,
     cancel: &CancellationToken,
     retry_attempt: u32,
+    plugin_tools: &PluginTools,
 ) -> (Option<AssistantMessage>, Vec<AgentMessage>) {
     let shared = shared.clone();
     let cancel = cancel.clone();
@@ -210,7 +221,7 @@ async fn run_agent(
             deliver(&shared, message, &mut run_messages);
         }
 
-        let (assistant, triggered) = stream_turn(&shared, &cancel).await;
+        let (assistant, triggered) = stream_turn(&shared, &cancel, plugin_tools).await;
         if !triggered.is_empty() {
             // A streamed rule stopped the answer: it is dropped, the rule goes to the model as
             // a reminder, and the run goes on.
@@ -237,7 +248,7 @@ async fn run_agent(
         }
         let has_calls = assistant.tool_calls().next().is_some();
         let (results, steering) = if has_calls {
-            super::tool_calls::run_tool_calls(&shared, &assistant, &cancel).await
+            super::tool_calls::run_tool_calls(&shared, &assistant, &cancel, plugin_tools).await
         } else {
             (Vec::new(), Vec::new())
         };
@@ -321,6 +332,7 @@ fn deliver_queued(shared: &Shared, queued: Vec<Queued>, run_messages: &mut Vec<A
 async fn stream_turn(
     shared: &Arc<Shared>,
     cancel: &CancellationToken,
+    plugin_tools: &PluginTools,
 ) -> (AssistantMessage, Vec<Rule>) {
     let (model, thinking, mut messages, session_id, output_limit) = {
         let state = shared.state();
@@ -353,7 +365,7 @@ async fn stream_turn(
         let aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
         return (finish_turn(shared, aborted, false), Vec::new());
     }
-    let tools = shared.tools();
+    let tools = shared.tools_of(plugin_tools);
     let prompt = hooks::system_prompt(shared, &tools);
     hooks::context(shared, &mut messages).await;
     let request = context::request(RequestParts {

@@ -57,7 +57,7 @@ fn default_body(tools: &[SessionTool]) -> String {
     );
     for tool in tools {
         let snippet = match tool {
-            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => spec
+            SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => spec
                 .prompt_snippet
                 .clone()
                 .unwrap_or_else(|| first_sentence(&spec.description)),
@@ -68,7 +68,7 @@ fn default_body(tools: &[SessionTool]) -> String {
     body.push_str("\nIn addition to the tools above, you may have access to other custom tools depending on the project.\n\nGuidelines:\n");
     let mut guidelines: Vec<String> = Vec::new();
     for tool in tools {
-        if let SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) = tool {
+        if let SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) = tool {
             for line in &spec.prompt_guidelines {
                 if !guidelines.contains(line) {
                     guidelines.push(line.clone());

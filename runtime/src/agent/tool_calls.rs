@@ -18,6 +18,7 @@ use super::session::{InterruptMode, Shared};
 use super::todos;
 use super::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
+use crate::plugin_host::PluginTools;
 
 /// A tool call ready to run.
 struct Runnable {
@@ -84,8 +85,9 @@ pub(super) async fn run_tool_calls(
     shared: &Arc<Shared>,
     assistant: &AssistantMessage,
     cancel: &CancellationToken,
+    plugin_tools: &PluginTools,
 ) -> (Vec<ToolResultMessage>, Vec<Queued>) {
-    let tools = shared.tools();
+    let tools = shared.tools_of(plugin_tools);
     let interrupt = shared.state().interrupt_mode;
     let calls: Vec<(String, String, Value)> = assistant
         .tool_calls()

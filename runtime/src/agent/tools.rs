@@ -10,8 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::extensions::Extensions;
 use super::host_tools::{HostToolBridge, HostToolDefinition};
 use crate::content::ToolOutput;
+use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::tool::ToolSpec;
-use crate::plugin_host::{CallError, PluginHost};
+use crate::plugin_host::{CallError, PluginHost, PluginTools};
 
 /// The first-party tool names: pi's seven, then `todo`; only `read`, `bash`, `edit` and `write`
 /// are active by default (`--tools` picks others).
@@ -47,10 +48,10 @@ impl ToolSelection {
 }
 
 /// A tool the model may call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum SessionTool {
-    /// Implemented by a plugin.
-    Plugin(ToolSpec),
+    /// Implemented by a plugin: the version the model was shown (pinned for the run).
+    Plugin(ToolSpec, Arc<Plugin>),
     /// Implemented by the host.
     Host(HostToolDefinition),
     /// Registered by an extension (the plugin's id), run by its live instance.
@@ -61,7 +62,7 @@ impl SessionTool {
     /// Its name.
     pub fn name(&self) -> &str {
         match self {
-            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => &spec.name,
+            SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.name,
             SessionTool::Host(def) => &def.name,
         }
     }
@@ -69,7 +70,7 @@ impl SessionTool {
     /// Its description.
     pub fn description(&self) -> &str {
         match self {
-            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => &spec.description,
+            SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.description,
             SessionTool::Host(def) => &def.description,
         }
     }
@@ -77,26 +78,26 @@ impl SessionTool {
     /// Its argument schema.
     pub fn parameters(&self) -> &Value {
         match self {
-            SessionTool::Plugin(spec) | SessionTool::Extension(spec, _) => &spec.parameters,
+            SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.parameters,
             SessionTool::Host(def) => &def.parameters,
         }
     }
 }
 
-/// The tools of a session at one moment: active plugin tools, extension tools, then host tools
-/// (a later tool with an earlier one's name replaces it).
+/// The tools of a session at one moment: active plugin tools (of `plugin_tools`, the plugin set
+/// a run started with), extension tools, then host tools (a later tool with an earlier one's
+/// name replaces it).
 pub fn session_tools(
-    host: &PluginHost,
+    plugin_tools: &PluginTools,
     selection: &ToolSelection,
     extension_tools: Vec<(ToolSpec, String)>,
     host_tools: &[HostToolDefinition],
 ) -> Vec<SessionTool> {
-    let mut tools: Vec<SessionTool> = host
-        .tools()
-        .into_iter()
+    let mut tools: Vec<SessionTool> = plugin_tools
+        .iter()
         .filter(|(spec, _)| selection.allows(&spec.name))
         .filter(|(spec, _)| !host_tools.iter().any(|h| h.name == spec.name))
-        .map(|(spec, _)| SessionTool::Plugin(spec))
+        .map(|(spec, plugin)| SessionTool::Plugin(spec.clone(), plugin.clone()))
         .collect();
     // pi's built-ins first, in pi's order; then the other tools as loaded.
     tools.sort_by_key(|tool| {
@@ -138,9 +139,10 @@ pub async fn execute(
                 .call(call_id, def, arguments, cancel, Some(updates))
                 .await
         }
-        SessionTool::Plugin(spec) => {
+        SessionTool::Plugin(spec, plugin) => {
             match host
-                .call_tool(
+                .call_plugin_tool(
+                    plugin,
                     &spec.name,
                     call_id,
                     arguments,

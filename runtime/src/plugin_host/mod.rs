@@ -90,6 +90,8 @@ pub struct PluginHost {
     /// The current set, swapped whole by a reload; calls hold their own `Arc`s, so a call in
     /// flight finishes on the version it started with.
     plugins: RwLock<Arc<Vec<Arc<Plugin>>>>,
+    /// The tools of the current set, built once per set (swapped with it).
+    tools: RwLock<PluginTools>,
     workspace: Option<PathBuf>,
     http: reqwest::Client,
     options: HostOptions,
@@ -110,6 +112,7 @@ impl PluginHost {
             linker,
             cache,
             plugins: RwLock::new(Arc::new(Vec::new())),
+            tools: RwLock::new(Arc::new(Vec::new())),
             workspace,
             http: imports::http::client(),
             options,
@@ -156,12 +159,18 @@ impl PluginHost {
         found
     }
 
-    /// Replaces the plugin set at once.
+    /// Replaces the plugin set, and its tool index, at once.
     fn swap(&self, plugins: Vec<Arc<Plugin>>) {
-        *self
+        let tools = Arc::new(tool_index(&plugins));
+        let mut current = self
             .plugins
             .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(plugins);
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *self
+            .tools
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = tools;
+        *current = Arc::new(plugins);
     }
 
     /// Lets plugins with workspace access also read `dirs` (canonical paths; read-only).
@@ -393,23 +402,14 @@ impl PluginHost {
         self.plugins().iter().find(|p| p.manifest.id == id).cloned()
     }
 
-    /// Every tool, by name; a tool from a later plugin replaces a same-named earlier one (so a
-    /// plugin tool named like a built-in replaces the built-in).
-    pub fn tools(&self) -> Vec<(ToolSpec, Arc<Plugin>)> {
-        let mut tools: Vec<(ToolSpec, Arc<Plugin>)> = Vec::new();
-        for plugin in self
-            .plugins()
-            .iter()
-            .filter(|p| p.manifest.has_kind(Kind::Tool))
-        {
-            for spec in &plugin.meta.tools {
-                match tools.iter_mut().find(|(s, _)| s.name == spec.name) {
-                    Some(slot) => *slot = (spec.clone(), plugin.clone()),
-                    None => tools.push((spec.clone(), plugin.clone())),
-                }
-            }
-        }
-        tools
+    /// Every tool of the current set, by name, with the plugin that exports it; a tool from a
+    /// later plugin replaces a same-named earlier one (so a plugin tool named like a built-in
+    /// replaces the built-in). Built once per plugin set; a run keeps the list it started with.
+    pub fn tools(&self) -> PluginTools {
+        self.tools
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// Calls the tool `name` with `arguments` in a fresh sandboxed instance. The tool's own
@@ -426,11 +426,26 @@ impl PluginHost {
     ) -> Result<ToolOutput, CallError> {
         let plugin = self
             .tools()
-            .into_iter()
+            .iter()
             .find(|(spec, _)| spec.name == name)
-            .map(|(_, plugin)| plugin)
+            .map(|(_, plugin)| plugin.clone())
             .ok_or_else(|| CallError::NotFound(format!("Tool {name} not found")))?;
-        let loaded = self.loaded(&plugin).await?;
+        self.call_plugin_tool(&plugin, name, call_id, arguments, progress, cancel)
+            .await
+    }
+
+    /// Calls the tool `name` of `plugin` (the version a run was shown, even if a reload has
+    /// replaced it since), as [`PluginHost::call_tool`] does.
+    pub async fn call_plugin_tool(
+        &self,
+        plugin: &Arc<Plugin>,
+        name: &str,
+        call_id: &str,
+        arguments: &Value,
+        progress: Option<ProgressSink>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Result<ToolOutput, CallError> {
+        let loaded = self.loaded(plugin).await?;
         let pre = loaded
             .tool
             .clone()
@@ -439,7 +454,7 @@ impl PluginHost {
             (name.to_string(), call_id.to_string(), arguments.to_string());
         let result = self
             .run_call(
-                &plugin,
+                plugin,
                 CallOptions {
                     progress,
                     cancel,
@@ -499,4 +514,21 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
         |s| s,
     )?;
     Ok(linker)
+}
+
+/// The tools of a plugin set, by name, with the plugin exporting each.
+pub type PluginTools = Arc<Vec<(ToolSpec, Arc<Plugin>)>>;
+
+/// The tool index of `plugins`: by name, a later plugin's tool replacing an earlier one's.
+fn tool_index(plugins: &[Arc<Plugin>]) -> Vec<(ToolSpec, Arc<Plugin>)> {
+    let mut tools: Vec<(ToolSpec, Arc<Plugin>)> = Vec::new();
+    for plugin in plugins.iter().filter(|p| p.manifest.has_kind(Kind::Tool)) {
+        for spec in &plugin.meta.tools {
+            match tools.iter_mut().find(|(s, _)| s.name == spec.name) {
+                Some(slot) => *slot = (spec.clone(), plugin.clone()),
+                None => tools.push((spec.clone(), plugin.clone())),
+            }
+        }
+    }
+    tools
 }

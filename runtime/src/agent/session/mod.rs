@@ -121,9 +121,15 @@ impl Shared {
 
     /// The tools of the session now.
     pub fn tools(&self) -> Vec<SessionTool> {
+        self.tools_of(&self.host.tools())
+    }
+
+    /// The tools of the session with the plugin tools of `plugin_tools` (the set a run was
+    /// started with: a hot reload applies from the next run).
+    pub fn tools_of(&self, plugin_tools: &crate::plugin_host::PluginTools) -> Vec<SessionTool> {
         let state = self.state();
         session_tools(
-            &self.host,
+            plugin_tools,
             &state.tools,
             self.extensions.tools(),
             &state.host_tools,

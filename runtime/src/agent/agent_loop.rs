@@ -96,18 +96,20 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         }
         shared.emit(&events::agent_end(&run_messages));
         let delay = policy.delay_ms(attempt);
-        shared.emit(&retry::start_event(
-            attempt,
-            policy.max_retries,
-            delay,
-            &error,
-        ));
+        // The wait is in place before `auto_retry_start` goes out, so an `abort_retry` sent
+        // on that event always finds it.
         let wait = CancellationToken::new();
         {
             let mut state = shared.state();
             state.drop_failed_answer();
             state.retry_wait = Some(wait.clone());
         }
+        shared.emit(&retry::start_event(
+            attempt,
+            policy.max_retries,
+            delay,
+            &error,
+        ));
         let cancelled = tokio::select! {
             _ = tokio::time::sleep(std::time::Duration::from_millis(delay)) => false,
             _ = cancel.cancelled() => true,

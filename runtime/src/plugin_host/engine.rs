@@ -8,12 +8,40 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-/// How often the epoch advances while calls run; the granularity of per-call deadlines.
+/// How often the epoch advances while calls run; the granularity of per-call deadlines (5 ms
+/// keeps a deadline within a few ms of exact while the ticker costs nothing measurable).
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
-/// The largest wasm stack a call may use.
+/// The largest wasm stack a call may use: 1 MiB, as a native thread's default on many systems;
+/// deep recursion in a guest traps instead of overflowing pith's own stack.
 pub const MAX_WASM_STACK: usize = 1 << 20;
-/// Instances the pooling allocator keeps slots for (concurrent calls across all plugins).
+/// Instances the pooling allocator keeps slots for (concurrent calls across all plugins): far
+/// more than a session runs at once (parallel tool calls, a provider, extensions), while the
+/// reserved address space stays within what a 64-bit process has.
 pub const POOL_INSTANCES: u32 = 128;
+
+/// The engine's settings (`engine` in settings.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct EngineSettings {
+    /// Use the pooling allocator (fast instantiation; reserves address space up front). When
+    /// the reservation fails (a low `ulimit -v`, a small address space), pith falls back to
+    /// allocating on demand and says so in its log.
+    pub pooling: bool,
+    /// Slots in the pool (concurrent instances).
+    pub pool_instances: u32,
+    /// The largest wasm stack, KiB.
+    pub max_wasm_stack_kb: usize,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            pooling: true,
+            pool_instances: POOL_INSTANCES,
+            max_wasm_stack_kb: MAX_WASM_STACK >> 10,
+        }
+    }
+}
 
 /// The engine and its epoch ticker.
 #[derive(Clone)]
@@ -39,22 +67,44 @@ impl Drop for ActiveCall {
 }
 
 impl PluginEngine {
-    /// Builds the engine.
+    /// Builds the engine with the default settings.
     pub fn new() -> wasmtime::Result<PluginEngine> {
+        PluginEngine::with_settings(EngineSettings::default())
+    }
+
+    /// Builds the engine; when the pooling allocator cannot reserve its address space, falls
+    /// back to on-demand allocation (with a log line) instead of failing.
+    pub fn with_settings(settings: EngineSettings) -> wasmtime::Result<PluginEngine> {
+        let stack = settings.max_wasm_stack_kb.clamp(64, 64 << 10) << 10;
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
-        config.max_wasm_stack(MAX_WASM_STACK);
-        config.async_stack_size(MAX_WASM_STACK + (512 << 10));
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(POOL_INSTANCES)
-            .total_core_instances(POOL_INSTANCES * 8)
-            .total_memories(POOL_INSTANCES * 2)
-            .total_tables(POOL_INSTANCES * 8)
-            .total_stacks(POOL_INSTANCES)
-            .max_memory_size((super::manifest::Limits::MAX_MEMORY_MB as usize) << 20);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config)?;
+        config.max_wasm_stack(stack);
+        config.async_stack_size(stack + (512 << 10));
+        let engine = if settings.pooling {
+            let instances = settings.pool_instances.max(1);
+            let mut pool = PoolingAllocationConfig::default();
+            pool.total_component_instances(instances)
+                .total_core_instances(instances * 8)
+                .total_memories(instances * 2)
+                .total_tables(instances * 8)
+                .total_stacks(instances)
+                .max_memory_size((super::manifest::Limits::MAX_MEMORY_MB as usize) << 20);
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+            match Engine::new(&config) {
+                Ok(engine) => engine,
+                Err(err) => {
+                    tracing::warn!(
+                        "the pooling allocator is unavailable ({err:#}); allocating on demand"
+                    );
+                    config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+                    Engine::new(&config)?
+                }
+            }
+        } else {
+            config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+            Engine::new(&config)?
+        };
         let weak = engine.weak();
         let active = Arc::new(AtomicUsize::new(0));
         let seen_by_thread = active.clone();
@@ -109,5 +159,25 @@ fn epoch_loop(weak: wasmtime::EngineWeak, active: Arc<AtomicUsize>) {
         engine.increment_epoch();
         drop(engine);
         std::thread::sleep(EPOCH_TICK);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_too_large_to_reserve_falls_back_to_on_demand_allocation() {
+        // Millions of 4 GiB memory slots cannot be reserved in any address space.
+        let settings = EngineSettings {
+            pool_instances: 4_000_000,
+            ..EngineSettings::default()
+        };
+        assert!(PluginEngine::with_settings(settings).is_ok());
+        let on_demand = EngineSettings {
+            pooling: false,
+            ..EngineSettings::default()
+        };
+        assert!(PluginEngine::with_settings(on_demand).is_ok());
     }
 }

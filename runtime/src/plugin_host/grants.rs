@@ -251,6 +251,8 @@ pub struct PluginSettings {
     pub enabled: Option<bool>,
     /// The capabilities the user grants it.
     pub grant: Option<Grant>,
+    /// Overrides of the manifest's limits.
+    pub limits: Option<super::manifest::LimitOverrides>,
     /// Config values it may read (only the granted keys).
     pub config: std::collections::BTreeMap<String, String>,
 }

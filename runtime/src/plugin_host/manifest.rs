@@ -99,14 +99,54 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The largest memory cap a manifest may ask for, in MiB.
+    /// The largest memory cap a manifest may ask for, in MiB: the pooling allocator reserves
+    /// address space for this much per memory slot, and no plugin pith ships needs more.
     pub const MAX_MEMORY_MB: u64 = 4096;
-    /// Default memory cap in MiB.
+    /// Default memory cap in MiB: room for a tool walking a large tree or a provider holding a
+    /// long answer, small enough that a runaway plugin cannot take the machine's memory.
     pub const DEFAULT_MEMORY_MB: u64 = 256;
-    /// Default guest time per call.
+    /// Default guest time per call (host calls excluded): seconds of pure computation is far
+    /// beyond what a tool or a provider's parsing needs, and stops an endless loop quickly.
     pub const DEFAULT_DEADLINE_MS: u64 = 10_000;
-    /// Default wall-clock time per call.
+    /// Default wall-clock time per call: long enough for a slow build or test run through the
+    /// process import, short enough that a hung call ends within a working session.
     pub const DEFAULT_TIMEOUT_MS: u64 = 30 * 60 * 1000;
+
+    /// These limits with the user's overrides (settings `plugins.<id>.limits`).
+    pub fn overridden(mut self, overrides: &LimitOverrides) -> Result<Limits, String> {
+        if let Some(mb) = overrides.memory_mb {
+            if mb == 0 || mb > Self::MAX_MEMORY_MB {
+                return Err(format!(
+                    "limits.memoryMb must be between 1 and {}, got {mb}",
+                    Self::MAX_MEMORY_MB
+                ));
+            }
+            self.memory_bytes = mb << 20;
+        }
+        if let Some(ms) = overrides.deadline_ms {
+            if ms == 0 {
+                return Err("limits.deadlineMs must be above 0".into());
+            }
+            self.deadline_ms = ms;
+        }
+        if let Some(ms) = overrides.timeout_ms {
+            self.timeout_ms = (ms > 0).then_some(ms);
+        }
+        Ok(self)
+    }
+}
+
+/// The user's overrides of a plugin's limits (settings `plugins.<id>.limits`; `timeoutMs: 0`
+/// removes the wall-clock limit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct LimitOverrides {
+    /// The memory cap, MiB.
+    pub memory_mb: Option<u64>,
+    /// Guest time per call, ms.
+    pub deadline_ms: Option<u64>,
+    /// Wall-clock time per call, ms.
+    pub timeout_ms: Option<u64>,
 }
 
 impl Default for Limits {
@@ -353,6 +393,29 @@ fn valid_version(version: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn settings_override_the_limits() {
+        let overrides = LimitOverrides {
+            memory_mb: Some(64),
+            deadline_ms: Some(30_000),
+            timeout_ms: Some(0),
+        };
+        let limits = Limits::default().overridden(&overrides).unwrap();
+        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(limits.deadline_ms, 30_000);
+        assert_eq!(limits.timeout_ms, None);
+        let too_big = LimitOverrides {
+            memory_mb: Some(1 << 20),
+            ..LimitOverrides::default()
+        };
+        assert!(
+            Limits::default()
+                .overridden(&too_big)
+                .unwrap_err()
+                .contains("memoryMb")
+        );
+    }
+
     use super::*;
 
     const FULL: &str = r#"

@@ -103,7 +103,15 @@ impl PluginHost {
     /// Finds, validates and registers every plugin. Plugins that fail are reported in the
     /// returned list and left out; the others load.
     pub async fn load(options: HostOptions) -> wasmtime::Result<(PluginHost, Vec<LoadError>)> {
-        let engine = PluginEngine::new()?;
+        let engine_settings = match options.settings.get("engine") {
+            None => engine::EngineSettings::default(),
+            Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
+                wasmtime::Error::msg(format!(
+                    "settings engine: {err} (keys: pooling, poolInstances, maxWasmStackKb)"
+                ))
+            })?,
+        };
+        let engine = PluginEngine::with_settings(engine_settings)?;
         let linker = build_linker(&engine)?;
         let cache = Arc::new(Cache::new(options.cache_dir.clone(), &engine));
         let workspace = options.workspace.canonicalize().ok();
@@ -256,10 +264,15 @@ impl PluginHost {
                 )
             }
         };
-        let manifest = Manifest::parse(&manifest_text)
+        let mut manifest = Manifest::parse(&manifest_text)
             .map_err(|err| LoadError::new(&path, format!("bad manifest: {err}")))?;
         let plugin_settings = grants::plugin_settings(settings, &manifest.id)
             .map_err(|reason| LoadError::new(&path, reason))?;
+        if let Some(overrides) = &plugin_settings.limits {
+            manifest.limits = manifest.limits.overridden(overrides).map_err(|reason| {
+                LoadError::new(&path, format!("settings plugins.{}: {reason}", manifest.id))
+            })?;
+        }
         if plugin_settings.enabled == Some(false) {
             return Ok(None);
         }

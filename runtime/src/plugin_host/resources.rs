@@ -97,6 +97,12 @@ pub(crate) async fn describe_resources(
                     .await),
             )
             .await?;
+        if let Some(unknown) = info.events.iter().find(|e| !is_extension_event(e)) {
+            return Err(invalid(format!(
+                "subscribes to the unknown event \"{unknown}\" (a typo?); the events are \"*\", {}",
+                EXTENSION_EVENTS.join(", ")
+            )));
+        }
         meta.extension = Some(ExtensionMeta {
             name: info.name,
             events: info.events,
@@ -215,4 +221,59 @@ impl PluginHost {
         .await
         .map_err(|e| e.to_string())?
     }
+}
+
+/// The events an extension may subscribe to (besides `"*"`): pith's hooks, the session events
+/// it observes, and pi's extension events pith does not fire (accepted so that an extension
+/// written for pi loads).
+pub const EXTENSION_EVENTS: &[&str] = &[
+    // Hooks.
+    "session_start",
+    "session_before_switch",
+    "session_before_fork",
+    "session_before_compact",
+    "input",
+    "before_agent_start",
+    "context",
+    "tool_call",
+    "tool_result",
+    // Observed session events.
+    "agent_start",
+    "agent_end",
+    "agent_settled",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "queue_update",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "thinking_level_changed",
+    "session_info_changed",
+    "auto_retry_start",
+    "auto_retry_end",
+    "compaction_start",
+    "compaction_end",
+    "auto_compaction_start",
+    "auto_compaction_end",
+    "ttsr_triggered",
+    "todo_reminder",
+    "todo_auto_clear",
+    "plugins_changed",
+    "session_switch",
+    "session_fork",
+    // pi's, not fired by pith.
+    "session_compact",
+    "session_shutdown",
+    "session_before_tree",
+    "session_tree",
+    "model_select",
+    "user_bash",
+];
+
+/// True for `"*"` and the names in [`EXTENSION_EVENTS`].
+pub fn is_extension_event(name: &str) -> bool {
+    name == "*" || EXTENSION_EVENTS.contains(&name)
 }

@@ -16,7 +16,10 @@ impl Extension for Hello {
         ExtensionInfo {
             name: "hello".into(),
             events: vec!["session_start".into(), "tool_call".into()],
-            commands: vec![CommandSpec { name: "hello".into(), description: "Say hello".into() }],
+            commands: vec![CommandSpec {
+                name: "hello".into(),
+                description: "Say hello".into(),
+            }],
             tools: Vec::new(),
             rules: Vec::new(),
         }
@@ -28,8 +31,12 @@ impl Extension for Hello {
                 ui::notify("hello from an extension", None);
                 Ok(EventResult::Continue)
             }
-            Event::ToolCall(call) if call.tool_name == "bash" && call.input.contains("rm -rf /\"") => {
-                Ok(EventResult::Block(Some("Refusing to delete the root directory".into())))
+            Event::ToolCall(call)
+                if call.tool_name == "bash" && call.input.contains("rm -rf /\"") =>
+            {
+                Ok(EventResult::Block(Some(
+                    "Refusing to delete the root directory".into(),
+                )))
             }
             _ => Ok(EventResult::Continue),
         }

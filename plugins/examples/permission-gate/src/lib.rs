@@ -32,7 +32,12 @@ impl Extension for PermissionGate {
         }
         let command = serde_json::from_str::<serde_json::Value>(&call.input)
             .ok()
-            .and_then(|input| input.get("command").and_then(|c| c.as_str()).map(str::to_string))
+            .and_then(|input| {
+                input
+                    .get("command")
+                    .and_then(|c| c.as_str())
+                    .map(str::to_string)
+            })
             .unwrap_or_default();
         let timeout = pith_sdk::host::config("timeout-ms")
             .ok()
@@ -42,7 +47,9 @@ impl Extension for PermissionGate {
         if ui::confirm("Allow bash?", &command, Some(timeout)) {
             Ok(EventResult::Continue)
         } else {
-            Ok(EventResult::Block(Some(format!("The user did not allow: {command}"))))
+            Ok(EventResult::Block(Some(format!(
+                "The user did not allow: {command}"
+            ))))
         }
     }
 }

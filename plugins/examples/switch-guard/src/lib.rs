@@ -12,7 +12,9 @@ struct SwitchGuard {
 
 impl Extension for SwitchGuard {
     fn new() -> Self {
-        SwitchGuard { unsaved: BTreeSet::new() }
+        SwitchGuard {
+            unsaved: BTreeSet::new(),
+        }
     }
 
     fn describe(&self) -> ExtensionInfo {
@@ -25,7 +27,8 @@ impl Extension for SwitchGuard {
             ],
             commands: vec![CommandSpec {
                 name: "saved".into(),
-                description: "Mark the files written so far as saved, allowing session switches".into(),
+                description: "Mark the files written so far as saved, allowing session switches"
+                    .into(),
             }],
             tools: Vec::new(),
             rules: Vec::new(),
@@ -34,19 +37,31 @@ impl Extension for SwitchGuard {
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
         match event {
-            Event::ToolResult(result) if matches!(result.tool_name.as_str(), "write" | "edit") && !result.is_error => {
+            Event::ToolResult(result)
+                if matches!(result.tool_name.as_str(), "write" | "edit") && !result.is_error =>
+            {
                 let path = serde_json::from_str::<serde_json::Value>(&result.input)
                     .ok()
-                    .and_then(|input| input.get("path").and_then(|p| p.as_str()).map(str::to_string));
+                    .and_then(|input| {
+                        input
+                            .get("path")
+                            .and_then(|p| p.as_str())
+                            .map(str::to_string)
+                    });
                 if let Some(path) = path {
                     self.unsaved.insert(path);
                 }
                 Ok(EventResult::Continue)
             }
-            Event::SessionBeforeSwitch(_) | Event::SessionBeforeFork(_) if !self.unsaved.is_empty() => {
+            Event::SessionBeforeSwitch(_) | Event::SessionBeforeFork(_)
+                if !self.unsaved.is_empty() =>
+            {
                 let files: Vec<&str> = self.unsaved.iter().map(String::as_str).collect();
                 ui::notify(
-                    &format!("Unsaved work in {}; run /saved to switch anyway", files.join(", ")),
+                    &format!(
+                        "Unsaved work in {}; run /saved to switch anyway",
+                        files.join(", ")
+                    ),
                     Some(ui::NotifyKind::Warning),
                 );
                 Ok(EventResult::Cancel)

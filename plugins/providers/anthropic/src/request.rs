@@ -8,18 +8,33 @@ const BUDGETS: [u32; 4] = [1024, 2048, 8192, 16384];
 
 /// The effort for models with adaptive thinking (Opus and Sonnet 4.6), `None` for the others.
 pub fn adaptive(model: &Model) -> Option<()> {
-    (model.id.contains("opus-4-6") || model.id.contains("sonnet-4-6") || model.id.contains("opus-4.6") || model.id.contains("sonnet-4.6")).then_some(())
+    (model.id.contains("opus-4-6")
+        || model.id.contains("sonnet-4-6")
+        || model.id.contains("opus-4.6")
+        || model.id.contains("sonnet-4.6"))
+    .then_some(())
 }
 
 /// An id as Anthropic accepts it: `[a-zA-Z0-9_-]`, at most 64 characters.
 pub fn tool_id(id: &str) -> String {
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect()
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
 }
 
 fn content_block(content: &Content) -> Value {
     match content {
         Content::Text(text) => json!({"type": "text", "text": text}),
-        Content::Image(image) => json!({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}),
+        Content::Image(image) => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}})
+        }
     }
 }
 
@@ -50,7 +65,17 @@ fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
 }
 
 fn tool_result(result: &ToolResultMessage) -> Value {
-    let texts: Vec<&str> = result.content.iter().filter_map(|c| if let Content::Text(t) = c { Some(t.as_str()) } else { None }).collect();
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| {
+            if let Content::Text(t) = c {
+                Some(t.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
     let content = if texts.len() == result.content.len() {
         json!(texts.join("\n"))
     } else {
@@ -79,10 +104,15 @@ fn messages(request: &Request) -> Vec<Value> {
             Message::ToolResult(result) => {
                 let block = tool_result(result);
                 let merge = out.last().is_some_and(|last| {
-                    last["role"] == "user" && last["content"].as_array().is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
+                    last["role"] == "user"
+                        && last["content"]
+                            .as_array()
+                            .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
                 });
                 if merge {
-                    if let Some(Value::Array(blocks)) = out.last_mut().and_then(|m| m.get_mut("content")) {
+                    if let Some(Value::Array(blocks)) =
+                        out.last_mut().and_then(|m| m.get_mut("content"))
+                    {
                         blocks.push(block);
                     }
                 } else {
@@ -91,12 +121,11 @@ fn messages(request: &Request) -> Vec<Value> {
             }
         }
     }
-    if let Some(last) = out.iter_mut().rev().find(|m| m["role"] == "user") {
-        if let Some(Value::Array(blocks)) = last.get_mut("content") {
-            if let Some(Value::Object(block)) = blocks.last_mut() {
-                block.insert("cache_control".into(), json!({"type": "ephemeral"}));
-            }
-        }
+    if let Some(last) = out.iter_mut().rev().find(|m| m["role"] == "user")
+        && let Some(Value::Array(blocks)) = last.get_mut("content")
+        && let Some(Value::Object(block)) = blocks.last_mut()
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
     }
     out
 }
@@ -127,18 +156,28 @@ pub fn body(request: &Request) -> Value {
                 ThinkingLevel::Medium => 2,
                 _ => 3,
             };
-            let mut budget = request.thinking_budgets.as_ref().and_then(|b| b.get(index).copied()).unwrap_or(BUDGETS[index]);
+            let mut budget = request
+                .thinking_budgets
+                .as_ref()
+                .and_then(|b| b.get(index).copied())
+                .unwrap_or(BUDGETS[index]);
             max_tokens = (base + budget).min(model.max_tokens);
             if max_tokens <= budget {
                 budget = max_tokens.saturating_sub(1024);
             }
-            thinking = Some((json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}), None));
+            thinking = Some((
+                json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}),
+                None,
+            ));
         }
     }
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if let Some(system) = &request.system_prompt {
-        body.insert("system".into(), json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]));
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
+        );
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request

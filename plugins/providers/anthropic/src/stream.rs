@@ -15,15 +15,28 @@ pub struct Stream {
 
 enum Block {
     Text(String),
-    Thinking { text: String, signature: String, redacted: bool },
-    Tool { id: String, name: String, json: String },
+    Thinking {
+        text: String,
+        signature: String,
+        redacted: bool,
+    },
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
 }
 
 impl Stream {
     /// A response about to be read.
     pub fn new() -> Stream {
         Stream {
-            usage: Usage { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+            usage: Usage {
+                input: 0,
+                output: 0,
+                cache_read: 0,
+                cache_write: 0,
+            },
             done: false,
             blocks: Default::default(),
             stop: None,
@@ -47,8 +60,14 @@ impl Stream {
     }
 
     fn handle(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) {
-        let Ok(data) = serde_json::from_str::<Value>(&event.data) else { return };
-        let kind = data.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str()).to_string();
+        let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
+            return;
+        };
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str())
+            .to_string();
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0) as u32;
         match kind.as_str() {
             "message_start" => {
@@ -66,35 +85,69 @@ impl Stream {
                         out.push(StreamEvent::TextStart(BlockStart { index }));
                     }
                     "thinking" => {
-                        self.blocks.insert(index, Block::Thinking { text: String::new(), signature: String::new(), redacted: false });
+                        self.blocks.insert(
+                            index,
+                            Block::Thinking {
+                                text: String::new(),
+                                signature: String::new(),
+                                redacted: false,
+                            },
+                        );
                         out.push(StreamEvent::ThinkingStart(BlockStart { index }));
                     }
                     "redacted_thinking" => {
                         let data = block["data"].as_str().unwrap_or("").to_string();
-                        self.blocks.insert(index, Block::Thinking { text: "[Reasoning redacted]".into(), signature: data, redacted: true });
+                        self.blocks.insert(
+                            index,
+                            Block::Thinking {
+                                text: "[Reasoning redacted]".into(),
+                                signature: data,
+                                redacted: true,
+                            },
+                        );
                         out.push(StreamEvent::ThinkingStart(BlockStart { index }));
                     }
                     "tool_use" => {
                         let id = block["id"].as_str().unwrap_or("").to_string();
                         let name = block["name"].as_str().unwrap_or("").to_string();
-                        self.blocks.insert(index, Block::Tool { id: id.clone(), name: name.clone(), json: String::new() });
-                        out.push(StreamEvent::ToolcallStart(ToolCallStart { index, id, name }));
+                        self.blocks.insert(
+                            index,
+                            Block::Tool {
+                                id: id.clone(),
+                                name: name.clone(),
+                                json: String::new(),
+                            },
+                        );
+                        out.push(StreamEvent::ToolcallStart(ToolCallStart {
+                            index,
+                            id,
+                            name,
+                        }));
                     }
                     _ => {}
                 }
             }
             "content_block_delta" => {
                 let delta = &data["delta"];
-                match (delta["type"].as_str().unwrap_or(""), self.blocks.get_mut(&index)) {
+                match (
+                    delta["type"].as_str().unwrap_or(""),
+                    self.blocks.get_mut(&index),
+                ) {
                     ("text_delta", Some(Block::Text(text))) => {
                         let piece = delta["text"].as_str().unwrap_or("").to_string();
                         text.push_str(&piece);
-                        out.push(StreamEvent::TextDelta(BlockDelta { index, delta: piece }));
+                        out.push(StreamEvent::TextDelta(BlockDelta {
+                            index,
+                            delta: piece,
+                        }));
                     }
                     ("thinking_delta", Some(Block::Thinking { text, .. })) => {
                         let piece = delta["thinking"].as_str().unwrap_or("").to_string();
                         text.push_str(&piece);
-                        out.push(StreamEvent::ThinkingDelta(BlockDelta { index, delta: piece }));
+                        out.push(StreamEvent::ThinkingDelta(BlockDelta {
+                            index,
+                            delta: piece,
+                        }));
                     }
                     ("signature_delta", Some(Block::Thinking { signature, .. })) => {
                         signature.push_str(delta["signature"].as_str().unwrap_or(""));
@@ -102,20 +155,47 @@ impl Stream {
                     ("input_json_delta", Some(Block::Tool { json, .. })) => {
                         let piece = delta["partial_json"].as_str().unwrap_or("").to_string();
                         json.push_str(&piece);
-                        out.push(StreamEvent::ToolcallDelta(BlockDelta { index, delta: piece }));
+                        out.push(StreamEvent::ToolcallDelta(BlockDelta {
+                            index,
+                            delta: piece,
+                        }));
                     }
                     _ => {}
                 }
             }
             "content_block_stop" => match self.blocks.remove(&index) {
-                Some(Block::Text(text)) => out.push(StreamEvent::TextEnd(TextEnd { index, text, signature: None })),
-                Some(Block::Thinking { text, signature, redacted }) => out.push(StreamEvent::ThinkingEnd(ThinkingEnd {
+                Some(Block::Text(text)) => out.push(StreamEvent::TextEnd(TextEnd {
                     index,
-                    block: ThinkingBlock { thinking: text, signature: Some(signature), redacted },
+                    text,
+                    signature: None,
+                })),
+                Some(Block::Thinking {
+                    text,
+                    signature,
+                    redacted,
+                }) => out.push(StreamEvent::ThinkingEnd(ThinkingEnd {
+                    index,
+                    block: ThinkingBlock {
+                        thinking: text,
+                        signature: Some(signature),
+                        redacted,
+                    },
                 })),
                 Some(Block::Tool { id, name, json }) => {
-                    let arguments = if json.trim().is_empty() { "{}".to_string() } else { json };
-                    out.push(StreamEvent::ToolcallEnd(ToolCallEnd { index, call: ToolCall { id, name, arguments, thought_signature: None } }));
+                    let arguments = if json.trim().is_empty() {
+                        "{}".to_string()
+                    } else {
+                        json
+                    };
+                    out.push(StreamEvent::ToolcallEnd(ToolCallEnd {
+                        index,
+                        call: ToolCall {
+                            id,
+                            name,
+                            arguments,
+                            thought_signature: None,
+                        },
+                    }));
                 }
                 None => {}
             },
@@ -134,13 +214,18 @@ impl Stream {
             "message_stop" => {
                 self.done = true;
                 match self.stop {
-                    Some(StopReason::Error) => out.push(StreamEvent::Error("The model refused to answer".into())),
+                    Some(StopReason::Error) => {
+                        out.push(StreamEvent::Error("The model refused to answer".into()))
+                    }
                     reason => out.push(StreamEvent::Done(reason.unwrap_or(StopReason::Stop))),
                 }
             }
             "error" => {
                 self.done = true;
-                let message = data["error"]["message"].as_str().unwrap_or("Unknown error").to_string();
+                let message = data["error"]["message"]
+                    .as_str()
+                    .unwrap_or("Unknown error")
+                    .to_string();
                 out.push(StreamEvent::Error(message));
             }
             _ => {}
@@ -160,7 +245,9 @@ impl SseHandler for Stream {
 
     fn end(&mut self, out: &mut Vec<StreamEvent>) {
         self.done = true;
-        out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+        out.push(StreamEvent::Error(
+            "The connection closed before the response was complete".into(),
+        ));
     }
 
     fn done(&self) -> bool {

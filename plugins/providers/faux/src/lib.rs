@@ -75,9 +75,16 @@ struct Script {
 }
 
 fn load_script() -> Result<Script, String> {
-    let Ok(Some(text)) = pith_sdk::host::config("PITH_FAUX_SCRIPT") else { return Ok(Script::default()) };
-    let value: Value = serde_json::from_str(&text).map_err(|err| format!("faux: PITH_FAUX_SCRIPT is not JSON: {err}"))?;
-    let value = if value.is_array() { serde_json::json!({ "turns": value }) } else { value };
+    let Ok(Some(text)) = pith_sdk::host::config("PITH_FAUX_SCRIPT") else {
+        return Ok(Script::default());
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|err| format!("faux: PITH_FAUX_SCRIPT is not JSON: {err}"))?;
+    let value = if value.is_array() {
+        serde_json::json!({ "turns": value })
+    } else {
+        value
+    };
     serde_json::from_value(value).map_err(|err| format!("faux: bad script: {err}"))
 }
 
@@ -121,7 +128,12 @@ impl Provider for Faux {
             base_url: "faux://local".into(),
             reasoning,
             input: vec![InputKind::Text, InputKind::Image],
-            cost: ModelCost { input: 0.0, output: 0.0, cache_read: 0.0, cache_write: 0.0 },
+            cost: ModelCost {
+                input: 0.0,
+                output: 0.0,
+                cache_read: 0.0,
+                cache_write: 0.0,
+            },
             context_window: 200_000,
             max_tokens: 16_384,
             headers: Vec::new(),
@@ -129,17 +141,27 @@ impl Provider for Faux {
         };
         ProviderInfo {
             apis: vec!["faux".into()],
-            models: vec![model("faux-model", "Faux Model", false), model("faux-reasoner", "Faux Reasoner", true)],
+            models: vec![
+                model("faux-model", "Faux Model", false),
+                model("faux-reasoner", "Faux Reasoner", true),
+            ],
             key_env_vars: vec![("faux".into(), vec!["PITH_FAUX_SCRIPT".into()])],
         }
     }
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
         let script = load_script()?;
-        let index = request.messages.iter().filter(|m| matches!(m, Message::Assistant(_))).count();
+        let index = request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant(_)))
+            .count();
         let turn = match script.turns.get(index) {
             Some(turn) => turn.clone(),
-            None => Turn { text: Some(echo(&request)), ..Turn::default() },
+            None => Turn {
+                text: Some(echo(&request)),
+                ..Turn::default()
+            },
         };
         Ok(Box::new(Replay::new(turn, &script.defaults, index)))
     }
@@ -171,32 +193,63 @@ impl Replay {
     fn new(turn: Turn, defaults: &Turn, index: usize) -> Replay {
         let chunks = turn.chunks.or(defaults.chunks).unwrap_or(4);
         let json_chunks = turn.json_chunks.or(defaults.json_chunks).unwrap_or(2);
-        let usage = turn.usage.or(defaults.usage).unwrap_or(ScriptedUsage { input: 100, output: 20, ..Default::default() });
+        let usage = turn.usage.or(defaults.usage).unwrap_or(ScriptedUsage {
+            input: 100,
+            output: 20,
+            ..Default::default()
+        });
         let delay = Duration::from_millis(turn.delay_ms.or(defaults.delay_ms).unwrap_or(0));
-        let first_delay = Duration::from_millis(turn.first_delay_ms.or(defaults.first_delay_ms).unwrap_or(0));
+        let first_delay =
+            Duration::from_millis(turn.first_delay_ms.or(defaults.first_delay_ms).unwrap_or(0));
         let mut events = VecDeque::new();
         if let Some(error) = &turn.error {
             let message = match error {
                 Value::String(s) => s.clone(),
-                other => other.get("message").and_then(Value::as_str).unwrap_or("faux error").to_string(),
+                other => other
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("faux error")
+                    .to_string(),
             };
             events.push_back(StreamEvent::Error(message));
-            return Replay { events, delay, first_delay, started: false };
+            return Replay {
+                events,
+                delay,
+                first_delay,
+                started: false,
+            };
         }
         // Like pi's Anthropic provider: `start` first, then the response id and input usage.
         events.push_back(StreamEvent::Start);
         events.push_back(StreamEvent::ResponseId(format!("faux-{index}")));
-        let usage_of = |output| Usage { input: usage.input, output, cache_read: usage.cache_read, cache_write: usage.cache_write };
+        let usage_of = |output| Usage {
+            input: usage.input,
+            output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+        };
         events.push_back(StreamEvent::Usage(usage_of(1)));
         let mut block = 0u32;
         if let Some(thinking) = turn.thinking.as_deref().filter(|t| !t.is_empty()) {
             events.push_back(StreamEvent::ThinkingStart(BlockStart { index: block }));
-            for delta in split(thinking, turn.thinking_chunks.or(defaults.thinking_chunks).unwrap_or(2)) {
-                events.push_back(StreamEvent::ThinkingDelta(BlockDelta { index: block, delta }));
+            for delta in split(
+                thinking,
+                turn.thinking_chunks
+                    .or(defaults.thinking_chunks)
+                    .unwrap_or(2),
+            ) {
+                events.push_back(StreamEvent::ThinkingDelta(BlockDelta {
+                    index: block,
+                    delta,
+                }));
             }
             events.push_back(StreamEvent::ThinkingEnd(ThinkingEnd {
                 index: block,
-                block: ThinkingBlock { thinking: thinking.to_string(), signature: turn.signature.clone(), redacted: false },
+                block: ThinkingBlock {
+                    thinking: thinking.to_string(),
+                    signature: turn.signature.clone(),
+                    redacted: false,
+                },
             }));
             block += 1;
         }
@@ -205,28 +258,57 @@ impl Replay {
         } else if let Some(repeat) = &turn.repeat {
             vec![repeat.text.clone(); repeat.count]
         } else {
-            turn.text.as_deref().map(|t| split(t, chunks)).unwrap_or_default()
+            turn.text
+                .as_deref()
+                .map(|t| split(t, chunks))
+                .unwrap_or_default()
         };
         if !deltas.is_empty() {
             events.push_back(StreamEvent::TextStart(BlockStart { index: block }));
             let mut whole = String::new();
             for delta in deltas {
                 whole.push_str(&delta);
-                events.push_back(StreamEvent::TextDelta(BlockDelta { index: block, delta }));
+                events.push_back(StreamEvent::TextDelta(BlockDelta {
+                    index: block,
+                    delta,
+                }));
             }
-            events.push_back(StreamEvent::TextEnd(TextEnd { index: block, text: whole, signature: None }));
+            events.push_back(StreamEvent::TextEnd(TextEnd {
+                index: block,
+                text: whole,
+                signature: None,
+            }));
             block += 1;
         }
         for (n, call) in turn.tool_calls.iter().enumerate() {
-            let id = call.id.clone().unwrap_or_else(|| format!("faux_call_{index}_{n}"));
-            events.push_back(StreamEvent::ToolcallStart(ToolCallStart { index: block, id: id.clone(), name: call.name.clone() }));
-            let arguments = if call.arguments.is_null() { "{}".to_string() } else { call.arguments.to_string() };
+            let id = call
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("faux_call_{index}_{n}"));
+            events.push_back(StreamEvent::ToolcallStart(ToolCallStart {
+                index: block,
+                id: id.clone(),
+                name: call.name.clone(),
+            }));
+            let arguments = if call.arguments.is_null() {
+                "{}".to_string()
+            } else {
+                call.arguments.to_string()
+            };
             for delta in split(&arguments, json_chunks) {
-                events.push_back(StreamEvent::ToolcallDelta(BlockDelta { index: block, delta }));
+                events.push_back(StreamEvent::ToolcallDelta(BlockDelta {
+                    index: block,
+                    delta,
+                }));
             }
             events.push_back(StreamEvent::ToolcallEnd(ToolCallEnd {
                 index: block,
-                call: ToolCall { id, name: call.name.clone(), arguments, thought_signature: None },
+                call: ToolCall {
+                    id,
+                    name: call.name.clone(),
+                    arguments,
+                    thought_signature: None,
+                },
             }));
             block += 1;
         }
@@ -242,7 +324,12 @@ impl Replay {
                 events.push_back(StreamEvent::Done(reason));
             }
         }
-        Replay { events, delay, first_delay, started: false }
+        Replay {
+            events,
+            delay,
+            first_delay,
+            started: false,
+        }
     }
 }
 
@@ -264,7 +351,10 @@ impl Completion for Replay {
         // With delays, one content event per batch (stream metadata rides along).
         let mut batch = Vec::new();
         while let Some(event) = self.events.pop_front() {
-            let metadata = matches!(event, StreamEvent::Start | StreamEvent::ResponseId(_) | StreamEvent::Usage(_));
+            let metadata = matches!(
+                event,
+                StreamEvent::Start | StreamEvent::ResponseId(_) | StreamEvent::Usage(_)
+            );
             batch.push(event);
             if !metadata {
                 break;

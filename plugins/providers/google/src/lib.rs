@@ -17,7 +17,12 @@ fn model(id: &str, name: &str, cost: [f64; 4], max_tokens: u32) -> Model {
         base_url: "https://generativelanguage.googleapis.com/v1beta".into(),
         reasoning: true,
         input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost { input: cost[0], output: cost[1], cache_read: cost[2], cache_write: cost[3] },
+        cost: ModelCost {
+            input: cost[0],
+            output: cost[1],
+            cache_read: cost[2],
+            cache_write: cost[3],
+        },
         context_window: 1_048_576,
         max_tokens,
         headers: Vec::new(),
@@ -31,7 +36,9 @@ const BUDGETS: [u32; 4] = [1024, 2048, 8192, 24576];
 fn part(content: &Content) -> Value {
     match content {
         Content::Text(text) => json!({"text": text}),
-        Content::Image(image) => json!({"inlineData": {"mimeType": image.mime_type, "data": image.data}}),
+        Content::Image(image) => {
+            json!({"inlineData": {"mimeType": image.mime_type, "data": image.data}})
+        }
     }
 }
 
@@ -83,14 +90,32 @@ fn body(request: &Request) -> Value {
                 push("model", parts);
             }
             Message::ToolResult(result) => {
-                let text: Vec<&str> = result.content.iter().filter_map(|c| if let Content::Text(t) = c { Some(t.as_str()) } else { None }).collect();
+                let text: Vec<&str> = result
+                    .content
+                    .iter()
+                    .filter_map(|c| {
+                        if let Content::Text(t) = c {
+                            Some(t.as_str())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
                 let key = if result.is_error { "error" } else { "output" };
-                push("user", vec![json!({"functionResponse": {"name": result.tool_name, "id": result.tool_call_id, "response": {key: text.join("\n")}}})]);
+                push(
+                    "user",
+                    vec![
+                        json!({"functionResponse": {"name": result.tool_name, "id": result.tool_call_id, "response": {key: text.join("\n")}}}),
+                    ],
+                );
             }
         }
     }
     let mut config = Map::new();
-    config.insert("maxOutputTokens".into(), json!(request.max_tokens.unwrap_or(model.max_tokens)));
+    config.insert(
+        "maxOutputTokens".into(),
+        json!(request.max_tokens.unwrap_or(model.max_tokens)),
+    );
     if let Some(temperature) = request.temperature {
         config.insert("temperature".into(), json!(temperature));
     }
@@ -103,14 +128,21 @@ fn body(request: &Request) -> Value {
             _ => Some(BUDGETS[3]),
         };
         if let Some(budget) = budget {
-            let thinking = if budget == 0 { json!({"thinkingBudget": 0}) } else { json!({"includeThoughts": true, "thinkingBudget": budget}) };
+            let thinking = if budget == 0 {
+                json!({"thinkingBudget": 0})
+            } else {
+                json!({"includeThoughts": true, "thinkingBudget": budget})
+            };
             config.insert("thinkingConfig".into(), thinking);
         }
     }
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));
     if let Some(system) = &request.system_prompt {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": system}]}));
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system}]}),
+        );
     }
     if !request.tools.is_empty() {
         let declarations: Vec<Value> = request
@@ -118,7 +150,10 @@ fn body(request: &Request) -> Value {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "parameters": serde_json::from_str::<Value>(&t.parameters).unwrap_or_else(|_| json!({"type": "object"}))}))
             .collect();
-        body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
+        body.insert(
+            "tools".into(),
+            json!([{"functionDeclarations": declarations}]),
+        );
     }
     body.insert("generationConfig".into(), Value::Object(config));
     Value::Object(body)
@@ -129,21 +164,45 @@ impl Provider for Google {
         ProviderInfo {
             apis: vec!["google-generative-ai".into()],
             models: vec![
-                model("gemini-2.5-pro", "Gemini 2.5 Pro", [1.25, 10.0, 0.31, 0.0], 65_536),
-                model("gemini-2.5-flash", "Gemini 2.5 Flash", [0.3, 2.5, 0.075, 0.0], 65_536),
+                model(
+                    "gemini-2.5-pro",
+                    "Gemini 2.5 Pro",
+                    [1.25, 10.0, 0.31, 0.0],
+                    65_536,
+                ),
+                model(
+                    "gemini-2.5-flash",
+                    "Gemini 2.5 Flash",
+                    [0.3, 2.5, 0.075, 0.0],
+                    65_536,
+                ),
             ],
             key_env_vars: vec![("google".into(), vec!["GEMINI_API_KEY".into()])],
         }
     }
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
-        let url = format!("{}/models/{}:streamGenerateContent?alt=sse", request.model.base_url.trim_end_matches('/'), request.model.id);
-        let mut http = HttpRequest::post(&url).header("content-type", "application/json").header("x-goog-api-key", request.api_key.as_deref().unwrap_or(""));
+        let url = format!(
+            "{}/models/{}:streamGenerateContent?alt=sse",
+            request.model.base_url.trim_end_matches('/'),
+            request.model.id
+        );
+        let mut http = HttpRequest::post(&url)
+            .header("content-type", "application/json")
+            .header("x-goog-api-key", request.api_key.as_deref().unwrap_or(""));
         for header in &request.model.headers {
             http = http.header(&header.name, &header.value);
         }
         let response = http.json(&body(&request)).send_ok()?;
-        let stream = Stream { open: None, next_index: 0, calls: 0, stop: None, usage: None, started: false, done: false };
+        let stream = Stream {
+            open: None,
+            next_index: 0,
+            calls: 0,
+            stop: None,
+            usage: None,
+            started: false,
+            done: false,
+        };
         Ok(Box::new(SseCompletion::new(response, stream)))
     }
 }
@@ -166,8 +225,21 @@ struct Stream {
 impl Stream {
     fn close(&mut self, out: &mut Vec<StreamEvent>) {
         match self.open.take() {
-            Some(Open::Text(index, text, signature)) => out.push(StreamEvent::TextEnd(TextEnd { index, text, signature })),
-            Some(Open::Thinking(index, thinking, signature)) => out.push(StreamEvent::ThinkingEnd(ThinkingEnd { index, block: ThinkingBlock { thinking, signature, redacted: false } })),
+            Some(Open::Text(index, text, signature)) => out.push(StreamEvent::TextEnd(TextEnd {
+                index,
+                text,
+                signature,
+            })),
+            Some(Open::Thinking(index, thinking, signature)) => {
+                out.push(StreamEvent::ThinkingEnd(ThinkingEnd {
+                    index,
+                    block: ThinkingBlock {
+                        thinking,
+                        signature,
+                        redacted: false,
+                    },
+                }))
+            }
             None => {}
         }
     }
@@ -178,10 +250,17 @@ impl Stream {
     }
 
     fn handle(&mut self, data: &str, out: &mut Vec<StreamEvent>) {
-        let Ok(chunk) = serde_json::from_str::<Value>(data) else { return };
+        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
         if let Some(error) = chunk.get("error") {
             self.done = true;
-            out.push(StreamEvent::Error(error["message"].as_str().unwrap_or("Unknown error").to_string()));
+            out.push(StreamEvent::Error(
+                error["message"]
+                    .as_str()
+                    .unwrap_or("Unknown error")
+                    .to_string(),
+            ));
             return;
         }
         if !self.started {
@@ -194,26 +273,62 @@ impl Stream {
         if let Some(meta) = chunk.get("usageMetadata").filter(|m| m.is_object()) {
             let n = |v: &Value| v.as_u64().unwrap_or(0);
             let cached = n(&meta["cachedContentTokenCount"]);
-            self.usage = Some(Usage { input: n(&meta["promptTokenCount"]).saturating_sub(cached), output: n(&meta["candidatesTokenCount"]) + n(&meta["thoughtsTokenCount"]), cache_read: cached, cache_write: 0 });
+            self.usage = Some(Usage {
+                input: n(&meta["promptTokenCount"]).saturating_sub(cached),
+                output: n(&meta["candidatesTokenCount"]) + n(&meta["thoughtsTokenCount"]),
+                cache_read: cached,
+                cache_write: 0,
+            });
         }
         let candidate = &chunk["candidates"][0];
-        for part in candidate["content"]["parts"].as_array().into_iter().flatten() {
+        for part in candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let signature = part["thoughtSignature"].as_str().map(str::to_string);
             if let Some(call) = part.get("functionCall") {
                 self.close(out);
                 let index = self.index();
                 self.calls += 1;
                 let name = call["name"].as_str().unwrap_or("").to_string();
-                let id = call["id"].as_str().filter(|id| !id.is_empty()).map_or_else(|| format!("{name}_{}", self.calls), str::to_string);
-                let arguments = call.get("args").cloned().unwrap_or_else(|| json!({})).to_string();
-                out.push(StreamEvent::ToolcallStart(ToolCallStart { index, id: id.clone(), name: name.clone() }));
-                out.push(StreamEvent::ToolcallDelta(BlockDelta { index, delta: arguments.clone() }));
-                out.push(StreamEvent::ToolcallEnd(ToolCallEnd { index, call: ToolCall { id, name, arguments, thought_signature: signature } }));
+                let id = call["id"]
+                    .as_str()
+                    .filter(|id| !id.is_empty())
+                    .map_or_else(|| format!("{name}_{}", self.calls), str::to_string);
+                let arguments = call
+                    .get("args")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}))
+                    .to_string();
+                out.push(StreamEvent::ToolcallStart(ToolCallStart {
+                    index,
+                    id: id.clone(),
+                    name: name.clone(),
+                }));
+                out.push(StreamEvent::ToolcallDelta(BlockDelta {
+                    index,
+                    delta: arguments.clone(),
+                }));
+                out.push(StreamEvent::ToolcallEnd(ToolCallEnd {
+                    index,
+                    call: ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        thought_signature: signature,
+                    },
+                }));
                 continue;
             }
-            let Some(text) = part["text"].as_str() else { continue };
+            let Some(text) = part["text"].as_str() else {
+                continue;
+            };
             let thought = part["thought"].as_bool() == Some(true);
-            let matches = matches!((&self.open, thought), (Some(Open::Thinking(..)), true) | (Some(Open::Text(..)), false));
+            let matches = matches!(
+                (&self.open, thought),
+                (Some(Open::Thinking(..)), true) | (Some(Open::Text(..)), false)
+            );
             if !matches {
                 self.close(out);
                 let index = self.index();
@@ -231,14 +346,20 @@ impl Stream {
                     if signature.is_some() {
                         *sig = signature;
                     }
-                    out.push(StreamEvent::ThinkingDelta(BlockDelta { index: *index, delta: text.to_string() }));
+                    out.push(StreamEvent::ThinkingDelta(BlockDelta {
+                        index: *index,
+                        delta: text.to_string(),
+                    }));
                 }
                 Some(Open::Text(index, whole, sig)) => {
                     whole.push_str(text);
                     if signature.is_some() {
                         *sig = signature;
                     }
-                    out.push(StreamEvent::TextDelta(BlockDelta { index: *index, delta: text.to_string() }));
+                    out.push(StreamEvent::TextDelta(BlockDelta {
+                        index: *index,
+                        delta: text.to_string(),
+                    }));
                 }
                 None => {}
             }
@@ -259,10 +380,14 @@ impl Stream {
         }
         self.done = true;
         match self.stop {
-            Some(StopReason::Error) => out.push(StreamEvent::Error("The model stopped the answer (safety or another reason)".into())),
+            Some(StopReason::Error) => out.push(StreamEvent::Error(
+                "The model stopped the answer (safety or another reason)".into(),
+            )),
             Some(_) if self.calls > 0 => out.push(StreamEvent::Done(StopReason::ToolUse)),
             Some(reason) => out.push(StreamEvent::Done(reason)),
-            None => out.push(StreamEvent::Error("The connection closed before the response was complete".into())),
+            None => out.push(StreamEvent::Error(
+                "The connection closed before the response was complete".into(),
+            )),
         }
     }
 }

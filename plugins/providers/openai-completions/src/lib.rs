@@ -9,7 +9,18 @@ use pith_sdk::provider::*;
 
 struct OpenAiCompletions;
 
-fn model(provider: &str, base_url: &str, id: &str, name: &str, reasoning: bool, cost: [f64; 4], window: u32, max_tokens: u32) -> Model {
+/// One row of the built-in catalogue.
+#[allow(clippy::too_many_arguments)] // a table row: each argument is a column
+fn model(
+    provider: &str,
+    base_url: &str,
+    id: &str,
+    name: &str,
+    reasoning: bool,
+    cost: [f64; 4],
+    window: u32,
+    max_tokens: u32,
+) -> Model {
     Model {
         id: id.into(),
         name: name.into(),
@@ -18,7 +29,12 @@ fn model(provider: &str, base_url: &str, id: &str, name: &str, reasoning: bool, 
         base_url: base_url.into(),
         reasoning,
         input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost { input: cost[0], output: cost[1], cache_read: cost[2], cache_write: cost[3] },
+        cost: ModelCost {
+            input: cost[0],
+            output: cost[1],
+            cache_read: cost[2],
+            cache_write: cost[3],
+        },
         context_window: window,
         max_tokens,
         headers: Vec::new(),
@@ -34,11 +50,56 @@ impl Provider for OpenAiCompletions {
         ProviderInfo {
             apis: vec!["openai-completions".into()],
             models: vec![
-                model("groq", groq, "openai/gpt-oss-120b", "GPT OSS 120B (Groq)", true, [0.15, 0.75, 0.0, 0.0], 131_072, 32_768),
-                model("groq", groq, "llama-3.3-70b-versatile", "Llama 3.3 70B (Groq)", false, [0.59, 0.79, 0.0, 0.0], 131_072, 32_768),
-                model("openrouter", openrouter, "anthropic/claude-sonnet-4.5", "Claude Sonnet 4.5 (OpenRouter)", true, [3.0, 15.0, 0.3, 3.75], 1_000_000, 64_000),
-                model("openrouter", openrouter, "openai/gpt-5", "GPT-5 (OpenRouter)", true, [1.25, 10.0, 0.125, 0.0], 400_000, 128_000),
-                model("xai", xai, "grok-4", "Grok 4", true, [3.0, 15.0, 0.75, 0.0], 256_000, 64_000),
+                model(
+                    "groq",
+                    groq,
+                    "openai/gpt-oss-120b",
+                    "GPT OSS 120B (Groq)",
+                    true,
+                    [0.15, 0.75, 0.0, 0.0],
+                    131_072,
+                    32_768,
+                ),
+                model(
+                    "groq",
+                    groq,
+                    "llama-3.3-70b-versatile",
+                    "Llama 3.3 70B (Groq)",
+                    false,
+                    [0.59, 0.79, 0.0, 0.0],
+                    131_072,
+                    32_768,
+                ),
+                model(
+                    "openrouter",
+                    openrouter,
+                    "anthropic/claude-sonnet-4.5",
+                    "Claude Sonnet 4.5 (OpenRouter)",
+                    true,
+                    [3.0, 15.0, 0.3, 3.75],
+                    1_000_000,
+                    64_000,
+                ),
+                model(
+                    "openrouter",
+                    openrouter,
+                    "openai/gpt-5",
+                    "GPT-5 (OpenRouter)",
+                    true,
+                    [1.25, 10.0, 0.125, 0.0],
+                    400_000,
+                    128_000,
+                ),
+                model(
+                    "xai",
+                    xai,
+                    "grok-4",
+                    "Grok 4",
+                    true,
+                    [3.0, 15.0, 0.75, 0.0],
+                    256_000,
+                    64_000,
+                ),
             ],
             key_env_vars: vec![
                 ("groq".into(), vec!["GROQ_API_KEY".into()]),
@@ -52,8 +113,13 @@ impl Provider for OpenAiCompletions {
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
         let body = request::body(&request);
-        let url = format!("{}/chat/completions", request.model.base_url.trim_end_matches('/'));
-        let mut http = HttpRequest::post(&url).header("content-type", "application/json").header("accept", "text/event-stream");
+        let url = format!(
+            "{}/chat/completions",
+            request.model.base_url.trim_end_matches('/')
+        );
+        let mut http = HttpRequest::post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream");
         if let Some(key) = request.api_key.as_deref().filter(|k| !k.is_empty()) {
             http = http.header("authorization", &format!("Bearer {key}"));
         }
@@ -61,7 +127,10 @@ impl Provider for OpenAiCompletions {
             http = http.header(&header.name, &header.value);
         }
         let response = http.json(&body).send_ok()?;
-        Ok(Box::new(SseCompletion::new(response, stream::Stream::new())))
+        Ok(Box::new(SseCompletion::new(
+            response,
+            stream::Stream::new(),
+        )))
     }
 }
 

@@ -6,7 +6,9 @@ use pith_sdk::serde_json::{Map, Value, json};
 fn user_part(content: &Content) -> Value {
     match content {
         Content::Text(text) => json!({"type": "text", "text": text}),
-        Content::Image(image) => json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)}}),
+        Content::Image(image) => {
+            json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)}})
+        }
     }
 }
 
@@ -29,13 +31,25 @@ fn assistant(message: &AssistantMessage, model: &Model) -> Option<Value> {
     }
     let mut out = Map::new();
     out.insert("role".into(), json!("assistant"));
-    out.insert("content".into(), if text.is_empty() { Value::Null } else { json!(text) });
+    out.insert(
+        "content".into(),
+        if text.is_empty() {
+            Value::Null
+        } else {
+            json!(text)
+        },
+    );
     if !reasoning.is_empty() {
         let field = message
             .content
             .iter()
             .find_map(|b| match b {
-                AssistantBlock::Thinking(t) => t.signature.clone().filter(|s| matches!(s.as_str(), "reasoning_content" | "reasoning" | "reasoning_text")),
+                AssistantBlock::Thinking(t) => t.signature.clone().filter(|s| {
+                    matches!(
+                        s.as_str(),
+                        "reasoning_content" | "reasoning" | "reasoning_text"
+                    )
+                }),
                 _ => None,
             })
             .unwrap_or_else(|| "reasoning_content".into());
@@ -76,7 +90,10 @@ pub fn body(request: &Request) -> Value {
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
     body.insert("store".into(), json!(false));
-    body.insert("max_completion_tokens".into(), json!(request.max_tokens.unwrap_or(model.max_tokens)));
+    body.insert(
+        "max_completion_tokens".into(),
+        json!(request.max_tokens.unwrap_or(model.max_tokens)),
+    );
     if let Some(temperature) = request.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
@@ -92,7 +109,9 @@ pub fn body(request: &Request) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning && request.thinking != ThinkingLevel::Off {
-        let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4"].iter().any(|p| model.id.contains(p));
+        let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4"]
+            .iter()
+            .any(|p| model.id.contains(p));
         let effort = match request.thinking {
             ThinkingLevel::Minimal => "minimal",
             ThinkingLevel::Low => "low",

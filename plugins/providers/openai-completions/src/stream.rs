@@ -10,7 +10,13 @@ use pith_sdk::sse::SseEvent;
 enum Open {
     Text(u32, String),
     Thinking(u32, String, String),
-    Tool { index: u32, id: String, name: String, json: String, stream_index: u64 },
+    Tool {
+        index: u32,
+        id: String,
+        name: String,
+        json: String,
+        stream_index: u64,
+    },
 }
 
 /// The state of a streaming response.
@@ -26,19 +32,55 @@ pub struct Stream {
 impl Stream {
     /// A response about to be read.
     pub fn new() -> Stream {
-        Stream { open: Vec::new(), next_index: 0, stop: None, usage: None, started: false, done: false }
+        Stream {
+            open: Vec::new(),
+            next_index: 0,
+            stop: None,
+            usage: None,
+            started: false,
+            done: false,
+        }
     }
 
     fn close_all(&mut self, out: &mut Vec<StreamEvent>) {
         for block in self.open.drain(..) {
             match block {
-                Open::Text(index, text) => out.push(StreamEvent::TextEnd(TextEnd { index, text, signature: None })),
+                Open::Text(index, text) => out.push(StreamEvent::TextEnd(TextEnd {
+                    index,
+                    text,
+                    signature: None,
+                })),
                 Open::Thinking(index, thinking, field) => {
-                    out.push(StreamEvent::ThinkingEnd(ThinkingEnd { index, block: ThinkingBlock { thinking, signature: Some(field), redacted: false } }))
+                    out.push(StreamEvent::ThinkingEnd(ThinkingEnd {
+                        index,
+                        block: ThinkingBlock {
+                            thinking,
+                            signature: Some(field),
+                            redacted: false,
+                        },
+                    }))
                 }
-                Open::Tool { index, id, name, json, .. } => {
-                    let arguments = if json.trim().is_empty() { "{}".to_string() } else { json };
-                    out.push(StreamEvent::ToolcallEnd(ToolCallEnd { index, call: ToolCall { id, name, arguments, thought_signature: None } }));
+                Open::Tool {
+                    index,
+                    id,
+                    name,
+                    json,
+                    ..
+                } => {
+                    let arguments = if json.trim().is_empty() {
+                        "{}".to_string()
+                    } else {
+                        json
+                    };
+                    out.push(StreamEvent::ToolcallEnd(ToolCallEnd {
+                        index,
+                        call: ToolCall {
+                            id,
+                            name,
+                            arguments,
+                            thought_signature: None,
+                        },
+                    }));
                 }
             }
         }
@@ -56,9 +98,13 @@ impl Stream {
         }
         self.done = true;
         match self.stop {
-            Some(StopReason::Error) => out.push(StreamEvent::Error("The provider stopped the answer (content filter)".into())),
+            Some(StopReason::Error) => out.push(StreamEvent::Error(
+                "The provider stopped the answer (content filter)".into(),
+            )),
             Some(reason) => out.push(StreamEvent::Done(reason)),
-            None => out.push(StreamEvent::Error("The connection closed before the response was complete".into())),
+            None => out.push(StreamEvent::Error(
+                "The connection closed before the response was complete".into(),
+            )),
         }
     }
 
@@ -67,10 +113,16 @@ impl Stream {
             self.finish(out);
             return;
         }
-        let Ok(chunk) = serde_json::from_str::<Value>(data) else { return };
+        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
         if let Some(error) = chunk.get("error") {
             self.done = true;
-            out.push(StreamEvent::Error(error["message"].as_str().map_or_else(|| error.to_string(), str::to_string)));
+            out.push(StreamEvent::Error(
+                error["message"]
+                    .as_str()
+                    .map_or_else(|| error.to_string(), str::to_string),
+            ));
             return;
         }
         if !self.started {
@@ -91,18 +143,36 @@ impl Stream {
                 cache_write: 0,
             });
         }
-        let Some(choice) = chunk["choices"].get(0) else { return };
+        let Some(choice) = chunk["choices"].get(0) else {
+            return;
+        };
         let delta = &choice["delta"];
-        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"].into_iter().find_map(|field| delta[field].as_str().filter(|t| !t.is_empty()).map(|t| (field, t)));
+        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
+            .into_iter()
+            .find_map(|field| {
+                delta[field]
+                    .as_str()
+                    .filter(|t| !t.is_empty())
+                    .map(|t| (field, t))
+            });
         if let Some((field, text)) = reasoning {
             if !self.open.iter().any(|b| matches!(b, Open::Thinking(..))) {
                 let index = self.open_index();
-                self.open.push(Open::Thinking(index, String::new(), field.to_string()));
+                self.open
+                    .push(Open::Thinking(index, String::new(), field.to_string()));
                 out.push(StreamEvent::ThinkingStart(BlockStart { index }));
             }
-            if let Some(Open::Thinking(index, whole, _)) = self.open.iter_mut().rev().find(|b| matches!(b, Open::Thinking(..))) {
+            if let Some(Open::Thinking(index, whole, _)) = self
+                .open
+                .iter_mut()
+                .rev()
+                .find(|b| matches!(b, Open::Thinking(..)))
+            {
                 whole.push_str(text);
-                out.push(StreamEvent::ThinkingDelta(BlockDelta { index: *index, delta: text.to_string() }));
+                out.push(StreamEvent::ThinkingDelta(BlockDelta {
+                    index: *index,
+                    delta: text.to_string(),
+                }));
             }
         }
         if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
@@ -111,16 +181,28 @@ impl Stream {
                 self.open.push(Open::Text(index, String::new()));
                 out.push(StreamEvent::TextStart(BlockStart { index }));
             }
-            if let Some(Open::Text(index, whole)) = self.open.iter_mut().rev().find(|b| matches!(b, Open::Text(..))) {
+            if let Some(Open::Text(index, whole)) = self
+                .open
+                .iter_mut()
+                .rev()
+                .find(|b| matches!(b, Open::Text(..)))
+            {
                 whole.push_str(text);
-                out.push(StreamEvent::TextDelta(BlockDelta { index: *index, delta: text.to_string() }));
+                out.push(StreamEvent::TextDelta(BlockDelta {
+                    index: *index,
+                    delta: text.to_string(),
+                }));
             }
         }
         for call in delta["tool_calls"].as_array().into_iter().flatten() {
             let stream_index = call["index"].as_u64().unwrap_or(0);
             let new_id = call["id"].as_str().filter(|id| !id.is_empty());
             let existing = self.open.iter().position(|b| match b {
-                Open::Tool { id, stream_index: si, .. } => *si == stream_index && new_id.is_none_or(|n| n == id),
+                Open::Tool {
+                    id,
+                    stream_index: si,
+                    ..
+                } => *si == stream_index && new_id.is_none_or(|n| n == id),
                 _ => false,
             });
             let position = match existing {
@@ -129,16 +211,29 @@ impl Stream {
                     let index = self.open_index();
                     let id = new_id.unwrap_or("").to_string();
                     let name = call["function"]["name"].as_str().unwrap_or("").to_string();
-                    out.push(StreamEvent::ToolcallStart(ToolCallStart { index, id: id.clone(), name: name.clone() }));
-                    self.open.push(Open::Tool { index, id, name, json: String::new(), stream_index });
+                    out.push(StreamEvent::ToolcallStart(ToolCallStart {
+                        index,
+                        id: id.clone(),
+                        name: name.clone(),
+                    }));
+                    self.open.push(Open::Tool {
+                        index,
+                        id,
+                        name,
+                        json: String::new(),
+                        stream_index,
+                    });
                     self.open.len() - 1
                 }
             };
-            if let Some(piece) = call["function"]["arguments"].as_str() {
-                if let Open::Tool { index, json, .. } = &mut self.open[position] {
-                    json.push_str(piece);
-                    out.push(StreamEvent::ToolcallDelta(BlockDelta { index: *index, delta: piece.to_string() }));
-                }
+            if let Some(piece) = call["function"]["arguments"].as_str()
+                && let Open::Tool { index, json, .. } = &mut self.open[position]
+            {
+                json.push_str(piece);
+                out.push(StreamEvent::ToolcallDelta(BlockDelta {
+                    index: *index,
+                    delta: piece.to_string(),
+                }));
             }
         }
         if let Some(reason) = choice["finish_reason"].as_str() {
@@ -160,7 +255,9 @@ impl SseHandler for Stream {
         // Servers that end the body without `[DONE]` but gave a finish reason are complete.
         if self.stop.is_none() {
             self.done = true;
-            out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+            out.push(StreamEvent::Error(
+                "The connection closed before the response was complete".into(),
+            ));
         } else {
             self.finish(out);
         }

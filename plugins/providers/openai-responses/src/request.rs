@@ -6,7 +6,9 @@ use pith_sdk::serde_json::{self, Map, Value, json};
 fn user_part(content: &Content) -> Value {
     match content {
         Content::Text(text) => json!({"type": "input_text", "text": text}),
-        Content::Image(image) => json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{};base64,{}", image.mime_type, image.data)}),
+        Content::Image(image) => {
+            json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{};base64,{}", image.mime_type, image.data)})
+        }
     }
 }
 
@@ -72,7 +74,10 @@ pub fn body(request: &Request) -> Value {
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), json!(true));
     body.insert("store".into(), json!(false));
-    body.insert("max_output_tokens".into(), json!(request.max_tokens.unwrap_or(model.max_tokens)));
+    body.insert(
+        "max_output_tokens".into(),
+        json!(request.max_tokens.unwrap_or(model.max_tokens)),
+    );
     if let Some(temperature) = request.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
@@ -88,7 +93,9 @@ pub fn body(request: &Request) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning {
-        let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4"].iter().any(|p| model.id.contains(p));
+        let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4"]
+            .iter()
+            .any(|p| model.id.contains(p));
         let effort = match request.thinking {
             ThinkingLevel::Off => None,
             ThinkingLevel::Minimal => Some("minimal"),
@@ -98,7 +105,10 @@ pub fn body(request: &Request) -> Value {
             _ => Some("high"),
         };
         if let Some(effort) = effort {
-            body.insert("reasoning".into(), json!({"effort": effort, "summary": "auto"}));
+            body.insert(
+                "reasoning".into(),
+                json!({"effort": effort, "summary": "auto"}),
+            );
             body.insert("include".into(), json!(["reasoning.encrypted_content"]));
         }
     }

@@ -25,7 +25,13 @@ pub struct Stream {
 impl Stream {
     /// A response about to be read.
     pub fn new() -> Stream {
-        Stream { items: HashMap::new(), next_index: 0, any_tool: false, started: false, done: false }
+        Stream {
+            items: HashMap::new(),
+            next_index: 0,
+            any_tool: false,
+            started: false,
+            done: false,
+        }
     }
 
     fn index(&mut self) -> u32 {
@@ -34,7 +40,9 @@ impl Stream {
     }
 
     fn handle(&mut self, data: &str, out: &mut Vec<StreamEvent>) {
-        let Ok(event) = serde_json::from_str::<Value>(data) else { return };
+        let Ok(event) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
         let kind = event["type"].as_str().unwrap_or("");
         let output_index = event["output_index"].as_u64().unwrap_or(0);
         match kind {
@@ -52,21 +60,32 @@ impl Stream {
                 match item["type"].as_str().unwrap_or("") {
                     "reasoning" => {
                         let index = self.index();
-                        self.items.insert(output_index, Item::Thinking(index, String::new()));
+                        self.items
+                            .insert(output_index, Item::Thinking(index, String::new()));
                         out.push(StreamEvent::ThinkingStart(BlockStart { index }));
                     }
                     "message" => {
                         let index = self.index();
-                        self.items.insert(output_index, Item::Text(index, String::new()));
+                        self.items
+                            .insert(output_index, Item::Text(index, String::new()));
                         out.push(StreamEvent::TextStart(BlockStart { index }));
                     }
                     "function_call" => {
                         let index = self.index();
-                        let id = format!("{}|{}", item["call_id"].as_str().unwrap_or(""), item["id"].as_str().unwrap_or(""));
+                        let id = format!(
+                            "{}|{}",
+                            item["call_id"].as_str().unwrap_or(""),
+                            item["id"].as_str().unwrap_or("")
+                        );
                         let name = item["name"].as_str().unwrap_or("").to_string();
                         self.any_tool = true;
-                        out.push(StreamEvent::ToolcallStart(ToolCallStart { index, id: id.clone(), name: name.clone() }));
-                        self.items.insert(output_index, Item::Tool(index, id, name, String::new()));
+                        out.push(StreamEvent::ToolcallStart(ToolCallStart {
+                            index,
+                            id: id.clone(),
+                            name: name.clone(),
+                        }));
+                        self.items
+                            .insert(output_index, Item::Tool(index, id, name, String::new()));
                     }
                     _ => {}
                 }
@@ -75,27 +94,39 @@ impl Stream {
                 if let Some(Item::Thinking(index, text)) = self.items.get_mut(&output_index) {
                     let piece = event["delta"].as_str().unwrap_or("");
                     text.push_str(piece);
-                    out.push(StreamEvent::ThinkingDelta(BlockDelta { index: *index, delta: piece.to_string() }));
+                    out.push(StreamEvent::ThinkingDelta(BlockDelta {
+                        index: *index,
+                        delta: piece.to_string(),
+                    }));
                 }
             }
             "response.reasoning_summary_part.done" => {
                 if let Some(Item::Thinking(index, text)) = self.items.get_mut(&output_index) {
                     text.push_str("\n\n");
-                    out.push(StreamEvent::ThinkingDelta(BlockDelta { index: *index, delta: "\n\n".into() }));
+                    out.push(StreamEvent::ThinkingDelta(BlockDelta {
+                        index: *index,
+                        delta: "\n\n".into(),
+                    }));
                 }
             }
             "response.output_text.delta" | "response.refusal.delta" => {
                 if let Some(Item::Text(index, text)) = self.items.get_mut(&output_index) {
                     let piece = event["delta"].as_str().unwrap_or("");
                     text.push_str(piece);
-                    out.push(StreamEvent::TextDelta(BlockDelta { index: *index, delta: piece.to_string() }));
+                    out.push(StreamEvent::TextDelta(BlockDelta {
+                        index: *index,
+                        delta: piece.to_string(),
+                    }));
                 }
             }
             "response.function_call_arguments.delta" => {
                 if let Some(Item::Tool(index, _, _, json)) = self.items.get_mut(&output_index) {
                     let piece = event["delta"].as_str().unwrap_or("");
                     json.push_str(piece);
-                    out.push(StreamEvent::ToolcallDelta(BlockDelta { index: *index, delta: piece.to_string() }));
+                    out.push(StreamEvent::ToolcallDelta(BlockDelta {
+                        index: *index,
+                        delta: piece.to_string(),
+                    }));
                 }
             }
             "response.output_item.done" => {
@@ -104,18 +135,48 @@ impl Stream {
                     Some(Item::Text(index, streamed)) => {
                         let text: String = item["content"]
                             .as_array()
-                            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str().or(p["refusal"].as_str())).collect())
+                            .map(|parts| {
+                                parts
+                                    .iter()
+                                    .filter_map(|p| p["text"].as_str().or(p["refusal"].as_str()))
+                                    .collect()
+                            })
                             .unwrap_or(streamed);
-                        out.push(StreamEvent::TextEnd(TextEnd { index, text, signature: item["id"].as_str().map(str::to_string) }));
+                        out.push(StreamEvent::TextEnd(TextEnd {
+                            index,
+                            text,
+                            signature: item["id"].as_str().map(str::to_string),
+                        }));
                     }
-                    Some(Item::Thinking(index, text)) => out.push(StreamEvent::ThinkingEnd(ThinkingEnd {
-                        index,
-                        block: ThinkingBlock { thinking: text.trim_end().to_string(), signature: Some(item.to_string()), redacted: false },
-                    })),
+                    Some(Item::Thinking(index, text)) => {
+                        out.push(StreamEvent::ThinkingEnd(ThinkingEnd {
+                            index,
+                            block: ThinkingBlock {
+                                thinking: text.trim_end().to_string(),
+                                signature: Some(item.to_string()),
+                                redacted: false,
+                            },
+                        }))
+                    }
                     Some(Item::Tool(index, id, name, json)) => {
-                        let arguments = item["arguments"].as_str().map(str::to_string).unwrap_or(json);
-                        let arguments = if arguments.trim().is_empty() { "{}".to_string() } else { arguments };
-                        out.push(StreamEvent::ToolcallEnd(ToolCallEnd { index, call: ToolCall { id, name, arguments, thought_signature: None } }));
+                        let arguments = item["arguments"]
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or(json);
+                        let arguments = if arguments.trim().is_empty() {
+                            "{}".to_string()
+                        } else {
+                            arguments
+                        };
+                        out.push(StreamEvent::ToolcallEnd(ToolCallEnd {
+                            index,
+                            call: ToolCall {
+                                id,
+                                name,
+                                arguments,
+                                thought_signature: None,
+                            },
+                        }));
                     }
                     None => {}
                 }
@@ -125,20 +186,37 @@ impl Stream {
                 let usage = &response["usage"];
                 let n = |v: &Value| v.as_u64().unwrap_or(0);
                 let cached = n(&usage["input_tokens_details"]["cached_tokens"]);
-                out.push(StreamEvent::Usage(Usage { input: n(&usage["input_tokens"]).saturating_sub(cached), output: n(&usage["output_tokens"]), cache_read: cached, cache_write: 0 }));
+                out.push(StreamEvent::Usage(Usage {
+                    input: n(&usage["input_tokens"]).saturating_sub(cached),
+                    output: n(&usage["output_tokens"]),
+                    cache_read: cached,
+                    cache_write: 0,
+                }));
                 self.done = true;
                 match response["status"].as_str().unwrap_or("completed") {
-                    "completed" => out.push(StreamEvent::Done(if self.any_tool { StopReason::ToolUse } else { StopReason::Stop })),
+                    "completed" => out.push(StreamEvent::Done(if self.any_tool {
+                        StopReason::ToolUse
+                    } else {
+                        StopReason::Stop
+                    })),
                     "incomplete" => out.push(StreamEvent::Done(StopReason::Length)),
                     _ => {
-                        let message = response["error"]["message"].as_str().unwrap_or("The response failed").to_string();
+                        let message = response["error"]["message"]
+                            .as_str()
+                            .unwrap_or("The response failed")
+                            .to_string();
                         out.push(StreamEvent::Error(message));
                     }
                 }
             }
             "error" => {
                 self.done = true;
-                out.push(StreamEvent::Error(event["message"].as_str().unwrap_or("Unknown error").to_string()));
+                out.push(StreamEvent::Error(
+                    event["message"]
+                        .as_str()
+                        .unwrap_or("Unknown error")
+                        .to_string(),
+                ));
             }
             _ => {}
         }
@@ -152,7 +230,9 @@ impl SseHandler for Stream {
 
     fn end(&mut self, out: &mut Vec<StreamEvent>) {
         self.done = true;
-        out.push(StreamEvent::Error("The connection closed before the response was complete".into()));
+        out.push(StreamEvent::Error(
+            "The connection closed before the response was complete".into(),
+        ));
     }
 
     fn done(&self) -> bool {

@@ -23,7 +23,10 @@ impl Extension for Probe {
     }
 
     fn describe(&self) -> ExtensionInfo {
-        let command = |name: &str, description: &str| CommandSpec { name: name.into(), description: description.into() };
+        let command = |name: &str, description: &str| CommandSpec {
+            name: name.into(),
+            description: description.into(),
+        };
         ExtensionInfo {
             name: "ext-probe".into(),
             events: [
@@ -66,7 +69,11 @@ impl Extension for Probe {
         match event {
             Event::SessionStart => {
                 ui::set_status("probe", Some("started"));
-                if pith_sdk::host::config("start-dialog").ok().flatten().is_some() {
+                if pith_sdk::host::config("start-dialog")
+                    .ok()
+                    .flatten()
+                    .is_some()
+                {
                     let name = ui::input("Probe: your name?", Some("name"), None);
                     answer(format!("{name:?}"));
                 }
@@ -78,7 +85,10 @@ impl Extension for Probe {
                     return Ok(EventResult::Handled);
                 }
                 if let Some(rest) = input.text.strip_prefix("upper:") {
-                    return Ok(EventResult::TransformInput(TransformedInput { text: rest.to_uppercase(), images: None }));
+                    return Ok(EventResult::TransformInput(TransformedInput {
+                        text: rest.to_uppercase(),
+                        images: None,
+                    }));
                 }
                 Ok(EventResult::Continue)
             }
@@ -102,10 +112,12 @@ impl Extension for Probe {
             Event::ToolCall(call) if call.tool_name == "bash" && call.input.contains("BLOCKME") => {
                 Ok(EventResult::Block(Some("probe blocked".into())))
             }
-            Event::ToolResult(result) if result.tool_name == "ls" => Ok(EventResult::PatchToolResult(ToolResultPatch {
-                content: Some(vec![Content::Text("patched by probe".into())]),
-                details: None,
-            })),
+            Event::ToolResult(result) if result.tool_name == "ls" => {
+                Ok(EventResult::PatchToolResult(ToolResultPatch {
+                    content: Some(vec![Content::Text("patched by probe".into())]),
+                    details: None,
+                }))
+            }
             Event::SessionBeforeCompact(compact) => match compact.custom_instructions.as_deref() {
                 Some("probe-cancel") => Ok(EventResult::Cancel),
                 Some("probe-summary") => {
@@ -113,7 +125,10 @@ impl Extension for Probe {
                         serde_json::from_str(&compact.preparation).map_err(|e| e.to_string())?;
                     Ok(EventResult::Compaction(CompactionSummary {
                         summary: "probe summary".into(),
-                        first_kept_entry_id: preparation["firstKeptEntryId"].as_str().unwrap_or("").into(),
+                        first_kept_entry_id: preparation["firstKeptEntryId"]
+                            .as_str()
+                            .unwrap_or("")
+                            .into(),
                         tokens_before: preparation["tokensBefore"].as_u64().unwrap_or(0),
                         details: Some("{\"by\":\"probe\"}".into()),
                     }))
@@ -128,11 +143,17 @@ impl Extension for Probe {
         }
     }
 
-    fn execute_tool(&mut self, name: &str, _call_id: &str, arguments: serde_json::Value) -> Result<ToolResult, ToolError> {
+    fn execute_tool(
+        &mut self,
+        name: &str,
+        _call_id: &str,
+        arguments: serde_json::Value,
+    ) -> Result<ToolResult, ToolError> {
         if name != "probe_echo" {
             return Err(ToolError::new(format!("Unknown tool: {name}")));
         }
-        let messages: serde_json::Value = serde_json::from_str(&session::messages()).unwrap_or_default();
+        let messages: serde_json::Value =
+            serde_json::from_str(&session::messages()).unwrap_or_default();
         let count = messages.as_array().map_or(0, Vec::len);
         let text = arguments["text"].as_str().unwrap_or("");
         Ok(ToolResult::text(format!("echo: {text} ({count} messages)")))
@@ -145,9 +166,18 @@ impl Extension for Probe {
                 let method = words.next().unwrap_or("");
                 let timeout: Option<u32> = words.next().and_then(|t| t.parse().ok());
                 match method {
-                    "select" => answer(format!("{:?}", ui::select("Pick one", &["red".into(), "green".into()], timeout))),
-                    "confirm" => answer(format!("{}", ui::confirm("Sure?", "Really do it?", timeout))),
-                    "input" => answer(format!("{:?}", ui::input("Name?", Some("type here"), timeout))),
+                    "select" => answer(format!(
+                        "{:?}",
+                        ui::select("Pick one", &["red".into(), "green".into()], timeout)
+                    )),
+                    "confirm" => answer(format!(
+                        "{}",
+                        ui::confirm("Sure?", "Really do it?", timeout)
+                    )),
+                    "input" => answer(format!(
+                        "{:?}",
+                        ui::input("Name?", Some("type here"), timeout)
+                    )),
                     "editor" => answer(format!("{:?}", ui::editor("Edit", Some("draft")))),
                     other => return Err(format!("no dialog {other}")),
                 }
@@ -177,7 +207,14 @@ impl Extension for Probe {
             }
             "name" => {
                 session::set_session_name(args);
-                ui::notify(&format!("named {:?}, idle {}", session::session_name(), session::is_idle()), None);
+                ui::notify(
+                    &format!(
+                        "named {:?}, idle {}",
+                        session::session_name(),
+                        session::is_idle()
+                    ),
+                    None,
+                );
                 Ok(())
             }
             "title" => {

@@ -74,7 +74,8 @@ impl Tool for Probe {
 }
 
 fn run_process(command: &str) -> Result<ToolResult, ToolError> {
-    let child = pith_sdk::process::spawn(command, None).map_err(|err| ToolError::new(err.message()))?;
+    let child =
+        pith_sdk::process::spawn(command, None).map_err(|err| ToolError::new(err.message()))?;
     let mut out = Vec::new();
     while let Some(chunk) = child.next_output() {
         match chunk {
@@ -84,7 +85,11 @@ fn run_process(command: &str) -> Result<ToolResult, ToolError> {
         }
     }
     let status = child.wait();
-    Ok(ToolResult::text(format!("{} exit={:?}", String::from_utf8_lossy(&out), status.code)))
+    Ok(ToolResult::text(format!(
+        "{} exit={:?}",
+        String::from_utf8_lossy(&out),
+        status.code
+    )))
 }
 
 fn spin() -> ! {
@@ -102,7 +107,11 @@ fn recurse(depth: u64) -> u64 {
         return 1;
     }
     let below = recurse(depth - 1);
-    if below % 7 == 3 { below / 2 } else { below.wrapping_add(depth) }
+    if below % 7 == 3 {
+        below / 2
+    } else {
+        below.wrapping_add(depth)
+    }
 }
 
 pith_sdk::export_tools!(Probe);

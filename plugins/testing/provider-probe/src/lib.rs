@@ -16,33 +16,57 @@ impl Completion for Answer {
 
 fn fetch(url: &str) -> String {
     match pith_sdk::http::Request::get(url).send() {
-        Ok(response) => format!("{} {}", response.status(), response.text().unwrap_or_default()),
+        Ok(response) => format!(
+            "{} {}",
+            response.status(),
+            response.text().unwrap_or_default()
+        ),
         Err(err) => err.message(),
     }
 }
 
 impl Provider for Probe {
     fn describe() -> ProviderInfo {
-        ProviderInfo { apis: vec!["probe-api".into()], models: Vec::new(), key_env_vars: Vec::new() }
+        ProviderInfo {
+            apis: vec!["probe-api".into()],
+            models: Vec::new(),
+            key_env_vars: Vec::new(),
+        }
     }
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
         let ask = request.messages.iter().rev().find_map(|m| match m {
-            Message::User(content) => content.iter().find_map(|c| if let Content::Text(t) = c { Some(t.clone()) } else { None }),
+            Message::User(content) => content.iter().find_map(|c| {
+                if let Content::Text(t) = c {
+                    Some(t.clone())
+                } else {
+                    None
+                }
+            }),
             _ => None,
         });
-        let ask: pith_sdk::serde_json::Value = pith_sdk::serde_json::from_str(&ask.unwrap_or_default()).unwrap_or_default();
+        let ask: pith_sdk::serde_json::Value =
+            pith_sdk::serde_json::from_str(&ask.unwrap_or_default()).unwrap_or_default();
         let own = fetch(&format!("{}/own", request.model.base_url));
         let other = fetch(ask["url"].as_str().unwrap_or(""));
         let key = match pith_sdk::host::config(ask["key"].as_str().unwrap_or("")) {
             Ok(value) => format!("config: {value:?}"),
-            Err(pith_sdk::host::ConfigError::NotGranted(key)) => format!("config not granted: {key}"),
+            Err(pith_sdk::host::ConfigError::NotGranted(key)) => {
+                format!("config not granted: {key}")
+            }
         };
-        let text = format!("own: {own}\nother: {other}\n{key}\nrequest key: {:?}", request.api_key);
+        let text = format!(
+            "own: {own}\nother: {other}\n{key}\nrequest key: {:?}",
+            request.api_key
+        );
         Ok(Box::new(Answer(Some(vec![
             StreamEvent::Start,
             StreamEvent::TextStart(BlockStart { index: 0 }),
-            StreamEvent::TextEnd(TextEnd { index: 0, text, signature: None }),
+            StreamEvent::TextEnd(TextEnd {
+                index: 0,
+                text,
+                signature: None,
+            }),
             StreamEvent::Done(StopReason::Stop),
         ]))))
     }

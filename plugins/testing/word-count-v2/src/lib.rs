@@ -12,7 +12,8 @@ struct WordCount;
 
 impl Tool for WordCount {
     const NAME: &'static str = "word_count";
-    const DESCRIPTION: &'static str = "Count the lines, words and bytes of a file in the workspace.";
+    const DESCRIPTION: &'static str =
+        "Count the lines, words and bytes of a file in the workspace.";
 
     fn parameters() -> Value {
         json!({
@@ -26,9 +27,15 @@ impl Tool for WordCount {
         let args: Args = call.parse()?;
         let text = std::fs::read_to_string(resolve_path(&args.path))
             .map_err(|err| ToolError::new(format!("Cannot read {}: {err}", args.path)))?;
-        let (lines, words, bytes) = (text.lines().count(), text.split_whitespace().count(), text.len());
-        Ok(ToolResult::text(format!("v2: {lines} lines, {words} words, {bytes} bytes"))
-            .with_details(json!({"lines": lines, "words": words, "bytes": bytes})))
+        let (lines, words, bytes) = (
+            text.lines().count(),
+            text.split_whitespace().count(),
+            text.len(),
+        );
+        Ok(
+            ToolResult::text(format!("v2: {lines} lines, {words} words, {bytes} bytes"))
+                .with_details(json!({"lines": lines, "words": words, "bytes": bytes})),
+        )
     }
 }
 

@@ -4,7 +4,9 @@
 //! or a timeout as pi words them.
 
 use pith_sdk::process::{Command, Output};
-use pith_sdk::text::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_tail};
+use pith_sdk::text::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_tail,
+};
 use pith_sdk::tool::*;
 
 /// Output kept in memory while streaming (twice the byte limit, as pi).
@@ -43,7 +45,10 @@ impl Tool for Bash {
 
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
         let args: Args = call.parse()?;
-        let timeout_ms = args.timeout.filter(|t| *t > 0.0).map(|t| (t * 1000.0).min(u32::MAX as f64) as u32);
+        let timeout_ms = args
+            .timeout
+            .filter(|t| *t > 0.0)
+            .map(|t| (t * 1000.0).min(u32::MAX as f64) as u32);
         let child = pith_sdk::process::spawn_with(&Command {
             command_line: args.command.clone(),
             cwd: None,
@@ -52,7 +57,10 @@ impl Tool for Bash {
             spill_after: Some(DEFAULT_MAX_BYTES as u32),
         })
         .map_err(|err| ToolError::new(err.message()))?;
-        report_progress(&ToolResult { content: Vec::new(), details: None });
+        report_progress(&ToolResult {
+            content: Vec::new(),
+            details: None,
+        });
         let mut rolling: Vec<u8> = Vec::new();
         let mut seen = Totals::default();
         while let Some(chunk) = child.next_output() {
@@ -73,13 +81,19 @@ impl Tool for Bash {
             if let Some(path) = &path {
                 details.insert("fullOutputPath".into(), json!(path));
             }
-            report_progress(&ToolResult::text(truncation.content).with_details(Value::Object(details)));
+            report_progress(
+                &ToolResult::text(truncation.content).with_details(Value::Object(details)),
+            );
         }
         let status = child.wait();
         let full_output_path = child.full_output_path();
         let text = String::from_utf8_lossy(&rolling).into_owned();
         let truncation = seen.apply(truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES));
-        let mut output = if truncation.content.is_empty() { "(no output)".to_string() } else { truncation.content.clone() };
+        let mut output = if truncation.content.is_empty() {
+            "(no output)".to_string()
+        } else {
+            truncation.content.clone()
+        };
         let mut details = None;
         if truncation.truncated {
             output.push_str(&notice(&truncation, full_output_path.as_deref()));
@@ -87,7 +101,10 @@ impl Tool for Bash {
         }
         if status.timed_out {
             let seconds = args.timeout.unwrap_or_default();
-            return Err(error(format!("{output}\n\nCommand timed out after {seconds} seconds"), details));
+            return Err(error(
+                format!("{output}\n\nCommand timed out after {seconds} seconds"),
+                details,
+            ));
         }
         if status.killed || status.code.is_none() {
             return Err(error(format!("{output}\n\nCommand aborted"), details));
@@ -97,7 +114,10 @@ impl Tool for Bash {
                 Some(details) => ToolResult::text(output).with_details(details),
                 None => ToolResult::text(output),
             }),
-            Some(code) => Err(error(format!("{output}\n\nCommand exited with code {code}"), details)),
+            Some(code) => Err(error(
+                format!("{output}\n\nCommand exited with code {code}"),
+                details,
+            )),
             None => Err(error(format!("{output}\n\nCommand aborted"), details)),
         }
     }
@@ -120,7 +140,9 @@ impl Totals {
     fn apply(&self, mut truncation: Truncation) -> Truncation {
         truncation.total_lines = self.newlines + 1;
         truncation.total_bytes = self.bytes;
-        if truncation.total_lines > truncation.output_lines || truncation.total_bytes > truncation.output_bytes {
+        if truncation.total_lines > truncation.output_lines
+            || truncation.total_bytes > truncation.output_bytes
+        {
             truncation.truncated = true;
             if truncation.truncated_by.is_none() {
                 truncation.truncated_by = Some(pith_sdk::text::TruncatedBy::Bytes);
@@ -144,11 +166,18 @@ fn notice(t: &Truncation, path: Option<&str>) -> String {
     let start = end + 1 - t.output_lines.max(1);
     if t.last_line_partial {
         let line = t.content.len();
-        return format!("\n\n[Showing last {} of line {end} (line is {}). Full output: {path}]", format_size(line), format_size(t.total_bytes));
+        return format!(
+            "\n\n[Showing last {} of line {end} (line is {}). Full output: {path}]",
+            format_size(line),
+            format_size(t.total_bytes)
+        );
     }
     match t.truncated_by {
         Some(pith_sdk::text::TruncatedBy::Bytes) => {
-            format!("\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {path}]", format_size(t.max_bytes))
+            format!(
+                "\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {path}]",
+                format_size(t.max_bytes)
+            )
         }
         _ => format!("\n\n[Showing lines {start}-{end} of {end}. Full output: {path}]"),
     }

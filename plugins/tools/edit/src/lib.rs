@@ -36,7 +36,9 @@ fn loosen(text: &str) -> String {
                     '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}' => '\'',
                     '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' => '"',
                     '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-                    '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}' => ' ',
+                    '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}' => {
+                        ' '
+                    }
                     other => other,
                 })
                 .collect::<String>()
@@ -57,7 +59,12 @@ fn occurrences(haystack: &str, needle: &str) -> Vec<usize> {
 fn diff(old: &str, new: &str) -> (String, usize) {
     let (a, b): (Vec<&str>, Vec<&str>) = (old.split('\n').collect(), new.split('\n').collect());
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
     let width = a.len().max(b.len()).to_string().len();
     let mut out = Vec::new();
     let context_start = prefix.saturating_sub(4);
@@ -130,24 +137,48 @@ impl Tool for EditTool {
             return Err(fail(format!("No edits given for {shown}.")));
         }
         let path = resolve_model_path(&args.path);
-        let raw = std::fs::read_to_string(&path).map_err(|_| fail(format!("File not found: {shown}")))?;
+        let raw =
+            std::fs::read_to_string(&path).map_err(|_| fail(format!("File not found: {shown}")))?;
         let (bom, body) = match raw.strip_prefix('\u{feff}') {
             Some(rest) => ("\u{feff}", rest),
             None => ("", raw.as_str()),
         };
-        let crlf = body.find('\n').is_some_and(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
+        let crlf = body
+            .find('\n')
+            .is_some_and(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
         let mut content = body.replace("\r\n", "\n");
-        let edits: Vec<(String, String)> = args.edits.iter().map(|e| (e.old_text.replace("\r\n", "\n"), e.new_text.replace("\r\n", "\n"))).collect();
+        let edits: Vec<(String, String)> = args
+            .edits
+            .iter()
+            .map(|e| {
+                (
+                    e.old_text.replace("\r\n", "\n"),
+                    e.new_text.replace("\r\n", "\n"),
+                )
+            })
+            .collect();
         // Exact matches first; without them, match on the loosened file (which is then written loosened).
-        let exact = edits.iter().all(|(old, _)| occurrences(&content, old).len() == 1);
+        let exact = edits
+            .iter()
+            .all(|(old, _)| occurrences(&content, old).len() == 1);
         let edits: Vec<(String, String)> = if exact {
             edits
         } else {
             let loose = loosen(&content);
-            let all_found = edits.iter().all(|(old, _)| !occurrences(&content, old).is_empty() || !occurrences(&loose, &loosen(old)).is_empty());
-            if all_found && edits.iter().any(|(old, _)| occurrences(&content, old).is_empty()) {
+            let all_found = edits.iter().all(|(old, _)| {
+                !occurrences(&content, old).is_empty()
+                    || !occurrences(&loose, &loosen(old)).is_empty()
+            });
+            if all_found
+                && edits
+                    .iter()
+                    .any(|(old, _)| occurrences(&content, old).is_empty())
+            {
                 content = loose;
-                edits.into_iter().map(|(old, new)| (loosen(&old), new)).collect()
+                edits
+                    .into_iter()
+                    .map(|(old, new)| (loosen(&old), new))
+                    .collect()
             } else {
                 edits
             }
@@ -155,23 +186,38 @@ impl Tool for EditTool {
         let mut ranges: Vec<(usize, usize, usize)> = Vec::new();
         for (index, (old, _)) in edits.iter().enumerate() {
             let found = occurrences(&content, old);
-            let which = if edits.len() > 1 { format!("edits[{index}].oldText") } else { "the text".to_string() };
+            let which = if edits.len() > 1 {
+                format!("edits[{index}].oldText")
+            } else {
+                "the text".to_string()
+            };
             match found.len() {
                 0 => {
                     return Err(fail(if edits.len() > 1 {
-                        format!("Could not find {which} in {shown}. The old text must match exactly including all whitespace and newlines.")
+                        format!(
+                            "Could not find {which} in {shown}. The old text must match exactly including all whitespace and newlines."
+                        )
                     } else {
-                        format!("Could not find the exact text in {shown}. The old text must match exactly including all whitespace and newlines.")
-                    }))
+                        format!(
+                            "Could not find the exact text in {shown}. The old text must match exactly including all whitespace and newlines."
+                        )
+                    }));
                 }
                 1 => ranges.push((found[0], found[0] + old.len(), index)),
-                n => return Err(fail(format!("Found {n} occurrences of {which} in {shown}. The text must be unique. Please provide more context to make it unique."))),
+                n => {
+                    return Err(fail(format!(
+                        "Found {n} occurrences of {which} in {shown}. The text must be unique. Please provide more context to make it unique."
+                    )));
+                }
             }
         }
         ranges.sort();
         for pair in ranges.windows(2) {
             if pair[1].0 < pair[0].1 {
-                return Err(fail(format!("edits[{}] and edits[{}] overlap in {shown}. Merge them into one edit.", pair[0].2, pair[1].2)));
+                return Err(fail(format!(
+                    "edits[{}] and edits[{}] overlap in {shown}. Merge them into one edit.",
+                    pair[0].2, pair[1].2
+                )));
             }
         }
         let mut updated = String::with_capacity(content.len());
@@ -183,17 +229,25 @@ impl Tool for EditTool {
         }
         updated.push_str(&content[at..]);
         if updated == content {
-            return Err(fail(format!("No changes made to {shown}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.")));
+            return Err(fail(format!(
+                "No changes made to {shown}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
+            )));
         }
         let (diff_text, first_changed_line) = diff(&content, &updated);
-        let written = if crlf { updated.replace('\n', "\r\n") } else { updated };
-        std::fs::write(&path, format!("{bom}{written}")).map_err(|err| fail(format!("{err}: '{shown}'")))?;
+        let written = if crlf {
+            updated.replace('\n', "\r\n")
+        } else {
+            updated
+        };
+        std::fs::write(&path, format!("{bom}{written}"))
+            .map_err(|err| fail(format!("{err}: '{shown}'")))?;
         let message = if edits.len() == 1 {
             format!("Successfully replaced text in {shown}.")
         } else {
             format!("Successfully replaced {} blocks in {shown}.", edits.len())
         };
-        Ok(ToolResult::text(message).with_details(json!({"diff": diff_text, "firstChangedLine": first_changed_line})))
+        Ok(ToolResult::text(message)
+            .with_details(json!({"diff": diff_text, "firstChangedLine": first_changed_line})))
     }
 }
 

@@ -40,7 +40,10 @@ impl Tool for Find {
         let args: Args = call.parse()?;
         let root = resolve_model_path(args.path.as_deref().unwrap_or("."));
         if !root.is_dir() {
-            return Err(ToolError::new(format!("Path not found: {}", root.display())).with_details(json!({})));
+            return Err(
+                ToolError::new(format!("Path not found: {}", root.display()))
+                    .with_details(json!({})),
+            );
         }
         let limit = args.limit.map_or(1000, |l| l.max(1.0) as usize);
         let by_path = args.pattern.contains('/');
@@ -48,7 +51,11 @@ impl Tool for Find {
         walk(&root, |entry| {
             let name = entry.relative.rsplit('/').next().unwrap_or(&entry.relative);
             if glob_match(&args.pattern, if by_path { &entry.relative } else { name }) {
-                found.push(if entry.is_dir { format!("{}/", entry.relative) } else { entry.relative.clone() });
+                found.push(if entry.is_dir {
+                    format!("{}/", entry.relative)
+                } else {
+                    entry.relative.clone()
+                });
             }
             found.len() < limit
         });
@@ -60,7 +67,10 @@ impl Tool for Find {
         let mut notices = Vec::new();
         let mut details = serde_json::Map::new();
         if found.len() >= limit {
-            notices.push(format!("{limit} results limit reached. Use limit={} for more, or refine pattern", limit * 2));
+            notices.push(format!(
+                "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ));
             details.insert("resultLimitReached".into(), json!(limit));
         }
         if truncation.truncated {

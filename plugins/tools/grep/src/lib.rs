@@ -29,7 +29,10 @@ fn shorten(line: &str, cut: &mut bool) -> String {
         return line.to_string();
     }
     *cut = true;
-    format!("{}... [truncated]", line.chars().take(MAX_LINE).collect::<String>())
+    format!(
+        "{}... [truncated]",
+        line.chars().take(MAX_LINE).collect::<String>()
+    )
 }
 
 impl Tool for Grep {
@@ -59,7 +62,11 @@ impl Tool for Grep {
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
         let args: Args = call.parse()?;
         let fail = |message: String| ToolError::new(message).with_details(json!({}));
-        let source = if args.literal == Some(true) { regex::escape(&args.pattern) } else { args.pattern.clone() };
+        let source = if args.literal == Some(true) {
+            regex::escape(&args.pattern)
+        } else {
+            args.pattern.clone()
+        };
         let regex = regex::RegexBuilder::new(&source)
             .case_insensitive(args.ignore_case == Some(true))
             .build()
@@ -74,14 +81,24 @@ impl Tool for Grep {
         let limit = args.limit.map_or(100, |l| l.max(1.0) as usize);
         let context = args.context.map_or(0, |c| c.max(0.0) as usize);
         let files: Vec<(std::path::PathBuf, String)> = if root.is_file() {
-            let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             vec![(root.clone(), name)]
         } else if root.is_dir() {
             let mut files = Vec::new();
             walk(&root, |entry| {
                 let wanted = args.glob.as_deref().is_none_or(|g| {
                     let name = entry.relative.rsplit('/').next().unwrap_or(&entry.relative);
-                    glob_match(g, if g.contains('/') { &entry.relative } else { name })
+                    glob_match(
+                        g,
+                        if g.contains('/') {
+                            &entry.relative
+                        } else {
+                            name
+                        },
+                    )
                 });
                 if !entry.is_dir && wanted {
                     files.push((entry.path.clone(), entry.relative.clone()));
@@ -96,7 +113,9 @@ impl Tool for Grep {
         let mut matches = 0;
         let mut cut = false;
         'files: for (path, shown) in files {
-            let Ok(bytes) = std::fs::read(&path) else { continue };
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
             if bytes.contains(&0) {
                 continue; // binary
             }
@@ -138,7 +157,10 @@ impl Tool for Grep {
         let mut notices = Vec::new();
         let mut details = serde_json::Map::new();
         if matches >= limit {
-            notices.push(format!("{limit} matches limit reached. Use limit={} for more, or refine pattern", limit * 2));
+            notices.push(format!(
+                "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ));
             details.insert("matchLimitReached".into(), json!(limit));
         }
         if truncation.truncated {
@@ -146,7 +168,9 @@ impl Tool for Grep {
             details.insert("truncation".into(), json!(truncation));
         }
         if cut {
-            notices.push(format!("Some lines truncated to {MAX_LINE} chars. Use read tool to see full lines"));
+            notices.push(format!(
+                "Some lines truncated to {MAX_LINE} chars. Use read tool to see full lines"
+            ));
             details.insert("linesTruncated".into(), json!(true));
         }
         if notices.is_empty() {

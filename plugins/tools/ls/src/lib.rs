@@ -36,7 +36,8 @@ impl Tool for Ls {
         let path = resolve_model_path(args.path.as_deref().unwrap_or("."));
         let shown = path.display().to_string();
         let fail = |message: String| ToolError::new(message).with_details(json!({}));
-        let meta = std::fs::metadata(&path).map_err(|_| fail(format!("Path not found: {shown}")))?;
+        let meta =
+            std::fs::metadata(&path).map_err(|_| fail(format!("Path not found: {shown}")))?;
         if !meta.is_dir() {
             return Err(fail(format!("Not a directory: {shown}")));
         }
@@ -61,7 +62,10 @@ impl Tool for Ls {
         let mut notices = Vec::new();
         let mut details = serde_json::Map::new();
         if limited {
-            notices.push(format!("{limit} entries limit reached. Use limit={} for more", limit * 2));
+            notices.push(format!(
+                "{limit} entries limit reached. Use limit={} for more",
+                limit * 2
+            ));
             details.insert("entryLimitReached".into(), json!(limit));
         }
         if truncation.truncated {

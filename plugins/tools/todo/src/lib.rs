@@ -30,7 +30,13 @@ struct Args {
     phases: Vec<Phase>,
 }
 
-const STATUSES: [&str; 5] = ["pending", "in_progress", "completed", "abandoned", "blocked"];
+const STATUSES: [&str; 5] = [
+    "pending",
+    "in_progress",
+    "completed",
+    "abandoned",
+    "blocked",
+];
 
 struct Todo;
 
@@ -100,7 +106,8 @@ impl Tool for Todo {
         if text.is_empty() {
             text.push_str("The todo list is empty.");
         }
-        Ok(ToolResult::text(text.trim_end().to_string()).with_details(json!({"todoPhases": phases})))
+        Ok(ToolResult::text(text.trim_end().to_string())
+            .with_details(json!({"todoPhases": phases})))
     }
 }
 

@@ -37,14 +37,19 @@ impl Tool for Write {
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
         let args: Args = call.parse()?;
         let path = resolve_model_path(&args.path);
-        let fail = |err: std::io::Error| ToolError::new(format!("{err}: '{}'", path.display())).with_details(json!({}));
+        let fail = |err: std::io::Error| {
+            ToolError::new(format!("{err}: '{}'", path.display())).with_details(json!({}))
+        };
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;
         }
         std::fs::write(&path, &args.content).map_err(fail)?;
         // pi reports the string's length in UTF-16 code units.
         let length = args.content.encode_utf16().count();
-        Ok(ToolResult::text(format!("Successfully wrote {length} bytes to {}", args.path)))
+        Ok(ToolResult::text(format!(
+            "Successfully wrote {length} bytes to {}",
+            args.path
+        )))
     }
 }
 

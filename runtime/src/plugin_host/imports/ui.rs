@@ -23,44 +23,71 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub enum UiRequest {
     /// Pick one of the options.
     Select {
+        /// The dialog's title.
         title: String,
+        /// The choices.
         options: Vec<String>,
+        /// How long to wait for the answer (none or 0: no limit).
         timeout_ms: Option<u32>,
     },
     /// Yes or no.
     Confirm {
+        /// The dialog's title.
         title: String,
+        /// The text shown.
         message: String,
+        /// How long to wait for the answer (none or 0: no limit).
         timeout_ms: Option<u32>,
     },
     /// A line of text.
     Input {
+        /// The dialog's title.
         title: String,
+        /// A hint shown in the empty field.
         placeholder: Option<String>,
+        /// How long to wait for the answer (none or 0: no limit).
         timeout_ms: Option<u32>,
     },
     /// A longer text.
     Editor {
+        /// The dialog's title.
         title: String,
+        /// The text the editor starts with.
         prefill: Option<String>,
     },
     /// A notification.
     Notify {
+        /// The text shown.
         message: String,
+        /// info, warning or error.
         kind: Option<&'static str>,
     },
     /// A status line.
-    SetStatus { key: String, text: Option<String> },
+    SetStatus {
+        /// Which status line or widget.
+        key: String,
+        /// The text (none clears it).
+        text: Option<String>,
+    },
     /// A widget.
     SetWidget {
+        /// Which status line or widget.
         key: String,
+        /// The widget's lines (none removes it).
         lines: Option<Vec<String>>,
+        /// Where the widget goes (aboveEditor, belowEditor).
         placement: Option<&'static str>,
     },
     /// The window title.
-    SetTitle { title: String },
+    SetTitle {
+        /// The dialog's title.
+        title: String,
+    },
     /// The editor's text.
-    SetEditorText { text: String },
+    SetEditorText {
+        /// The text (none clears it).
+        text: String,
+    },
 }
 
 impl UiRequest {

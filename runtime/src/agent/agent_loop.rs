@@ -54,7 +54,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         .await;
         // A context overflow is compacted away once, then the run continues.
         let overflowed = matches!(&last, Some(m) if m.stop_reason == StopReason::Error && retry::is_context_overflow(m.error_message.as_deref().unwrap_or("")));
-        if overflowed && shared.state().auto_compaction && !cancel.is_cancelled() {
+        if overflowed && shared.state().auto_compaction() && !cancel.is_cancelled() {
             if overflow_tried {
                 after_end.push(SessionEvent::AutoCompactionEnd {
                     result: None,
@@ -75,7 +75,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         }
         let (retry, policy) = {
             let state = shared.state();
-            (state.auto_retry, state.retry)
+            state.retry_settings()
         };
         let error = match &last {
             Some(message) if message.stop_reason == StopReason::Error => {
@@ -102,7 +102,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         {
             let mut state = shared.state();
             state.drop_failed_answer();
-            state.retry_wait = Some(wait.clone());
+            state.set_retry_wait(Some(wait.clone()));
         }
         shared.emit(&retry::start_event(
             attempt,
@@ -115,7 +115,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             _ = cancel.cancelled() => true,
             _ = wait.cancelled() => true,
         };
-        shared.state().retry_wait = None;
+        shared.state().set_retry_wait(None);
         if cancelled {
             run_messages.clear();
             after_end.push(retry::end_event(false, attempt, Some("Retry cancelled")));
@@ -123,23 +123,16 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         }
     }
     // Past the threshold (the context window minus the reserve), compact before the next prompt.
-    let over_threshold = {
-        let state = shared.state();
-        let window = state.model.as_ref().map_or(0, |m| m.context_window);
-        let answered = matches!(&last, Some(m) if m.stop_reason != StopReason::Aborted);
-        state.auto_compaction
-            && answered
-            && window > 0
-            && super::compaction::context_tokens(&state.messages)
-                > window.saturating_sub(state.compaction.reserve_tokens)
-    } && !cancel.is_cancelled();
+    let answered = matches!(&last, Some(m) if m.stop_reason != StopReason::Aborted);
+    let over_threshold =
+        answered && !cancel.is_cancelled() && shared.state().over_compaction_threshold();
     if over_threshold {
         // A prompt arriving now waits for the compaction instead of racing it.
         shared.begin_compaction();
     }
     // New prompts are accepted before `agent_end` goes out (hosts send the next prompt on it);
     // `abort` answers after it.
-    shared.state().system_prompt_override = None;
+    shared.state().set_system_prompt_override(None);
     shared.accept_prompts();
     if !run_messages.is_empty() || after_end.is_empty() {
         shared.emit(&events::agent_end(&run_messages));
@@ -280,7 +273,7 @@ async fn run_agent(
 /// The reminder for a run that would end with incomplete todos (emitting `todo_reminder`), or
 /// `None` when there are none or the run was reminded enough.
 fn todo_reminder(shared: &Shared, reminders: &mut u32) -> Option<AgentMessage> {
-    let left = todos::incomplete(&shared.state().todos);
+    let left = todos::incomplete(shared.state().todos());
     if left.is_empty() || *reminders >= todos::MAX_REMINDERS {
         return None;
     }
@@ -304,8 +297,8 @@ pub(super) enum Poll {
 pub(super) fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
     let mut state = shared.state();
     match which {
-        Poll::Steering => state.steering.poll(),
-        Poll::FollowUp => state.follow_up.poll(),
+        Poll::Steering => state.poll_steering(),
+        Poll::FollowUp => state.poll_follow_up(),
     }
 }
 
@@ -339,11 +332,11 @@ async fn stream_turn(
     let (model, thinking, mut messages, session_id, output_limit) = {
         let state = shared.state();
         (
-            state.model.clone(),
-            state.thinking,
-            state.messages.clone(),
-            state.session_id.clone(),
-            state.tool_output,
+            state.model().cloned(),
+            state.thinking(),
+            state.messages().to_vec(),
+            state.session_id().to_string(),
+            state.output_limit(),
         )
     };
     let Some(model) = model else {
@@ -354,7 +347,7 @@ async fn stream_turn(
     };
     let mut assembler = StreamAssembler::new(&model);
     let resources = shared.resources();
-    let fired = shared.state().triggered_rules.clone();
+    let fired = shared.state().triggered_rules().clone();
     let mut watch = RuleWatch::new(
         resources
             .rules
@@ -378,7 +371,7 @@ async fn stream_turn(
         api_key: shared.models.api_key(&model.provider),
         thinking,
         session_id: &session_id,
-        output_limit: output_limit.for_window(model.context_window),
+        output_limit,
     });
     match shared.host.complete(request) {
         Err(err) => {
@@ -462,7 +455,7 @@ async fn stream_turn(
         {
             let mut state = shared.state();
             for rule in &triggered {
-                state.triggered_rules.insert(rule.key());
+                state.mark_rule_triggered(rule.key());
             }
         }
         let message = assembler.finish();

@@ -32,11 +32,7 @@ struct Runnable {
 /// Cuts a tool result to the session's limit for the current model (see
 /// [`super::tool_output`]).
 fn bound_output(shared: &Shared, output: &mut ToolOutput) {
-    let limit = {
-        let state = shared.state();
-        let window = state.model.as_ref().map_or(0, |m| m.context_window);
-        state.tool_output.for_window(window)
-    };
+    let limit = shared.state().output_limit();
     limit.bound(output);
 }
 
@@ -88,7 +84,7 @@ pub(super) async fn run_tool_calls(
     plugin_tools: &PluginTools,
 ) -> (Vec<ToolResultMessage>, Vec<Queued>) {
     let tools = shared.tools_of(plugin_tools);
-    let interrupt = shared.state().interrupt_mode;
+    let interrupt = shared.state().interrupt_mode();
     let calls: Vec<(String, String, Value)> = assistant
         .tool_calls()
         .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))

@@ -95,7 +95,7 @@ impl ExtensionContext for SessionContext {
             if let Some(data) = details_value(data) {
                 fields.insert("data".into(), data);
             }
-            shared.state().store.append("custom", fields);
+            shared.state().append_entry("custom", fields);
         }
     }
 
@@ -108,7 +108,7 @@ impl ExtensionContext for SessionContext {
     fn session_name(&self) -> Option<String> {
         self.shared
             .upgrade()
-            .and_then(|shared| shared.state().session_name.clone())
+            .and_then(|shared| shared.state().session_name().map(str::to_string))
     }
 
     fn state(&self) -> String {
@@ -125,7 +125,7 @@ impl ExtensionContext for SessionContext {
 
     fn abort(&self) {
         if let Some(shared) = self.shared.upgrade() {
-            let cancel = shared.state().cancel.clone();
+            let cancel = shared.state().run_cancel();
             if let Some(cancel) = cancel {
                 cancel.cancel();
             }
@@ -135,6 +135,6 @@ impl ExtensionContext for SessionContext {
     fn is_idle(&self) -> bool {
         self.shared
             .upgrade()
-            .is_none_or(|shared| !shared.state().streaming)
+            .is_none_or(|shared| !shared.state().is_streaming())
     }
 }

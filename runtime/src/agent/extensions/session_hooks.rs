@@ -56,7 +56,7 @@ pub async fn before_agent_start(
                 initial.push(custom_message(message));
             }
             if let Some(prompt) = changes.system_prompt {
-                shared.state().system_prompt_override = Some(prompt);
+                shared.state().set_system_prompt_override(Some(prompt));
             }
         }
     }
@@ -66,7 +66,7 @@ pub async fn before_agent_start(
 /// The system prompt of the next request: the one an extension set for this run, else the
 /// built one.
 pub fn system_prompt(shared: &Shared, tools: &[SessionTool]) -> String {
-    if let Some(prompt) = shared.state().system_prompt_override.clone() {
+    if let Some(prompt) = shared.state().system_prompt_override().map(str::to_string) {
         return prompt;
     }
     let skills = crate::resources::skills::prompt_block(&shared.resources().skills);

@@ -65,64 +65,175 @@ pub struct SessionConfig {
 /// The conversation state.
 pub struct State {
     /// The current context.
-    pub messages: Vec<AgentMessage>,
+    pub(super) messages: Vec<AgentMessage>,
     /// The entry id of each message (pi's short ids), parallel to `messages`.
-    pub entry_ids: Vec<String>,
+    pub(super) entry_ids: Vec<String>,
     /// The session file (or the in-memory session).
-    pub store: SessionFile,
+    pub(super) store: SessionFile,
     /// The model.
-    pub model: Option<Model>,
+    pub(super) model: Option<Model>,
     /// The thinking level.
-    pub thinking: ThinkingLevel,
+    pub(super) thinking: ThinkingLevel,
     /// Steering messages.
-    pub steering: Queue,
+    pub(super) steering: Queue,
     /// Follow-up messages.
-    pub follow_up: Queue,
+    pub(super) follow_up: Queue,
     /// The interrupt mode.
-    pub interrupt_mode: InterruptMode,
+    pub(super) interrupt_mode: InterruptMode,
     /// True while a run streams.
-    pub streaming: bool,
+    pub(super) streaming: bool,
     /// Cancels the current run.
-    pub cancel: Option<CancellationToken>,
+    pub(super) cancel: Option<CancellationToken>,
     /// The session id.
-    pub session_id: String,
+    pub(super) session_id: String,
     /// The session name.
-    pub session_name: Option<String>,
+    pub(super) session_name: Option<String>,
     /// Automatic compaction.
-    pub auto_compaction: bool,
+    pub(super) auto_compaction: bool,
     /// Compaction reserve and kept tokens.
-    pub compaction: crate::agent::compaction::CompactionPolicy,
+    pub(super) compaction: crate::agent::compaction::CompactionPolicy,
     /// The limit on one tool result's text.
-    pub tool_output: crate::agent::tool_output::OutputLimit,
+    pub(super) tool_output: crate::agent::tool_output::OutputLimit,
     /// True while a compaction runs.
-    pub compacting: bool,
+    pub(super) compacting: bool,
     /// Automatic retry.
-    pub auto_retry: bool,
+    pub(super) auto_retry: bool,
     /// Retry attempts and delays.
-    pub retry: crate::agent::retry::RetryPolicy,
+    pub(super) retry: crate::agent::retry::RetryPolicy,
     /// Models for `cycle_model`.
-    pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
+    pub(super) scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
     /// Cancels the wait before a retry (`abort_retry`).
-    pub retry_wait: Option<CancellationToken>,
+    pub(super) retry_wait: Option<CancellationToken>,
     /// Active plugin tools.
-    pub tools: ToolSelection,
+    pub(super) tools: ToolSelection,
     /// Host-defined tools.
-    pub host_tools: Vec<HostToolDefinition>,
+    pub(super) host_tools: Vec<HostToolDefinition>,
     /// `bash` command records made while a run streamed, added before the next prompt.
-    pub pending_bash: Vec<AgentMessage>,
+    pub(super) pending_bash: Vec<AgentMessage>,
     /// Extension messages delivered with the next prompt (`next-turn`).
-    pub next_turn: Vec<AgentMessage>,
+    pub(super) next_turn: Vec<AgentMessage>,
     /// The system prompt an extension set for the current run (`before_agent_start`).
-    pub system_prompt_override: Option<String>,
+    pub(super) system_prompt_override: Option<String>,
     /// The todo list.
-    pub todos: Vec<TodoPhase>,
+    pub(super) todos: Vec<TodoPhase>,
     /// Bumped on every change of the todo list (a pending auto-clear checks it).
-    pub todo_generation: u64,
+    pub(super) todo_generation: u64,
     /// The streamed rules that already triggered in this session (each triggers once).
-    pub triggered_rules: std::collections::HashSet<String>,
+    pub(super) triggered_rules: std::collections::HashSet<String>,
 }
 
 impl State {
+    /// The model, if one is set.
+    pub fn model(&self) -> Option<&Model> {
+        self.model.as_ref()
+    }
+
+    /// The thinking level.
+    pub fn thinking(&self) -> ThinkingLevel {
+        self.thinking
+    }
+
+    /// The conversation as the model sees it.
+    pub fn messages(&self) -> &[AgentMessage] {
+        &self.messages
+    }
+
+    /// The session's id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The session's name, if it has one.
+    pub fn session_name(&self) -> Option<&str> {
+        self.session_name.as_deref()
+    }
+
+    /// True while a run streams.
+    pub fn is_streaming(&self) -> bool {
+        self.streaming
+    }
+
+    /// What cancels the current run, if one runs.
+    pub fn run_cancel(&self) -> Option<CancellationToken> {
+        self.cancel.clone()
+    }
+
+    /// The limit on one tool result for the current model.
+    pub fn output_limit(&self) -> crate::agent::tool_output::OutputLimit {
+        let window = self.model.as_ref().map_or(0, |m| m.context_window);
+        self.tool_output.for_window(window)
+    }
+
+    /// Whether automatic compaction is on.
+    pub fn auto_compaction(&self) -> bool {
+        self.auto_compaction
+    }
+
+    /// True when the context is past the compaction threshold (the window minus the reserve)
+    /// and automatic compaction is on.
+    pub fn over_compaction_threshold(&self) -> bool {
+        let window = self.model.as_ref().map_or(0, |m| m.context_window);
+        self.auto_compaction
+            && window > 0
+            && crate::agent::compaction::context_tokens(&self.messages)
+                > window.saturating_sub(self.compaction.reserve_tokens)
+    }
+
+    /// Whether automatic retry is on, and its policy.
+    pub fn retry_settings(&self) -> (bool, crate::agent::retry::RetryPolicy) {
+        (self.auto_retry, self.retry)
+    }
+
+    /// Sets (or clears) the wait before a retry, which `abort_retry` cancels.
+    pub fn set_retry_wait(&mut self, wait: Option<CancellationToken>) {
+        self.retry_wait = wait;
+    }
+
+    /// The system prompt an extension set for the current run.
+    pub fn system_prompt_override(&self) -> Option<&str> {
+        self.system_prompt_override.as_deref()
+    }
+
+    /// Sets (or clears) the run's system prompt override.
+    pub fn set_system_prompt_override(&mut self, prompt: Option<String>) {
+        self.system_prompt_override = prompt;
+    }
+
+    /// The keys of the streamed rules that already triggered.
+    pub fn triggered_rules(&self) -> &std::collections::HashSet<String> {
+        &self.triggered_rules
+    }
+
+    /// Records that a streamed rule triggered (each triggers once a session).
+    pub fn mark_rule_triggered(&mut self, key: String) {
+        self.triggered_rules.insert(key);
+    }
+
+    /// How steering interacts with tool calls in flight.
+    pub fn interrupt_mode(&self) -> InterruptMode {
+        self.interrupt_mode
+    }
+
+    /// The todo list.
+    pub fn todos(&self) -> &[TodoPhase] {
+        &self.todos
+    }
+
+    /// Takes what one poll of the steering queue delivers.
+    pub fn poll_steering(&mut self) -> Vec<Queued> {
+        self.steering.poll()
+    }
+
+    /// Takes what one poll of the follow-up queue delivers.
+    pub fn poll_follow_up(&mut self) -> Vec<Queued> {
+        self.follow_up.poll()
+    }
+
+    /// Appends a non-message entry (`custom`, …) to the session file.
+    pub fn append_entry(&mut self, kind: &str, fields: Map<String, Value>) {
+        self.store.append(kind, fields);
+    }
+
     /// Appends a message to the conversation and the session file; returns its entry id.
     pub fn append(&mut self, message: AgentMessage) -> String {
         let id = self.store.append_message(&message);

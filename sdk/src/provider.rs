@@ -61,6 +61,27 @@ pub fn context_messages(messages: &[Message]) -> Vec<Message> {
     out
 }
 
+/// A tool's JSON schema as a value (`{"type":"object"}` when the host sent something that is
+/// not JSON).
+pub fn tool_schema(tool: &ToolDefinition) -> serde_json::Value {
+    serde_json::from_str(&tool.parameters).unwrap_or_else(|_| serde_json::json!({"type": "object"}))
+}
+
+/// A streaming POST to `url` for `request`, as the OpenAI-style APIs take it: a JSON body, an
+/// SSE answer, the key as a Bearer token (when there is one) and the model's own headers.
+pub fn bearer_sse_post(url: &str, request: &Request) -> crate::http::Request {
+    let mut http = crate::http::Request::post(url)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream");
+    if let Some(key) = request.api_key.as_deref().filter(|k| !k.is_empty()) {
+        http = http.header("authorization", &format!("Bearer {key}"));
+    }
+    for header in &request.model.headers {
+        http = http.header(&header.name, &header.value);
+    }
+    http
+}
+
 /// A response being streamed.
 pub trait Completion: 'static {
     /// The next batch of events; `None` once the stream has ended (after `done` or `error`).

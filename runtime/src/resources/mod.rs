@@ -6,7 +6,7 @@ pub mod rules;
 pub mod skills;
 pub mod templates;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where skill and template files are looked for.
 #[derive(Debug, Clone, Default)]
@@ -87,4 +87,24 @@ impl Resources {
             rules,
         }
     }
+}
+
+/// The files named on the command line (`--skill`, `--prompt-template`): each path, relative to
+/// `cwd`, is a file, or a directory whose files `list` finds.
+pub(crate) fn named_files(
+    cwd: &Path,
+    paths: &[PathBuf],
+    list: impl Fn(&Path) -> Vec<PathBuf>,
+) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .map(|path| cwd.join(path))
+        .flat_map(|path| {
+            if path.is_dir() {
+                list(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
 }

@@ -55,17 +55,9 @@ pub async fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Skill> {
             }
         }
     }
-    for path in &dirs.extra_skills {
-        let path = dirs.cwd.join(path);
-        let files = if path.is_dir() {
-            skill_files(&path)
-        } else {
-            vec![path]
-        };
-        for file in files {
-            if let Some(skill) = load_file(&file, dirs) {
-                add(skill, &mut skills);
-            }
+    for file in super::named_files(&dirs.cwd, &dirs.extra_skills, skill_files) {
+        if let Some(skill) = load_file(&file, dirs) {
+            add(skill, &mut skills);
         }
     }
     if !dirs.no_skills {

@@ -47,17 +47,9 @@ pub fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Template> {
             }
         }
     }
-    for path in &dirs.extra_templates {
-        let path = dirs.cwd.join(path);
-        let files = if path.is_dir() {
-            md_files(&path)
-        } else {
-            vec![path]
-        };
-        for file in files {
-            if let Some(template) = load_file(&file, Location::Path) {
-                add(template, &mut templates);
-            }
+    for file in super::named_files(&dirs.cwd, &dirs.extra_templates, md_files) {
+        if let Some(template) = load_file(&file, Location::Path) {
+            add(template, &mut templates);
         }
     }
     if !dirs.no_templates {

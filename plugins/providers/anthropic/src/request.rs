@@ -184,7 +184,7 @@ pub fn body(request: &Request) -> Value {
             .tools
             .iter()
             .map(|tool| {
-                let schema: Value = pith_sdk::serde_json::from_str(&tool.parameters).unwrap_or_else(|_| json!({"type": "object"}));
+                let schema = tool_schema(tool);
                 json!({"name": tool.name, "description": tool.description, "eager_input_streaming": true, "input_schema": schema})
             })
             .collect();

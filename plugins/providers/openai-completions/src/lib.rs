@@ -4,7 +4,6 @@
 mod request;
 mod stream;
 
-use pith_sdk::http::Request as HttpRequest;
 use pith_sdk::provider::*;
 
 struct OpenAiCompletions;
@@ -117,16 +116,7 @@ impl Provider for OpenAiCompletions {
             "{}/chat/completions",
             request.model.base_url.trim_end_matches('/')
         );
-        let mut http = HttpRequest::post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "text/event-stream");
-        if let Some(key) = request.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http = http.header("authorization", &format!("Bearer {key}"));
-        }
-        for header in &request.model.headers {
-            http = http.header(&header.name, &header.value);
-        }
-        let response = http.json(&body).send_ok()?;
+        let response = bearer_sse_post(&url, &request).json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
             stream::Stream::new(),

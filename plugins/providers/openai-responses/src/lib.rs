@@ -4,7 +4,6 @@
 mod request;
 mod stream;
 
-use pith_sdk::http::Request as HttpRequest;
 use pith_sdk::provider::*;
 
 struct OpenAiResponses;
@@ -83,16 +82,7 @@ impl Provider for OpenAiResponses {
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
         let body = request::body(&request);
         let url = format!("{}/responses", request.model.base_url.trim_end_matches('/'));
-        let mut http = HttpRequest::post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "text/event-stream");
-        if let Some(key) = request.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http = http.header("authorization", &format!("Bearer {key}"));
-        }
-        for header in &request.model.headers {
-            http = http.header(&header.name, &header.value);
-        }
-        let response = http.json(&body).send_ok()?;
+        let response = bearer_sse_post(&url, &request).json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
             stream::Stream::new(),

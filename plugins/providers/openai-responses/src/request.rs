@@ -86,7 +86,7 @@ pub fn body(request: &Request) -> Value {
             .tools
             .iter()
             .map(|tool| {
-                let parameters: Value = serde_json::from_str(&tool.parameters).unwrap_or_else(|_| json!({"type": "object"}));
+                let parameters = tool_schema(tool);
                 json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": parameters, "strict": false})
             })
             .collect();

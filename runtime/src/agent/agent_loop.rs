@@ -154,7 +154,7 @@ async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> b
     shared.emit(&SessionEvent::AutoCompactionStart {
         reason: reason.to_string(),
     });
-    let outcome = super::session::compact(shared, None, reason).await;
+    let outcome = shared.compact(None, reason).await;
     shared.end_compaction();
     match outcome {
         Ok(result) => {

@@ -72,7 +72,7 @@ fn apply_todo_tool(shared: &Arc<Shared>, name: &str, output: &ToolOutput) {
     if let Some(phases) = output.details.as_ref().and_then(|d| d.get("todoPhases"))
         && let Ok(phases) = todos::normalize(phases)
     {
-        super::session::set_todo_list(shared, phases);
+        shared.set_todo_list(phases);
     }
 }
 

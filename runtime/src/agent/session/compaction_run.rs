@@ -8,137 +8,143 @@ impl Session {
     /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
     pub async fn compact(&self, instructions: Option<&str>) -> Result<Value, String> {
         self.abort().await;
-        compact(&self.shared, instructions, "manual").await
+        self.shared.compact(instructions, "manual").await
     }
 }
 
-/// Compacts the session (`reason`: manual, threshold or overflow), emitting `compaction_start`
-/// and `compaction_end`; returns the result (`summary`, `firstKeptEntryId`, `tokensBefore`,
-/// `details`).
-pub async fn compact(
-    shared: &Arc<Shared>,
-    instructions: Option<&str>,
-    reason: &str,
-) -> Result<Value, String> {
-    use crate::agent::compaction;
-    let (model, messages, ids, policy) = {
-        let state = shared.state();
-        let Some(model) = state.model.clone() else {
-            return Err("No model selected".into());
+impl Shared {
+    /// Compacts the session (`reason`: manual, threshold or overflow), emitting `compaction_start`
+    /// and `compaction_end`; returns the result (`summary`, `firstKeptEntryId`, `tokensBefore`,
+    /// `details`).
+    pub async fn compact(
+        self: &Arc<Self>,
+        instructions: Option<&str>,
+        reason: &str,
+    ) -> Result<Value, String> {
+        let shared = self;
+        use crate::agent::compaction;
+        let (model, messages, ids, policy) = {
+            let state = shared.state();
+            let Some(model) = state.model.clone() else {
+                return Err("No model selected".into());
+            };
+            if state.messages.is_empty() && state.store.context().messages.is_empty() {
+                return Err("Nothing to compact (session too small)".into());
+            }
+            if state.store.leaf_type() == Some("compaction") {
+                return Err("Already compacted".into());
+            }
+            (
+                model,
+                state.messages.clone(),
+                state.entry_ids.clone(),
+                state.compaction,
+            )
         };
-        if state.messages.is_empty() && state.store.context().messages.is_empty() {
-            return Err("Nothing to compact (session too small)".into());
-        }
-        if state.store.leaf_type() == Some("compaction") {
-            return Err("Already compacted".into());
-        }
-        (
-            model,
-            state.messages.clone(),
-            state.entry_ids.clone(),
-            state.compaction,
-        )
-    };
-    shared.begin_compaction();
-    shared.emit(&SessionEvent::CompactionStart {
-        reason: reason.to_string(),
-    });
-    let previous = match messages.first() {
-        Some(AgentMessage::CompactionSummary(summary)) => Some(summary.summary.clone()),
-        _ => None,
-    };
-    let skip = usize::from(previous.is_some());
-    let (body, body_ids) = (&messages[skip..], &ids[skip..]);
-    let (cut, first_kept) = if reason == "overflow" {
-        // The cut must leave less than before, or the overflow repeats.
-        let cut =
-            compaction::overflow_cut_point(body, policy.keep_recent_tokens, model.context_window);
-        // Keeping nothing: an id not on the branch keeps no entry before the compaction.
-        (cut, body_ids.get(cut).cloned().unwrap_or_default())
-    } else {
-        let cut = compaction::cut_point(body, policy.keep_recent_tokens);
-        let first_kept = body_ids.get(cut).or(body_ids.last()).cloned();
-        (cut, first_kept.unwrap_or_default())
-    };
-    let older = &body[..cut];
-    let tokens_before = compaction::context_tokens(&messages);
-    let fail = |message: String| {
-        shared.end_compaction();
-        shared.emit(&compaction_end(reason, None, false, Some(message.clone())));
-        Err(message)
-    };
-    // An extension may cancel the compaction or supply the summary.
-    let supplied = match before_compact(
-        shared,
-        instructions,
-        older,
-        previous.as_deref(),
-        &first_kept,
-        tokens_before,
-    )
-    .await
-    {
-        Err(message) => {
-            // A cancellation is an abort, as pi reports it (no error message in the event).
+        shared.begin_compaction();
+        shared.emit(&SessionEvent::CompactionStart {
+            reason: reason.to_string(),
+        });
+        let previous = match messages.first() {
+            Some(AgentMessage::CompactionSummary(summary)) => Some(summary.summary.clone()),
+            _ => None,
+        };
+        let skip = usize::from(previous.is_some());
+        let (body, body_ids) = (&messages[skip..], &ids[skip..]);
+        let (cut, first_kept) = if reason == "overflow" {
+            // The cut must leave less than before, or the overflow repeats.
+            let cut = compaction::overflow_cut_point(
+                body,
+                policy.keep_recent_tokens,
+                model.context_window,
+            );
+            // Keeping nothing: an id not on the branch keeps no entry before the compaction.
+            (cut, body_ids.get(cut).cloned().unwrap_or_default())
+        } else {
+            let cut = compaction::cut_point(body, policy.keep_recent_tokens);
+            let first_kept = body_ids.get(cut).or(body_ids.last()).cloned();
+            (cut, first_kept.unwrap_or_default())
+        };
+        let older = &body[..cut];
+        let tokens_before = compaction::context_tokens(&messages);
+        let fail = |message: String| {
             shared.end_compaction();
-            shared.emit(&compaction_end(reason, None, true, None));
-            return Err(message);
+            shared.emit(&compaction_end(reason, None, false, Some(message.clone())));
+            Err(message)
+        };
+        // An extension may cancel the compaction or supply the summary.
+        let supplied = match before_compact(
+            shared,
+            instructions,
+            older,
+            previous.as_deref(),
+            &first_kept,
+            tokens_before,
+        )
+        .await
+        {
+            Err(message) => {
+                // A cancellation is an abort, as pi reports it (no error message in the event).
+                shared.end_compaction();
+                shared.emit(&compaction_end(reason, None, true, None));
+                return Err(message);
+            }
+            Ok(supplied) => supplied,
+        };
+        if let Some(result) = supplied {
+            shared.end_compaction();
+            let mut fields = result.as_object().cloned().unwrap_or_default();
+            fields.insert("fromHook".into(), json!(true));
+            let mut state = shared.state();
+            state.store.append("compaction", fields);
+            let context = state.store.context();
+            state.load_context(context);
+            drop(state);
+            shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
+            return Ok(result);
         }
-        Ok(supplied) => supplied,
-    };
-    if let Some(result) = supplied {
+        let outcome = compaction::summarize(
+            &shared.host,
+            &model,
+            shared.models.api_key(&model.provider),
+            older,
+            previous.as_deref(),
+            instructions,
+            policy,
+        )
+        .await;
+        let summary = match outcome {
+            Ok(summary) => summary,
+            Err(err) => return fail(format!("Summarization failed: {err}")),
+        };
         shared.end_compaction();
-        let mut fields = result.as_object().cloned().unwrap_or_default();
-        fields.insert("fromHook".into(), json!(true));
         let mut state = shared.state();
+        let details = compaction::file_details(older);
+        let mut summary = summary;
+        for (key, tag) in [
+            ("readFiles", "read-files"),
+            ("modifiedFiles", "modified-files"),
+        ] {
+            let files: Vec<&str> = details[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if !files.is_empty() {
+                summary.push_str(&format!("\n\n<{tag}>\n{}\n</{tag}>", files.join("\n")));
+            }
+        }
+        let result = json!({"summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "details": details});
+        let mut fields = result.as_object().cloned().unwrap_or_default();
+        fields.insert("fromHook".into(), json!(false));
         state.store.append("compaction", fields);
         let context = state.store.context();
         state.load_context(context);
         drop(state);
         shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
-        return Ok(result);
+        Ok(result)
     }
-    let outcome = compaction::summarize(
-        &shared.host,
-        &model,
-        shared.models.api_key(&model.provider),
-        older,
-        previous.as_deref(),
-        instructions,
-        policy,
-    )
-    .await;
-    let summary = match outcome {
-        Ok(summary) => summary,
-        Err(err) => return fail(format!("Summarization failed: {err}")),
-    };
-    shared.end_compaction();
-    let mut state = shared.state();
-    let details = compaction::file_details(older);
-    let mut summary = summary;
-    for (key, tag) in [
-        ("readFiles", "read-files"),
-        ("modifiedFiles", "modified-files"),
-    ] {
-        let files: Vec<&str> = details[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        if !files.is_empty() {
-            summary.push_str(&format!("\n\n<{tag}>\n{}\n</{tag}>", files.join("\n")));
-        }
-    }
-    let result = json!({"summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "details": details});
-    let mut fields = result.as_object().cloned().unwrap_or_default();
-    fields.insert("fromHook".into(), json!(false));
-    state.store.append("compaction", fields);
-    let context = state.store.context();
-    state.load_context(context);
-    drop(state);
-    shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
-    Ok(result)
 }
 
 /// `compaction_end` (a compaction never retries by itself: `willRetry` is the automatic one's).

@@ -38,10 +38,8 @@ mod state;
 mod switching;
 mod todo_list;
 
-pub use compaction_run::compact;
 pub use state::{InterruptMode, SessionConfig, State};
 use switching::new_session_file;
-pub use todo_list::set_todo_list;
 
 /// What the run task and the commands share.
 pub struct Shared {

@@ -6,41 +6,44 @@ impl Session {
     /// `set_todos`: replaces the todo list with `phases` (normalised); `{"todoPhases"}`.
     pub fn set_todos(&self, phases: &Value) -> Result<Value, String> {
         let phases = todos::normalize(phases)?;
-        set_todo_list(&self.shared, phases.clone());
+        self.shared.set_todo_list(phases.clone());
         Ok(json!({ "todoPhases": phases }))
     }
 }
 
-/// Replaces the todo list; a list with everything done is cleared after the session's delay,
-/// with `todo_auto_clear`, unless it changes in the meantime.
-pub fn set_todo_list(shared: &Arc<Shared>, phases: Vec<TodoPhase>) {
-    let done = todos::all_done(&phases);
-    let generation = {
-        let mut state = shared.state();
-        state.todos = phases;
-        state.todo_generation += 1;
-        state.todo_generation
-    };
-    if done {
-        let shared = Arc::downgrade(shared);
-        let delay = match shared.upgrade() {
-            Some(shared) => shared.todo_clear_delay,
-            None => return,
+impl Shared {
+    /// Replaces the todo list; a list with everything done is cleared after the session's
+    /// delay, with `todo_auto_clear`, unless it changes in the meantime.
+    pub fn set_todo_list(self: &Arc<Self>, phases: Vec<TodoPhase>) {
+        let shared = self;
+        let done = todos::all_done(&phases);
+        let generation = {
+            let mut state = shared.state();
+            state.todos = phases;
+            state.todo_generation += 1;
+            state.todo_generation
         };
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            let Some(shared) = shared.upgrade() else {
-                return;
+        if done {
+            let shared = Arc::downgrade(shared);
+            let delay = match shared.upgrade() {
+                Some(shared) => shared.todo_clear_delay,
+                None => return,
             };
-            {
-                let mut state = shared.state();
-                if state.todo_generation != generation {
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let Some(shared) = shared.upgrade() else {
                     return;
+                };
+                {
+                    let mut state = shared.state();
+                    if state.todo_generation != generation {
+                        return;
+                    }
+                    state.todos.clear();
+                    state.todo_generation += 1;
                 }
-                state.todos.clear();
-                state.todo_generation += 1;
-            }
-            shared.emit(&SessionEvent::TodoAutoClear);
-        });
+                shared.emit(&SessionEvent::TodoAutoClear);
+            });
+        }
     }
 }

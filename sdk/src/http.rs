@@ -68,11 +68,16 @@ impl Request {
     }
 
     /// Sends the request and fails unless the status is 2xx, with `"<status> <body>"` as
-    /// LLM clients report it.
+    /// LLM clients report it. A 2xx HTML page (a proxy's login page, a wrong base URL) is an
+    /// error that says so, not a stream that ends early.
     pub fn send_ok(self) -> Result<Response, String> {
         let response = self.send().map_err(|err| err.message())?;
         let status = response.status();
         if (200..300).contains(&status) {
+            if response.content_type().contains("text/html") {
+                let page = response.text().unwrap_or_default();
+                return Err(html_answer(status, &page));
+            }
             return Ok(response);
         }
         let body = response.text().unwrap_or_default();
@@ -80,7 +85,33 @@ impl Request {
     }
 }
 
+/// The error for an HTML page where an API answer was expected, naming the page's title.
+fn html_answer(status: u16, page: &str) -> String {
+    let lower = page.to_ascii_lowercase();
+    let title = lower
+        .find("<title>")
+        .and_then(|start| {
+            let start = start + "<title>".len();
+            let end = lower[start..].find("</title>")? + start;
+            page.get(start..end)
+        })
+        .map(|t| format!(" (\"{}\")", t.trim()))
+        .unwrap_or_default();
+    format!(
+        "The server answered {status} with an HTML page{title}, not the API's event stream: check the model's baseUrl and any proxy in between"
+    )
+}
+
 impl Response {
+    /// The `content-type` header, lower-cased (empty when absent).
+    pub fn content_type(&self) -> String {
+        self.headers()
+            .into_iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+            .map(|h| h.value.to_ascii_lowercase())
+            .unwrap_or_default()
+    }
+
     /// Reads the whole body.
     pub fn bytes(&self) -> Result<Vec<u8>, HttpError> {
         let mut body = Vec::new();

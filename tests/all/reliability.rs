@@ -245,3 +245,73 @@ async fn a_session_holding_an_oversized_result_still_answers() {
     let request = tight.requests().last().unwrap()["body"].to_string();
     assert!(request.len() < 100_000, "{} bytes sent", request.len());
 }
+
+/// Lines that are not quite JSON: a lone surrogate escape is read as U+FFFD (as pi's JSON.parse
+/// reads it); a line that cannot be parsed is answered with its id whenever the id can be read
+/// (too deep, a number out of range, a line over the size limit).
+#[tokio::test(flavor = "multi_thread")]
+async fn odd_lines_are_read_or_answered_with_their_id() {
+    let mut pith = Pith::spawn(support::rpc::Options::faux(json!([{"text": "ok"}]))).await;
+    pith.send_line(r#"{"id":"s","type":"prompt","message":"cut \ud83d"}"#)
+        .await;
+    let accepted = pith.response("s").await;
+    assert_eq!(accepted["success"], true, "{accepted}");
+    let end = pith.until_agent_end().await;
+    assert_eq!(end["messages"][0]["content"][0]["text"], "cut \u{FFFD}");
+
+    let deep = format!(
+        r#"{{"id":"deep","type":"prompt","message":{}"x"{}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    pith.send_line(&deep).await;
+    let answer = pith.response("deep").await;
+    assert_eq!(answer["success"], false);
+    assert_eq!(answer["command"], "parse");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to parse command")
+    );
+
+    pith.send_line(r#"{"id":7,"type":"prompt","message":"x","n":1e400}"#)
+        .await;
+    let answer = pith
+        .wait_for(|f| f["type"] == "response" && f["id"] == 7)
+        .await;
+    assert_eq!(answer["success"], false);
+
+    let mut long = String::from(r#"{"id":"long","type":"prompt","message":""#);
+    long.push_str(&"x".repeat(pith::rpc::framing::MAX_LINE + 10));
+    long.push_str(r#""}"#);
+    pith.send_line(&long).await;
+    let answer = pith.response("long").await;
+    assert!(
+        answer["error"].as_str().unwrap().contains("byte limit"),
+        "{answer}"
+    );
+    // And the process keeps serving.
+    let state = pith.call("st", json!({"type": "get_state"})).await;
+    assert_eq!(state["success"], true);
+}
+
+/// A 200 HTML page where the API's stream was expected (a proxy's login page, a wrong base
+/// URL) is named as such, and not retried as a dropped connection.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_html_page_is_named_and_not_retried() {
+    let server =
+        FakeLlm::start(json!([{"html": "Corporate Proxy Login"}, {"text": "never"}])).await;
+    let mut pith = Pith::spawn(anthropic_fake(&server.url, "fake-model")).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let answer = end["messages"].as_array().unwrap().last().unwrap().clone();
+    let error = answer["errorMessage"].as_str().unwrap();
+    assert!(
+        error.contains("HTML page (\"Corporate Proxy Login\")"),
+        "{error}"
+    );
+    assert!(error.contains("baseUrl"), "{error}");
+    assert_eq!(server.requests().len(), 1, "not retried");
+}

@@ -6,6 +6,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// The longest line accepted (bytes, without the LF).
 pub const MAX_LINE: usize = 64 << 20;
+/// How much of an overlong line is kept (to answer it with its id).
+pub const KEPT_HEAD: usize = 4096;
 
 /// One line of input, or why it is not one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,8 +16,9 @@ pub enum Line {
     Text(String),
     /// A line that is not UTF-8.
     InvalidUtf8,
-    /// A line longer than [`MAX_LINE`]; carries its length.
-    TooLong(usize),
+    /// A line longer than [`MAX_LINE`]: its length, and its first [`KEPT_HEAD`] bytes (where
+    /// the command's id usually is).
+    TooLong(usize, Vec<u8>),
 }
 
 /// Reads lines from an async reader.
@@ -26,6 +29,8 @@ pub struct LineReader<R> {
     /// How far past `start` the buffer is known to hold no LF.
     scanned: usize,
     overflow: Option<usize>,
+    /// The head of the overlong line being dropped.
+    head: Vec<u8>,
     eof: bool,
     max_line: usize,
 }
@@ -44,6 +49,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             start: 0,
             scanned: 0,
             overflow: None,
+            head: Vec::new(),
             eof: false,
             max_line,
         }
@@ -64,6 +70,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             // No LF yet: drop what an overlong line has accumulated.
             let pending = self.buf.len() - self.start;
             if self.overflow.is_some() || pending > self.max_line {
+                if self.overflow.is_none() {
+                    let kept = pending.min(KEPT_HEAD);
+                    self.head = self.buf[self.start..self.start + kept].to_vec();
+                }
                 *self.overflow.get_or_insert(0) += pending;
                 self.buf.clear();
                 self.start = 0;
@@ -97,10 +107,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     fn take(&mut self, end: usize) -> Line {
         let bytes = &self.buf[self.start..end];
         if let Some(dropped) = self.overflow.take() {
-            return Line::TooLong(dropped + bytes.len());
+            return Line::TooLong(dropped + bytes.len(), std::mem::take(&mut self.head));
         }
         if bytes.len() > self.max_line {
-            return Line::TooLong(bytes.len());
+            return Line::TooLong(bytes.len(), bytes[..bytes.len().min(KEPT_HEAD)].to_vec());
         }
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         match std::str::from_utf8(bytes) {
@@ -142,7 +152,13 @@ mod tests {
         let mut input = vec![b'x'; 1000];
         input.extend_from_slice(b"\nok\n");
         let got = lines(&input, 10).await;
-        assert_eq!(got, vec![Line::TooLong(1000), Line::Text("ok".into())]);
+        assert_eq!(
+            got,
+            vec![
+                Line::TooLong(1000, vec![b'x'; 1000]),
+                Line::Text("ok".into())
+            ]
+        );
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod events;
 pub mod fields;
 pub mod framing;
+pub mod recover;
 pub mod render;
 pub mod writer;
 
@@ -120,11 +121,12 @@ impl Terminations {
     }
 }
 
-fn parse_error(events: &RpcEvents, message: String) {
+/// Answers a line that is not a command; `id` is the line's top-level id when it could be read.
+fn parse_error(events: &RpcEvents, id: Option<Value>, message: String) {
     let error = format!("Failed to parse command: {message}");
     events
         .out()
-        .send(&response(None, "parse", Err(error.clone())));
+        .send(&response(id.as_ref(), "parse", Err(error.clone())));
     events.legacy_error(&error);
 }
 
@@ -132,11 +134,13 @@ fn handle_line(session: &Session, events: &Arc<RpcEvents>, line: Line) {
     let text = match line {
         Line::Text(text) => text,
         Line::InvalidUtf8 => {
-            return parse_error(events, "the line is not valid UTF-8".into());
+            return parse_error(events, None, "the line is not valid UTF-8".into());
         }
-        Line::TooLong(len) => {
+        Line::TooLong(len, head) => {
+            let id = recover::top_level_id(&String::from_utf8_lossy(&head));
             return parse_error(
                 events,
+                id,
                 format!(
                     "the line is {len} bytes, over the {} byte limit",
                     framing::MAX_LINE
@@ -145,15 +149,24 @@ fn handle_line(session: &Session, events: &Arc<RpcEvents>, line: Line) {
         }
     };
     if text.trim().is_empty() {
-        return parse_error(events, "empty line".into());
+        return parse_error(events, None, "empty line".into());
     }
-    let value: Value = match serde_json::from_str(&text) {
+    let parsed = serde_json::from_str::<Value>(&text).or_else(|err| {
+        // A lone surrogate escape (a string cut inside an emoji) is read as U+FFFD, as
+        // JavaScript's JSON.parse reads it into a string.
+        match recover::repair_lone_surrogates(&text) {
+            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| err),
+            None => Err(err),
+        }
+    });
+    let value = match parsed {
         Ok(value) => value,
-        Err(err) => return parse_error(events, err.to_string()),
+        Err(err) => return parse_error(events, recover::top_level_id(&text), err.to_string()),
     };
     let Value::Object(frame) = value else {
         return parse_error(
             events,
+            None,
             format!("expected a JSON object, got {}", fields::kind(&value)),
         );
     };

@@ -4,7 +4,8 @@
 //! Turns use the same fields as the `faux` provider's scripts: `text`, `chunks`, `thinking`,
 //! `thinking_chunks`, `signature`, `tool_calls`, `json_chunks`, `usage`, `delay_ms`,
 //! `stop_reason`, `error` (`{"status", "type", "message"}`: an HTTP error), `stream_error`
-//! (an error event after the content), `truncate` (close without finishing).
+//! (an error event after the content), `truncate` (close without finishing), `html` (a 200
+//! HTML page with this title, as a proxy's login page answers).
 //!
 //! A script object may set `context_limit_bytes`: a request whose body is larger is answered
 //! as a real server answers a prompt over its context window (HTTP 400, "prompt is too long"),
@@ -190,6 +191,14 @@ async fn serve(
         .get(index)
         .cloned()
         .unwrap_or_else(|| json!({"text": "(fake-llm: no more scripted turns)"}));
+    if let Some(title) = turn.get("html").and_then(Value::as_str) {
+        let body = format!("<html><head><title>{title}</title></head><body>Sign in</body></html>");
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        return socket.write_all(reply.as_bytes()).await;
+    }
     if let Some(error) = turn.get("error") {
         let status = error["status"].as_u64().unwrap_or(500);
         let body = json!({"type": "error", "error": {"type": error["type"].as_str().unwrap_or("api_error"), "message": error["message"].as_str().unwrap_or("error")}}).to_string();

@@ -315,3 +315,80 @@ async fn an_html_page_is_named_and_not_retried() {
     assert!(error.contains("baseUrl"), "{error}");
     assert_eq!(server.requests().len(), 1, "not retried");
 }
+
+/// An answer long enough (in full frames, hundreds of MB) that no test could read it whole.
+fn huge_answer() -> serde_json::Value {
+    let text: String = (0..20_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    json!([{"text": text, "chunks": 20_000}])
+}
+
+/// Abort takes effect while the host is not reading, even when the provider delivered the
+/// whole answer in one batch (as `faux` does): the aborted answer's queued updates are
+/// dropped, its closing frames are written.
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_takes_effect_behind_a_host_that_is_not_reading() {
+    let mut pith = Pith::spawn(support::rpc::Options::faux(huge_answer())).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.wait_for(|f| f["type"] == "message_update").await;
+    // Stop reading: the stream fills stdout and the writer's budget, then waits.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pith.send(json!({"id": "a", "type": "abort"})).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    let from = pith.frames.len();
+    // The abort answers after the run's end (as pi's does).
+    pith.response("a").await;
+    let end = pith
+        .since(from)
+        .iter()
+        .find(|f| f["type"] == "agent_end")
+        .expect("the run ended")
+        .clone();
+    let answer = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(answer["stopReason"], "aborted");
+    let updates = pith
+        .since(from)
+        .iter()
+        .filter(|f| f["type"] == "message_update")
+        .count();
+    assert!(
+        updates < 5_000,
+        "{updates} updates still written after the abort"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// SIGTERM ends pith within its grace period even when the host never reads again.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_exits_even_when_the_host_never_reads() {
+    let mut pith = Pith::spawn(support::rpc::Options::faux(huge_answer())).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.wait_for(|f| f["type"] == "message_update").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = pith.child.id().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let killed = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(5), pith.child.wait())
+        .await
+        .expect("pith exits without the host reading")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -377,7 +377,7 @@ async fn stream_turn(
         Err(err) => {
             assembler.fail(StopReason::Error, err.to_string());
         }
-        Ok(mut stream) => loop {
+        Ok(mut stream) => 'stream: loop {
             let batch = tokio::select! {
                 batch = stream.next() => batch,
                 _ = cancel.cancelled() => {
@@ -402,6 +402,12 @@ async fn stream_turn(
                 }
                 Some(Ok(batch)) => {
                     for event in batch {
+                        // A batch can hold a whole answer: abort is checked at every event.
+                        if cancel.is_cancelled() {
+                            drop(stream);
+                            assembler.fail(StopReason::Aborted, ABORTED.to_string());
+                            break 'stream;
+                        }
                         if let StreamEvent::TextDelta(delta) | StreamEvent::ToolcallDelta(delta) =
                             &event
                         {
@@ -423,14 +429,23 @@ async fn stream_turn(
                                         message: AgentMessage::Assistant(snapshot),
                                     });
                                 }
-                                shared
-                                    .emit_update(&AssistantUpdate {
-                                        kind,
-                                        content_index: index,
-                                        payload: &payload,
-                                        message: assembler.message(),
-                                    })
-                                    .await;
+                                let update = AssistantUpdate {
+                                    kind,
+                                    content_index: index,
+                                    payload: &payload,
+                                    message: assembler.message(),
+                                };
+                                // Waiting on a slow host never holds up an abort.
+                                let aborted = tokio::select! {
+                                    biased;
+                                    _ = cancel.cancelled() => true,
+                                    _ = shared.emit_update(&update) => false,
+                                };
+                                if aborted {
+                                    drop(stream);
+                                    assembler.fail(StopReason::Aborted, ABORTED.to_string());
+                                    break 'stream;
+                                }
                             }
                             Produced::Finished | Produced::Nothing => {}
                         }

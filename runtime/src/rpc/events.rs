@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::render::{MessageRender, UpdateMode};
 use super::writer::FrameSink;
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
-use crate::agent::message::AgentMessage;
+use crate::agent::message::{AgentMessage, StopReason};
 use crate::plugin_host::imports::ui::UiRequest;
 
 /// Which session events reach the host (`set_event_filter`).
@@ -127,6 +127,13 @@ impl EventSink for RpcEvents {
                 if self.legacy() {
                     self.filtered(&Self::serialized(event));
                 }
+            }
+            SessionEvent::MessageEnd {
+                message: AgentMessage::Assistant(answer),
+            } if answer.stop_reason == StopReason::Aborted => {
+                // The aborted answer's queued updates are dropped; its end is written.
+                self.out.discard_streaming();
+                self.filtered(&Self::serialized(event));
             }
             SessionEvent::MessageStart {
                 message: AgentMessage::Assistant(_),

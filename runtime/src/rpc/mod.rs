@@ -57,10 +57,12 @@ where
     // Extensions start once frames are read, so a dialog in `session_start` can be answered.
     let starting = session.clone();
     tokio::spawn(async move { starting.start_extensions().await });
+    let mut terminated = false;
     loop {
         let line = tokio::select! {
             line = reader.next_line() => line,
             _ = terminations.next() => {
+                terminated = true;
                 session.abort().await;
                 break;
             }
@@ -72,7 +74,10 @@ where
                 session.shared().ui.cancel_all();
                 tokio::select! {
                     _ = session.wait_idle() => {}
-                    _ = terminations.next() => session.abort().await,
+                    _ = terminations.next() => {
+                        terminated = true;
+                        session.abort().await;
+                    }
                 }
                 break;
             }
@@ -84,9 +89,17 @@ where
     }
     drop(events);
     drop(session);
-    writer.finished().await;
+    if terminated {
+        // A host that stopped reading cannot hold pith past the grace period.
+        let _ = tokio::time::timeout(TERMINATION_GRACE, writer.finished()).await;
+    } else {
+        writer.finished().await;
+    }
     ExitCode::SUCCESS
 }
+
+/// How long pith keeps flushing its output after SIGTERM or SIGINT before it exits anyway.
+pub const TERMINATION_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// SIGTERM and SIGINT, listened to for the whole serve loop (a signal that arrives while a
 /// line is handled is kept, not lost).

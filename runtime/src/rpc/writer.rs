@@ -10,18 +10,22 @@ use std::sync::Arc;
 use serde_json::Value;
 use std::io::Write;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// Bytes of streaming frames that may wait in the queue.
 pub const STREAMING_BUDGET: usize = 4 << 20;
 
-type Frame = (Vec<u8>, Option<OwnedSemaphorePermit>);
+/// A line, the streaming budget it holds until written, and for a streaming frame the discard
+/// epoch it was queued in.
+type Frame = (Vec<u8>, Option<OwnedSemaphorePermit>, Option<u64>);
 
 /// A handle for sending frames to the writer.
 #[derive(Clone)]
 pub struct FrameSink {
     tx: mpsc::UnboundedSender<Frame>,
     budget: Arc<Semaphore>,
+    discard: Arc<AtomicU64>,
 }
 
 impl FrameSink {
@@ -29,7 +33,7 @@ impl FrameSink {
     pub fn send(&self, frame: &Value) {
         let mut line = serde_json::to_vec(frame).unwrap_or_else(|_| b"{}".to_vec());
         line.push(b'\n');
-        let _ = self.tx.send((line, None));
+        let _ = self.tx.send((line, None, None));
     }
 
     /// Queues a rendered frame (ending in a newline), waiting while the streaming budget is
@@ -37,7 +41,14 @@ impl FrameSink {
     pub async fn send_streaming(&self, line: Vec<u8>) {
         let units = line.len().div_ceil(1024).clamp(1, STREAMING_BUDGET / 1024) as u32;
         let permit = self.budget.clone().acquire_many_owned(units).await.ok();
-        let _ = self.tx.send((line, permit));
+        let epoch = self.discard.load(Ordering::SeqCst);
+        let _ = self.tx.send((line, permit, Some(epoch)));
+    }
+
+    /// Drops the streaming frames queued so far and not yet written (an aborted answer's
+    /// updates); frames sent with [`FrameSink::send`] are kept.
+    pub fn discard_streaming(&self) {
+        self.discard.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -59,17 +70,20 @@ impl WriterHandle {
 pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
     let (done_tx, done) = tokio::sync::oneshot::channel();
+    let discard = Arc::new(AtomicU64::new(0));
+    let current = discard.clone();
+    let stale = move |epoch: Option<u64>| epoch.is_some_and(|e| e < current.load(Ordering::SeqCst));
     let spawned = std::thread::Builder::new()
         .name("pith-stdout".into())
         .spawn(move || {
             let mut out = std::io::BufWriter::with_capacity(256 << 10, out);
-            'frames: while let Some((line, permit)) = rx.blocking_recv() {
-                if out.write_all(&line).is_err() {
+            'frames: while let Some((line, permit, epoch)) = rx.blocking_recv() {
+                if !stale(epoch) && out.write_all(&line).is_err() {
                     break;
                 }
                 drop(permit);
-                while let Ok((more, permit)) = rx.try_recv() {
-                    if out.write_all(&more).is_err() {
+                while let Ok((more, permit, epoch)) = rx.try_recv() {
+                    if !stale(epoch) && out.write_all(&more).is_err() {
                         break 'frames;
                     }
                     drop(permit);
@@ -85,5 +99,12 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
         tracing::error!("cannot start the stdout writer: {err}");
     }
     let budget = Arc::new(Semaphore::new(STREAMING_BUDGET / 1024));
-    (FrameSink { tx, budget }, WriterHandle { done })
+    (
+        FrameSink {
+            tx,
+            budget,
+            discard,
+        },
+        WriterHandle { done },
+    )
 }

@@ -146,6 +146,10 @@ impl<H: SseHandler> Completion for SseCompletion<H> {
                     for event in self.parser.feed(&chunk) {
                         self.handler.event(event, &mut out);
                     }
+                    if let Some(error) = self.parser.error() {
+                        out.push(StreamEvent::Error(error));
+                        self.over = true;
+                    }
                 }
                 Ok(None) => {
                     if let Some(event) = self.parser.finish() {

@@ -10,20 +10,51 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// The largest event accepted (its lines together): far beyond any real answer's event, small
+/// enough that a runaway server cannot fill the plugin's memory with one.
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
+
 /// Accumulates bytes and yields complete events.
 #[derive(Debug, Default)]
 pub struct SseParser {
     buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no newline.
+    scanned: usize,
     current: SseEvent,
     has_data: bool,
+    too_large: bool,
 }
 
 impl SseParser {
+    /// Why the stream cannot go on (an event over [`MAX_EVENT_BYTES`]), once it happened.
+    pub fn error(&self) -> Option<String> {
+        self.too_large.then(|| {
+            format!(
+                "The provider sent one event of more than {} MiB; the answer was stopped",
+                MAX_EVENT_BYTES >> 20
+            )
+        })
+    }
+
     /// Feeds a chunk; returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        if self.too_large {
+            return Vec::new();
+        }
         self.buffer.extend_from_slice(chunk);
         let mut events = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+        loop {
+            let Some(found) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') else {
+                self.scanned = self.buffer.len();
+                if self.buffer.len() + self.current.data.len() > MAX_EVENT_BYTES {
+                    self.too_large = true;
+                    self.buffer = Vec::new();
+                    self.current = SseEvent::default();
+                }
+                break;
+            };
+            let end = self.scanned + found;
+            self.scanned = 0;
             let line: Vec<u8> = self.buffer.drain(..=end).collect();
             let line = String::from_utf8_lossy(&line[..line.len() - 1]);
             let line = line.strip_suffix('\r').unwrap_or(&line);
@@ -49,6 +80,12 @@ impl SseParser {
                     }
                     self.current.data.push_str(value);
                     self.has_data = true;
+                    if self.current.data.len() > MAX_EVENT_BYTES {
+                        self.too_large = true;
+                        self.buffer = Vec::new();
+                        self.current = SseEvent::default();
+                        return events;
+                    }
                 }
                 _ => {}
             }
@@ -72,6 +109,19 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_huge_event_is_refused_without_rescanning() {
+        let mut parser = SseParser::default();
+        let chunk = vec![b'x'; 64 << 10];
+        let mut fed = 0;
+        while parser.error().is_none() && fed < 2 * MAX_EVENT_BYTES {
+            assert!(parser.feed(&chunk).is_empty());
+            fed += chunk.len();
+        }
+        assert!(parser.error().unwrap().contains("16 MiB"));
+        assert!(fed <= MAX_EVENT_BYTES + chunk.len());
+    }
+
     use super::*;
 
     #[test]

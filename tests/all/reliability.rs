@@ -392,3 +392,67 @@ async fn sigterm_exits_even_when_the_host_never_reads() {
         started.elapsed()
     );
 }
+
+/// A server that never answers, and one that goes silent mid-answer, end as retryable errors
+/// (settings `http.firstByteTimeoutMs`, `http.idleTimeoutMs`); the retry then succeeds and the
+/// run ends with `agent_end` and `agent_settled`.
+#[tokio::test(flavor = "multi_thread")]
+async fn silent_and_stalled_servers_time_out_and_are_retried() {
+    let server = FakeLlm::start(json!([
+        {"hang": true},
+        {"text": "a long answer that stops", "chunks": 10, "stall_after": 4},
+        {"text": "recovered"}
+    ]))
+    .await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({
+            "http": {"firstByteTimeoutMs": 400, "idleTimeoutMs": 400},
+            "retry": {"baseDelayMs": 10}
+        })
+        .to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.wait_for(|f| f["type"] == "agent_settled").await;
+    let retries: Vec<String> = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "auto_retry_start")
+        .map(|f| f["errorMessage"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert!(retries[0].contains("timed out"), "{}", retries[0]);
+    assert!(retries[1].contains("stalled"), "{}", retries[1]);
+    let end = pith
+        .frames
+        .iter()
+        .rfind(|f| f["type"] == "agent_end")
+        .unwrap()
+        .clone();
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(text_of(&last), "recovered");
+}
+
+/// An answer longer than `answer.maxBytes` is stopped with an error that names the setting
+/// (and one SSE event over 16 MiB is refused by the providers' parser: `pith-sdk`'s tests).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endless_answer_is_stopped_at_the_cap() {
+    let text = "0123456789".repeat(5_000);
+    let mut options = support::rpc::Options::faux(json!([{"text": text, "chunks": 500}]));
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"answer": {"maxBytes": 20_000}}).to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let answer = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(answer["stopReason"], "error");
+    let error = answer["errorMessage"].as_str().unwrap();
+    assert!(error.contains("answer.maxBytes"), "{error}");
+    assert!(text_of(&answer).len() <= 20_040);
+}

@@ -28,6 +28,11 @@ use crate::resources::rules::{Rule, RuleWatch};
 pub const ABORTED: &str = "This operation was aborted";
 /// The error of an answer a streamed rule stopped.
 pub const RULE_STOPPED: &str = "Stopped by a streamed rule";
+/// The most bytes one answer may stream by default (settings `answer.maxBytes`): far more
+/// than any model writes in one answer (128k tokens are about 512 KB), little enough that an
+/// endless stream is stopped before it costs memory.
+pub const MAX_ANSWER_BYTES: usize = 16 << 20;
+
 /// The result of a tool call skipped for a steering message.
 pub const SKIPPED: &str = "Skipped due to queued user message.";
 
@@ -329,7 +334,7 @@ async fn stream_turn(
     cancel: &CancellationToken,
     plugin_tools: &PluginTools,
 ) -> (AssistantMessage, Vec<Rule>) {
-    let (model, thinking, mut messages, session_id, output_limit) = {
+    let (model, thinking, mut messages, session_id, output_limit, max_answer) = {
         let state = shared.state();
         (
             state.model().cloned(),
@@ -337,8 +342,10 @@ async fn stream_turn(
             state.messages().to_vec(),
             state.session_id().to_string(),
             state.output_limit(),
+            state.max_answer_bytes(),
         )
     };
+    let mut received = 0usize;
     let Some(model) = model else {
         let mut failed = AssistantMessage::empty("", "", "");
         failed.stop_reason = StopReason::Error;
@@ -412,6 +419,23 @@ async fn stream_turn(
                             &event
                         {
                             watch.push(&delta.delta);
+                        }
+                        if let StreamEvent::TextDelta(delta)
+                        | StreamEvent::ThinkingDelta(delta)
+                        | StreamEvent::ToolcallDelta(delta) = &event
+                        {
+                            received += delta.delta.len();
+                            if received > max_answer {
+                                drop(stream);
+                                assembler.fail(
+                                    StopReason::Error,
+                                    format!(
+                                        "The answer passed {} and was stopped (settings answer.maxBytes)",
+                                        pith_sdk::text::format_size(max_answer)
+                                    ),
+                                );
+                                break 'stream;
+                            }
                         }
                         match assembler.apply(event) {
                             Produced::Started(snapshot) => {

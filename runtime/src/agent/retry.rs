@@ -83,6 +83,9 @@ pub fn is_retryable(message: &str) -> bool {
         "reset before headers",
         "terminated",
         "retry delay",
+        // Stalls (pith's HTTP timeouts): pi has none, a stall is worth another try.
+        "request timed out",
+        "the response stalled",
     ];
     words.iter().any(|w| lower.contains(w))
 }

@@ -181,6 +181,13 @@ pub fn session_config(
             }
         },
         tool_output: crate::agent::tool_output::limit_from_settings(settings.get("toolResults")),
+        max_answer_bytes: settings
+            .get("answer")
+            .and_then(|a| a.get("maxBytes"))
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(crate::agent::agent_loop::MAX_ANSWER_BYTES),
         model_explicit: args.model.is_some(),
         session,
         sessions_dir,

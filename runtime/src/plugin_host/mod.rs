@@ -93,7 +93,7 @@ pub struct PluginHost {
     /// The tools of the current set, built once per set (swapped with it).
     tools: RwLock<PluginTools>,
     workspace: Option<PathBuf>,
-    http: reqwest::Client,
+    http: imports::http::HttpClient,
     options: HostOptions,
     reloading: tokio::sync::Mutex<()>,
     read_dirs: RwLock<Arc<Vec<PathBuf>>>,
@@ -112,6 +112,14 @@ impl PluginHost {
             })?,
         };
         let engine = PluginEngine::with_settings(engine_settings)?;
+        let http_timeouts = match options.settings.get("http") {
+            None => imports::http::HttpTimeouts::default(),
+            Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
+                wasmtime::Error::msg(format!(
+                    "settings http: {err} (keys: connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs)"
+                ))
+            })?,
+        };
         let linker = build_linker(&engine)?;
         let cache = Arc::new(Cache::new(options.cache_dir.clone(), &engine));
         let workspace = options.workspace.canonicalize().ok();
@@ -122,7 +130,7 @@ impl PluginHost {
             plugins: RwLock::new(Arc::new(Vec::new())),
             tools: RwLock::new(Arc::new(Vec::new())),
             workspace,
-            http: imports::http::client(),
+            http: imports::http::client(http_timeouts),
             options,
             reloading: tokio::sync::Mutex::new(()),
             read_dirs: RwLock::new(Arc::new(Vec::new())),

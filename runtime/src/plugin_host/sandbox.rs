@@ -34,8 +34,8 @@ pub struct SandboxSpec {
     /// Directories outside the workspace that plugins with workspace access may read (the
     /// session's skill directories, so the model can load a skill with `read`).
     pub read_dirs: Arc<Vec<PathBuf>>,
-    /// The shared HTTP client.
-    pub http: reqwest::Client,
+    /// The shared HTTP client and its timeouts.
+    pub http: super::imports::http::HttpClient,
 }
 
 /// Receives a tool's partial results.

@@ -5,7 +5,8 @@
 //! `thinking_chunks`, `signature`, `tool_calls`, `json_chunks`, `usage`, `delay_ms`,
 //! `stop_reason`, `error` (`{"status", "type", "message"}`: an HTTP error), `stream_error`
 //! (an error event after the content), `truncate` (close without finishing), `html` (a 200
-//! HTML page with this title, as a proxy's login page answers).
+//! HTML page with this title, as a proxy's login page answers), `hang` (never answer),
+//! `stall_after` (send that many SSE events, then go silent).
 //!
 //! A script object may set `context_limit_bytes`: a request whose body is larger is answered
 //! as a real server answers a prompt over its context window (HTTP 400, "prompt is too long"),
@@ -191,6 +192,11 @@ async fn serve(
         .get(index)
         .cloned()
         .unwrap_or_else(|| json!({"text": "(fake-llm: no more scripted turns)"}));
+    if turn["hang"].as_bool() == Some(true) {
+        // Accepts the request and never answers.
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        return Ok(());
+    }
     if let Some(title) = turn.get("html").and_then(Value::as_str) {
         let body = format!("<html><head><title>{title}</title></head><body>Sign in</body></html>");
         let reply = format!(
@@ -236,6 +242,15 @@ async fn serve(
             .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
             .collect()
     };
+    if let Some(kept) = turn["stall_after"].as_u64() {
+        // Starts the answer, then goes silent with the connection open.
+        for frame in frames.iter().take(kept as usize) {
+            socket.write_all(frame.as_bytes()).await?;
+        }
+        socket.flush().await?;
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        return Ok(());
+    }
     // Written in batches of frames, as a server streaming quickly would.
     let frames: Vec<String> = if delay.is_zero() {
         frames.chunks(64).map(|c| c.concat()).collect()

@@ -267,6 +267,7 @@ impl Session {
             auto_compaction: config.auto_compaction,
             compaction: config.compaction,
             tool_output: config.tool_output,
+            max_answer_bytes: config.max_answer_bytes,
             compacting: false,
             auto_retry: config.auto_retry,
             retry: config.retry,

@@ -44,6 +44,8 @@ pub struct SessionConfig {
     pub compaction: crate::agent::compaction::CompactionPolicy,
     /// The limit on one tool result's text (settings `toolResults`).
     pub tool_output: crate::agent::tool_output::OutputLimit,
+    /// The most bytes one answer may stream (settings `answer.maxBytes`).
+    pub max_answer_bytes: usize,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
     /// Retry attempts and delays.
@@ -94,6 +96,8 @@ pub struct State {
     pub(super) compaction: crate::agent::compaction::CompactionPolicy,
     /// The limit on one tool result's text.
     pub(super) tool_output: crate::agent::tool_output::OutputLimit,
+    /// The most bytes one answer may stream.
+    pub(super) max_answer_bytes: usize,
     /// True while a compaction runs.
     pub(super) compacting: bool,
     /// Automatic retry.
@@ -162,6 +166,11 @@ impl State {
     pub fn output_limit(&self) -> crate::agent::tool_output::OutputLimit {
         let window = self.model.as_ref().map_or(0, |m| m.context_window);
         self.tool_output.for_window(window)
+    }
+
+    /// The most bytes one answer may stream before it is stopped.
+    pub fn max_answer_bytes(&self) -> usize {
+        self.max_answer_bytes
     }
 
     /// Whether automatic compaction is on.

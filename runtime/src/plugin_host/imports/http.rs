@@ -22,13 +22,45 @@ pub struct HttpResponse {
     done: bool,
 }
 
-/// The shared client: no redirects, HTTP/1 and HTTP/2, rustls.
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+/// How long plugin HTTP may wait (settings `http`). A stalled provider ends as a retryable
+/// error instead of holding the run forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct HttpTimeouts {
+    /// Connecting (TCP and TLS): 30 s, as browsers give up.
+    pub connect_timeout_ms: u64,
+    /// From the request to the response's headers: 5 min, room for a model that thinks before
+    /// it answers.
+    pub first_byte_timeout_ms: u64,
+    /// Between two chunks of a response body: 5 min, as Codex's stream idle timeout.
+    pub idle_timeout_ms: u64,
+}
+
+impl Default for HttpTimeouts {
+    fn default() -> Self {
+        HttpTimeouts {
+            connect_timeout_ms: 30_000,
+            first_byte_timeout_ms: 300_000,
+            idle_timeout_ms: 300_000,
+        }
+    }
+}
+
+/// The shared client (no redirects, HTTP/1 and HTTP/2, rustls) and its timeouts.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: reqwest::Client,
+    timeouts: HttpTimeouts,
+}
+
+/// The shared client with these timeouts.
+pub fn client(timeouts: HttpTimeouts) -> HttpClient {
+    let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_millis(timeouts.connect_timeout_ms.max(1)))
         .build()
-        .unwrap_or_default()
+        .unwrap_or_default();
+    HttpClient { client, timeouts }
 }
 
 impl Host for StoreState {
@@ -40,7 +72,7 @@ impl Host for StoreState {
         }
         let method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| HttpError::InvalidRequest(format!("bad method {:?}", req.method)))?;
-        let mut builder = self.spec.http.request(method, url);
+        let mut builder = self.spec.http.client.request(method, url);
         for header in &req.headers {
             let name =
                 reqwest::header::HeaderName::from_bytes(header.name.as_bytes()).map_err(|_| {
@@ -56,19 +88,20 @@ impl Host for StoreState {
         }
         let _host_time = self.clock.enter_host();
         let sent = builder.send();
-        let response = match req.timeout_ms {
-            Some(ms) => tokio::time::timeout(Duration::from_millis(ms.into()), sent)
-                .await
-                .map_err(|_| HttpError::Timeout)?,
-            None => sent.await,
-        }
-        .map_err(|err| {
-            if err.is_timeout() {
-                HttpError::Timeout
-            } else {
-                HttpError::Connection(error_chain(&err))
-            }
-        })?;
+        let first_byte = self.spec.http.timeouts.first_byte_timeout_ms.max(1);
+        let limit = req
+            .timeout_ms
+            .map_or(first_byte, |ms| u64::from(ms).min(first_byte));
+        let response = tokio::time::timeout(Duration::from_millis(limit), sent)
+            .await
+            .map_err(|_| HttpError::Timeout)?
+            .map_err(|err| {
+                if err.is_timeout() {
+                    HttpError::Timeout
+                } else {
+                    HttpError::Connection(error_chain(&err))
+                }
+            })?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -107,6 +140,7 @@ impl HostResponse for StoreState {
         this: Resource<HttpResponse>,
     ) -> Result<Option<Vec<u8>>, HttpError> {
         let _host_time = self.clock.enter_host();
+        let idle = self.spec.http.timeouts.idle_timeout_ms.max(1);
         let response = self
             .table()
             .get_mut(&this)
@@ -114,7 +148,15 @@ impl HostResponse for StoreState {
         if response.done {
             return Ok(None);
         }
-        match response.body.next().await {
+        let Ok(next) =
+            tokio::time::timeout(Duration::from_millis(idle), response.body.next()).await
+        else {
+            response.done = true;
+            return Err(HttpError::Body(format!(
+                "the response stalled: no data for {idle} ms (settings http.idleTimeoutMs)"
+            )));
+        };
+        match next {
             Some(Ok(chunk)) => Ok(Some(chunk.to_vec())),
             Some(Err(err)) => {
                 response.done = true;

@@ -17,6 +17,7 @@ use crate::agent::session::Session;
 use events::RpcEvents;
 use framing::{Line, LineReader};
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 /// A response frame: `{"id"?, "type":"response", "command", "success", "data"? | "error"}`.
 pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
@@ -58,6 +59,7 @@ where
     let starting = session.clone();
     tokio::spawn(async move { starting.start_extensions().await });
     let mut terminated = false;
+    let intake = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
         let line = tokio::select! {
             line = reader.next_line() => line,
@@ -68,7 +70,16 @@ where
             }
         };
         match line {
-            Ok(Some(line)) => handle_line(&session, &events, line),
+            Ok(Some(line)) => {
+                tokio::select! {
+                    _ = handle_line(&session, &events, &intake, line) => {}
+                    _ = terminations.next() => {
+                        terminated = true;
+                        session.abort().await;
+                        break;
+                    }
+                }
+            }
             Ok(None) => {
                 session.host_tools().close();
                 session.shared().ui.cancel_all();
@@ -143,7 +154,15 @@ fn parse_error(events: &RpcEvents, id: Option<Value>, message: String) {
     events.legacy_error(&error);
 }
 
-fn handle_line(session: &Session, events: &Arc<RpcEvents>, line: Line) {
+/// Reads one line and starts its command. A command other than the priority ones first takes a
+/// place among the [`MAX_IN_FLIGHT`] commands in flight: when none is free (the host is not
+/// reading the responses), reading waits, so pith's memory stays bounded whatever is piped in.
+async fn handle_line(
+    session: &Session,
+    events: &Arc<RpcEvents>,
+    intake: &Arc<Semaphore>,
+    line: Line,
+) {
     let text = match line {
         Line::Text(text) => text,
         Line::InvalidUtf8 => {
@@ -186,5 +205,19 @@ fn handle_line(session: &Session, events: &Arc<RpcEvents>, line: Line) {
     if commands::side_channel(session, &frame) {
         return;
     }
-    tokio::spawn(commands::command(session.clone(), events.clone(), frame));
+    let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+    let place = if commands::PRIORITY.contains(&kind) {
+        None
+    } else {
+        intake.clone().acquire_owned().await.ok()
+    };
+    tokio::spawn(commands::command(
+        session.clone(),
+        events.clone(),
+        frame,
+        place,
+    ));
 }
+
+/// Commands read and not yet answered (their responses not yet written), at most.
+pub const MAX_IN_FLIGHT: usize = 256;

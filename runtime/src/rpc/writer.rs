@@ -36,6 +36,14 @@ impl FrameSink {
         let _ = self.tx.send((line, None, None));
     }
 
+    /// Queues a frame that holds `permit` until it is written (a command's response holds its
+    /// place among the commands in flight).
+    pub fn send_holding(&self, frame: &Value, permit: OwnedSemaphorePermit) {
+        let mut line = serde_json::to_vec(frame).unwrap_or_else(|_| b"{}".to_vec());
+        line.push(b'\n');
+        let _ = self.tx.send((line, Some(permit), None));
+    }
+
     /// Queues a rendered frame (ending in a newline), waiting while the streaming budget is
     /// used up.
     pub async fn send_streaming(&self, line: Vec<u8>) {
@@ -49,6 +57,18 @@ impl FrameSink {
     /// updates); frames sent with [`FrameSink::send`] are kept.
     pub fn discard_streaming(&self) {
         self.discard.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Bursts (counted in flushes) after which the writer gives freed memory back to the system.
+const TRIM_AFTER_FRAMES: usize = 10_000;
+
+/// Returns freed heap memory to the system (glibc keeps it otherwise).
+fn return_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory at the top of the heaps.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -77,6 +97,7 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
         .name("pith-stdout".into())
         .spawn(move || {
             let mut out = std::io::BufWriter::with_capacity(256 << 10, out);
+            let mut written = 0usize;
             'frames: while let Some((line, permit, epoch)) = rx.blocking_recv() {
                 if !stale(epoch) && out.write_all(&line).is_err() {
                     break;
@@ -90,6 +111,12 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
                 }
                 if out.flush().is_err() {
                     break;
+                }
+                written += 1;
+                if written >= TRIM_AFTER_FRAMES {
+                    // The queue ran empty after a burst: give its memory back.
+                    written = 0;
+                    return_memory();
                 }
             }
             let _ = out.flush();

@@ -150,6 +150,11 @@ impl Pith {
         self.send_line(&command.to_string()).await;
     }
 
+    /// Takes stdin, to write from another task.
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin open")
+    }
+
     /// Closes stdin.
     pub fn close_stdin(&mut self) {
         self.stdin.take();

@@ -13,6 +13,7 @@ mod tools;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::events::RpcEvents;
 use super::fields::Fields;
@@ -33,15 +34,24 @@ pub(super) struct Command<'a> {
     /// Its fields.
     pub fields: Fields<'a>,
     id: Option<&'a Value>,
+    /// Its place among the commands in flight, given back when its response is written.
+    place: std::sync::Mutex<Option<OwnedSemaphorePermit>>,
 }
 
 impl Command<'_> {
     /// Writes the response (and pi 0.16's `error` event for a failure, when asked for).
     pub fn respond(&self, result: Result<Option<Value>, String>) {
         let error = result.as_ref().err().cloned();
-        self.events
-            .out()
-            .send(&response(self.id, self.kind, result));
+        let frame = response(self.id, self.kind, result);
+        let place = self
+            .place
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        match place {
+            Some(place) => self.events.out().send_holding(&frame, place),
+            None => self.events.out().send(&frame),
+        }
         if let Some(error) = error {
             self.events.legacy_error(&error);
         }
@@ -103,8 +113,16 @@ pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
     }
 }
 
-/// Runs one command and writes its response.
-pub async fn command(session: Session, events: Arc<RpcEvents>, frame: Map<String, Value>) {
+/// Commands answered at once whatever is in flight (they never wait for a place).
+pub const PRIORITY: &[&str] = &["abort", "abort_bash", "abort_retry", "get_state"];
+
+/// Runs one command and writes its response; `place` is its place among the commands in flight.
+pub async fn command(
+    session: Session,
+    events: Arc<RpcEvents>,
+    frame: Map<String, Value>,
+    place: Option<OwnedSemaphorePermit>,
+) {
     let id = frame.get("id").cloned();
     let Some(kind) = frame.get("type").and_then(Value::as_str) else {
         let mut out = Map::new();
@@ -127,6 +145,7 @@ pub async fn command(session: Session, events: Arc<RpcEvents>, frame: Map<String
         frame: &frame,
         fields: Fields(&frame),
         id: id.as_ref(),
+        place: std::sync::Mutex::new(place),
     };
     let handled = prompting::handle(&command).await
         || queries::handle(&command)

@@ -500,3 +500,62 @@ async fn a_flood_of_commands_keeps_memory_bounded() {
     let _stdin = flood.await.unwrap();
     assert!(held < 40, "{held} MB while {N} commands waited");
 }
+
+/// Runs `prompts` prompts one after the other, starting a new session every `fresh_every`
+/// (0: never); returns pith's RSS (MB) before and after, and the mean latency (prompt to
+/// `agent_end`, ms) of the first and the last hundred prompts.
+async fn soak(prompts: usize, fresh_every: usize) -> (u64, u64, f64, f64) {
+    let mut pith = Pith::spawn(support::rpc::Options::default()).await;
+    let pid = pith.child.id().unwrap();
+    pith.call("warm", json!({"type": "prompt", "message": "warm up"}))
+        .await;
+    pith.until_agent_end().await;
+    let before = rss_mb(pid);
+    let mut latencies = Vec::with_capacity(prompts);
+    for i in 0..prompts {
+        if fresh_every > 0 && i > 0 && i % fresh_every == 0 {
+            pith.call(&format!("n{i}"), json!({"type": "new_session"}))
+                .await;
+        }
+        let started = std::time::Instant::now();
+        pith.send(json!({"id": format!("p{i}"), "type": "prompt", "message": format!("message number {i}")}))
+            .await;
+        pith.until_agent_end().await;
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        // Only the frames of the prompt in progress are kept.
+        pith.frames.clear();
+    }
+    let after = rss_mb(pid);
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let window = 100.min(prompts);
+    (
+        before,
+        after,
+        mean(&latencies[..window]),
+        mean(&latencies[prompts - window..]),
+    )
+}
+
+/// 2,000 prompts in one session, and 2,000 with a new session every 100: pith's memory and
+/// per-prompt latency track the conversation's size, not the number of prompts served (no
+/// leak). The figures are printed for the README's reliability section.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_soak_of_two_thousand_prompts_does_not_leak() {
+    let (rss_before, rss_after, first, last) = soak(2_000, 0).await;
+    eprintln!(
+        "soak, one session: RSS {rss_before} -> {rss_after} MB, latency {first:.1} -> {last:.1} ms"
+    );
+    let (fresh_before, fresh_after, fresh_first, fresh_last) = soak(2_000, 100).await;
+    eprintln!(
+        "soak, new session every 100: RSS {fresh_before} -> {fresh_after} MB, latency {fresh_first:.1} -> {fresh_last:.1} ms"
+    );
+    // With the conversation kept small, serving 2,000 prompts costs no memory and no time.
+    assert!(
+        fresh_after <= fresh_before + 8,
+        "{fresh_before} -> {fresh_after} MB"
+    );
+    assert!(
+        fresh_last < fresh_first * 3.0 + 5.0,
+        "{fresh_first:.1} -> {fresh_last:.1} ms"
+    );
+}

@@ -64,8 +64,10 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
 
 /// The value of the top-level `"id"` key of a JSON object text that may not parse as a whole
 /// (too deep, a number out of range, cut short): a string or a number read where it stands.
+/// When the key appears twice, the last one counts, as in `JSON.parse`.
 pub fn top_level_id(text: &str) -> Option<Value> {
     let bytes = text.as_bytes();
+    let mut found = None;
     let mut depth = 0usize;
     let mut i = 0;
     // Whether the string just read at depth 1 was a key named "id".
@@ -93,8 +95,11 @@ pub fn top_level_id(text: &str) -> Option<Value> {
                 let end = string_end(bytes, i)?;
                 if depth == 1 && expecting_key {
                     expecting_key = false;
-                    if &text[i..=end] == "\"id\"" {
-                        return value_after_colon(text, end + 1);
+                    let key = serde_json::from_str::<String>(&text[i..=end]).ok();
+                    if key.as_deref() == Some("id")
+                        && let Some(value) = value_after_colon(text, end + 1)
+                    {
+                        found = Some(value);
                     }
                 }
                 i = end + 1;
@@ -102,7 +107,7 @@ pub fn top_level_id(text: &str) -> Option<Value> {
             _ => i += 1,
         }
     }
-    None
+    found
 }
 
 /// The index of the quote closing the string that opens at `start`.
@@ -170,5 +175,9 @@ mod tests {
             None
         );
         assert_eq!(top_level_id(r#"{"a":["id","x"],"b":1}"#), None);
+        assert_eq!(
+            top_level_id(r#"{"i\u0064":"escaped","id":"last"}"#),
+            Some(json!("last"))
+        );
     }
 }

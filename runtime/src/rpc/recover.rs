@@ -92,7 +92,10 @@ pub fn top_level_id(text: &str) -> Option<Value> {
                 i += 1;
             }
             b'"' => {
-                let end = string_end(bytes, i)?;
+                // A string cut short ends the scan (a line's head kept from an overlong line).
+                let Some(end) = string_end(bytes, i) else {
+                    break;
+                };
                 if depth == 1 && expecting_key {
                     expecting_key = false;
                     let key = serde_json::from_str::<String>(&text[i..=end]).ok();

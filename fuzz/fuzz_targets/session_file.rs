@@ -1,0 +1,52 @@
+//! The session file loader: any file opens or is refused with an error (never a panic); an
+//! opened session's context, tree, entries and name can be read, and a message appended to it
+//! is there when the file is opened again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../runtime/src/content.rs"]
+#[allow(dead_code, missing_docs)]
+mod content;
+#[path = "../../runtime/src/js.rs"]
+#[allow(dead_code, missing_docs)]
+mod js;
+#[path = "../../runtime/src/time.rs"]
+#[allow(dead_code, missing_docs)]
+mod time;
+
+// `session_file.rs` names `super::message`: both sit at the root here.
+#[path = "../../runtime/src/agent/message.rs"]
+#[allow(dead_code, missing_docs)]
+mod message;
+#[path = "../../runtime/src/agent/session_file.rs"]
+#[allow(dead_code, missing_docs)]
+mod session_file;
+
+use message::AgentMessage;
+use session_file::SessionFile;
+
+fuzz_target!(|data: &[u8]| {
+    let dir = std::env::temp_dir().join(format!("pith-fuzz-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("session.jsonl");
+    std::fs::write(&path, data).expect("the temp dir is writable");
+    let Ok((mut session, _problems)) = SessionFile::open(&path) else {
+        return;
+    };
+    let before = session.all_entries().len();
+    let _ = session.context();
+    let _ = session.tree();
+    let _ = session.branch_entries();
+    let _ = session.user_messages();
+    let _ = session.name();
+    let _ = session.entries_since(None);
+    if let Some(leaf) = session.leaf_id().map(str::to_string) {
+        let _ = session.entries_since(Some(&leaf));
+    }
+    session.append_message(&AgentMessage::user("appended", Vec::new()));
+    if session.is_written() {
+        let (reopened, _) = SessionFile::open(&path).expect("a file pith wrote opens again");
+        assert_eq!(reopened.all_entries().len(), before + 1, "the appended entry is kept");
+    }
+});

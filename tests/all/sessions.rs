@@ -727,3 +727,57 @@ async fn continue_opens_the_latest_session() {
     assert_eq!(state["data"]["sessionId"], id);
     assert_eq!(state["data"]["messageCount"], 2);
 }
+
+/// `kill -9` at ten points through a run of answers and tool calls: every time, every line of
+/// the session file is whole JSON, and the session opens again and goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_at_many_points_leaves_a_valid_file() {
+    let turns: Vec<Value> = (0..6)
+        .flat_map(|i| {
+            [
+                json!({"tool_calls": [{"id": format!("r{i}"), "name": "read", "arguments": {"path": "notes.txt"}}], "delay_ms": 10}),
+                json!({"text": format!("answer {i} in several pieces"), "chunks": 8, "delay_ms": 10}),
+            ]
+        })
+        .collect();
+    for (round, delay) in (0..10).map(|i| (i, 40 + i * 45)) {
+        let mut options = persistent(json!(turns), &[]);
+        options
+            .work_files
+            .push(("notes.txt".into(), "some notes\n".into()));
+        let mut pith = Pith::spawn(options).await;
+        pith.call("p", json!({"type": "prompt", "message": "read and answer"}))
+            .await;
+        pith.wait_for(|f| f["type"] == "message_update").await;
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+        let dir = pith.work_dir().join("sessions");
+        pith.child.start_kill().unwrap(); // SIGKILL
+        let _ = pith.child.wait().await;
+        let Some(file) = std::fs::read_dir(&dir)
+            .ok()
+            .and_then(|mut entries| entries.next())
+            .map(|e| e.unwrap().path())
+        else {
+            continue; // killed before the first answer: nothing written, nothing to lose
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        for line in text.lines() {
+            assert!(
+                serde_json::from_str::<Value>(line).is_ok(),
+                "round {round} ({delay} ms): a broken line {line:?}"
+            );
+        }
+        let mut resumed = Pith::spawn(persistent(
+            json!([]),
+            &["--session", file.to_str().unwrap()],
+        ))
+        .await;
+        resumed
+            .call("p", json!({"type": "prompt", "message": "go on"}))
+            .await;
+        let end = resumed.until_agent_end().await;
+        let answer = end["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(answer["role"], "assistant", "round {round}");
+        assert_eq!(answer["stopReason"], "stop", "round {round}: {answer}");
+    }
+}

@@ -368,3 +368,66 @@ try {
 }
 console.log(JSON.stringify(report));
 "#;
+
+/// pi 1.5's `clear_queue` (the removed texts, and a `queue_update` with empty queues) and
+/// `bash` with `excludeFromContext` (recorded, shown, never sent to the model).
+#[tokio::test(flavor = "multi_thread")]
+async fn clear_queue_and_bash_excluded_from_context() {
+    let script = json!([{"text": "a slow answer", "chunks": 20, "delay_ms": 40}]);
+    let mut pith = Pith::spawn(Options::faux(script)).await;
+    let empty = pith.call("c0", json!({"type": "clear_queue"})).await;
+    assert_eq!(empty["data"], json!({"steering": [], "followUp": []}));
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.wait_for(|f| f["assistantMessageEvent"]["type"] == "text_delta")
+        .await;
+    pith.call("a", json!({"type": "steer", "message": "queued steer"}))
+        .await;
+    pith.call(
+        "b",
+        json!({"type": "follow_up", "message": "queued follow-up"}),
+    )
+    .await;
+    let cleared = pith.call("c", json!({"type": "clear_queue"})).await;
+    assert_eq!(
+        cleared["data"],
+        json!({"steering": ["queued steer"], "followUp": ["queued follow-up"]})
+    );
+    let update = pith
+        .frames
+        .iter()
+        .rev()
+        .find(|f| f["type"] == "queue_update")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        update,
+        json!({"type": "queue_update", "steering": [], "followUp": []})
+    );
+    pith.wait_for(|f| f["type"] == "agent_settled").await;
+
+    let bad = pith
+        .call(
+            "b0",
+            json!({"type": "bash", "command": "true", "excludeFromContext": "yes"}),
+        )
+        .await;
+    assert_eq!(
+        bad["error"],
+        "Field \"excludeFromContext\" must be a boolean, got a string"
+    );
+    pith.call(
+        "b1",
+        json!({"type": "bash", "command": "echo private", "excludeFromContext": true}),
+    )
+    .await;
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let record = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "bashExecution")
+        .unwrap()
+        .clone();
+    assert_eq!(record["excludeFromContext"], true, "{record}");
+}

@@ -34,9 +34,15 @@ impl<'a> Fields<'a> {
 
     /// A required boolean.
     pub fn boolean(&self, name: &str) -> Result<bool, String> {
+        self.opt_boolean(name)?
+            .ok_or_else(|| format!("Missing required field \"{name}\""))
+    }
+
+    /// An optional boolean.
+    pub fn opt_boolean(&self, name: &str) -> Result<Option<bool>, String> {
         match self.0.get(name) {
-            Some(Value::Bool(b)) => Ok(*b),
-            None | Some(Value::Null) => Err(format!("Missing required field \"{name}\"")),
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
             Some(other) => Err(format!(
                 "Field \"{name}\" must be a boolean, got {}",
                 kind(other)

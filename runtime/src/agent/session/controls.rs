@@ -171,4 +171,17 @@ impl Session {
         self.shared.emit(&events::session_info_changed(name));
         Ok(())
     }
+
+    /// `clear_queue` (pi 1.5): empties both queues; returns the texts removed,
+    /// `{steering, followUp}`, and emits `queue_update` (even when they were empty).
+    pub fn clear_queue(&self) -> Value {
+        let (steering, follow_up) = {
+            let mut state = self.shared.state();
+            (state.steering.drain(), state.follow_up.drain())
+        };
+        self.shared.emit_queue_update();
+        let texts =
+            |items: Vec<Queued>| -> Vec<String> { items.into_iter().map(|q| q.text).collect() };
+        json!({"steering": texts(steering), "followUp": texts(follow_up)})
+    }
 }

@@ -36,9 +36,12 @@ impl Session {
 
     /// `bash`: runs the user's command and records it in the conversation (after the run when
     /// one is streaming), without an event.
-    pub async fn bash(&self, command: &str) -> Result<Value, String> {
+    pub async fn bash(&self, command: &str, exclude_from_context: bool) -> Result<Value, String> {
         let result = self.shared.bash.run(command, &self.shared.cwd).await?;
-        let record = AgentMessage::BashExecution(result.message(command));
+        let mut message = result.message(command);
+        // pi 1.5's `excludeFromContext`: recorded, shown to hosts, never sent to the model.
+        message.exclude_from_context = exclude_from_context.then_some(true);
+        let record = AgentMessage::BashExecution(message);
         self.shared.emit(&SessionEvent::BashEnd {
             message: record.clone(),
         });

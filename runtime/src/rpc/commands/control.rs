@@ -40,6 +40,7 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
             session.set_auto_retry(enabled);
             command.ok();
         }),
+        "clear_queue" => command.data(session.clear_queue()),
         "abort_retry" => {
             session.abort_retry();
             command.ok();

@@ -12,8 +12,13 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .and_then(|tools| session.set_host_tools(tools))
                 .map(Some),
         ),
-        "bash" => match fields.string("command") {
-            Ok(line) => command.respond(session.bash(line).await.map(Some)),
+        "bash" => match fields
+            .string("command")
+            .and_then(|line| Ok((line, fields.opt_boolean("excludeFromContext")?)))
+        {
+            Ok((line, exclude)) => {
+                command.respond(session.bash(line, exclude.unwrap_or(false)).await.map(Some))
+            }
             Err(err) => command.respond(Err(err)),
         },
         "abort_bash" => {

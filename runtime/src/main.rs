@@ -54,6 +54,18 @@ async fn run(args: Args) -> ExitCode {
         eprintln!("pith: the current directory is not accessible");
         return ExitCode::FAILURE;
     };
+    // A plugin directory that does not exist is a typo, not an empty directory.
+    if let Some(missing) = args
+        .plugins_dirs
+        .iter()
+        .find(|dir| !workspace.join(dir).is_dir())
+    {
+        eprintln!(
+            "pith: --plugins-dir {}: no such directory (create it, or fix the path)",
+            missing.display()
+        );
+        return ExitCode::FAILURE;
+    }
     let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
     let settings = Settings::load(
         &agent_dir.settings_file(),

@@ -35,6 +35,17 @@ fn help_version_and_usage_errors() {
         String::from_utf8_lossy(&unknown.stderr).starts_with("pith: unknown option --frobnicate")
     );
     assert!(unknown.stdout.is_empty());
+    let missing = pith(
+        &["--mode", "rpc", "--plugins-dir", "no-such-dir"],
+        dir.path(),
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains("--plugins-dir no-such-dir: no such directory"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
     let mode = pith(&["--mode", "json"], dir.path());
     assert_eq!(mode.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&mode.stderr).contains("--mode json is not supported"));

@@ -546,7 +546,17 @@ fn tool_index(plugins: &[Arc<Plugin>]) -> Vec<(ToolSpec, Arc<Plugin>)> {
     for plugin in plugins.iter().filter(|p| p.manifest.has_kind(Kind::Tool)) {
         for spec in &plugin.meta.tools {
             match tools.iter_mut().find(|(s, _)| s.name == spec.name) {
-                Some(slot) => *slot = (spec.clone(), plugin.clone()),
+                Some(slot) => {
+                    if slot.1.manifest.id != plugin.manifest.id {
+                        tracing::warn!(
+                            "the tool {} of plugin {} replaces the one of plugin {} (loaded earlier)",
+                            spec.name,
+                            plugin.manifest.id,
+                            slot.1.manifest.id
+                        );
+                    }
+                    *slot = (spec.clone(), plugin.clone());
+                }
                 None => tools.push((spec.clone(), plugin.clone())),
             }
         }

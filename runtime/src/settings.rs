@@ -46,6 +46,11 @@ impl Settings {
         cwd.join(".pith").join("settings.json")
     }
 
+    /// The number at `section.key` (e.g. `retry.maxRetries`), when it is a non-negative integer.
+    pub fn number(&self, section: &str, key: &str) -> Option<u64> {
+        self.merged.get(section)?.get(key)?.as_u64()
+    }
+
     /// The raw merged value at a top-level key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.merged.get(key)

@@ -7,7 +7,7 @@
 //! program) are cut again when a request is built ([`OutputLimit::cut_for_model`]), so one huge
 //! entry can never make every later request overflow.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::content::{Content, ToolOutput};
 use pith_sdk::text::{
@@ -193,12 +193,11 @@ pub fn content_for_model(limit: &OutputLimit, content: &[Content]) -> Vec<Conten
 }
 
 /// The limit in settings (`toolResults`), or pi's defaults.
-pub fn limit_from_settings(value: Option<&Value>) -> OutputLimit {
+pub fn limit_from_settings(settings: &crate::settings::Settings) -> OutputLimit {
     let defaults = OutputLimit::default();
     let number = |key: &str| {
-        value
-            .and_then(|v| v.get(key))
-            .and_then(Value::as_u64)
+        settings
+            .number("toolResults", key)
             .and_then(|n| usize::try_from(n).ok())
             .filter(|n| *n > 0)
     };
@@ -282,7 +281,10 @@ mod tests {
 
     #[test]
     fn settings_override_the_defaults() {
-        let limit = limit_from_settings(Some(&json!({"maxBytes": 1000, "maxLines": 0})));
+        let settings = crate::settings::Settings::from_value(
+            json!({"toolResults": {"maxBytes": 1000, "maxLines": 0}}),
+        );
+        let limit = limit_from_settings(&settings);
         assert_eq!(limit.max_bytes, 1000);
         assert_eq!(limit.max_lines, DEFAULT_MAX_LINES);
     }

@@ -136,13 +136,8 @@ pub fn session_config(
         },
         ..Resources::default()
     };
-    let todo_clear_delay = std::time::Duration::from_millis(
-        settings
-            .get("todos")
-            .and_then(|t| t.get("clearDelayMs"))
-            .and_then(Value::as_u64)
-            .unwrap_or(2000),
-    );
+    let todo_clear_delay =
+        std::time::Duration::from_millis(settings.number("todos", "clearDelayMs").unwrap_or(2000));
     Ok(SessionConfig {
         todo_clear_delay,
         resources,
@@ -167,12 +162,7 @@ pub fn session_config(
         auto_retry: enabled("retry"),
         scoped_models,
         compaction: {
-            let number = |key: &str| {
-                settings
-                    .get("compaction")
-                    .and_then(|c| c.get(key))
-                    .and_then(Value::as_u64)
-            };
+            let number = |key: &str| settings.number("compaction", key);
             let defaults = crate::agent::compaction::CompactionPolicy::default();
             crate::agent::compaction::CompactionPolicy {
                 reserve_tokens: number("reserveTokens").unwrap_or(defaults.reserve_tokens),
@@ -180,11 +170,9 @@ pub fn session_config(
                     .unwrap_or(defaults.keep_recent_tokens),
             }
         },
-        tool_output: crate::agent::tool_output::limit_from_settings(settings.get("toolResults")),
+        tool_output: crate::agent::tool_output::limit_from_settings(settings),
         max_answer_bytes: settings
-            .get("answer")
-            .and_then(|a| a.get("maxBytes"))
-            .and_then(Value::as_u64)
+            .number("answer", "maxBytes")
             .and_then(|n| usize::try_from(n).ok())
             .filter(|n| *n > 0)
             .unwrap_or(crate::agent::agent_loop::MAX_ANSWER_BYTES),
@@ -192,12 +180,7 @@ pub fn session_config(
         session,
         sessions_dir,
         retry: {
-            let number = |key: &str| {
-                settings
-                    .get("retry")
-                    .and_then(|r| r.get(key))
-                    .and_then(Value::as_u64)
-            };
+            let number = |key: &str| settings.number("retry", key);
             let defaults = RetryPolicy::default();
             RetryPolicy {
                 max_retries: number("maxRetries")

@@ -26,6 +26,9 @@ pub enum UpdateMode {
 pub struct MessageRender {
     blocks: Vec<String>,
     tail: Option<String>,
+    /// What the cached tail was rendered from (usage, response id and stop reason change
+    /// without an update of their own).
+    tail_of: Option<(Usage, Option<String>, StopReason)>,
 }
 
 #[derive(Serialize)]
@@ -122,9 +125,21 @@ impl MessageRender {
     /// Takes one update of the answer (every update, in order, whether or not it is written)
     /// and renders its frame in `mode`.
     pub fn render(&mut self, update: &AssistantUpdate<'_>, mode: UpdateMode) -> Vec<u8> {
-        // Usage and the response id change without an update of their own.
-        self.tail_changed();
+        let message = update.message;
+        let tail_current = matches!(&self.tail_of, Some((usage, response_id, stop))
+            if *usage == message.usage && *response_id == message.response_id && *stop == message.stop_reason);
+        if !tail_current {
+            self.tail_changed();
+            self.tail_of = Some((
+                message.usage,
+                message.response_id.clone(),
+                message.stop_reason,
+            ));
+        }
+        // Lean frames carry no snapshot: the block cache is only kept for full ones (the mode
+        // is fixed for the whole answer).
         match update.payload {
+            _ if mode == UpdateMode::Delta => {}
             UpdatePayload::Delta(delta) if update.kind.appends_text() => {
                 self.text_appended(update.message, update.content_index, delta)
             }

@@ -54,8 +54,19 @@ pub struct Args {
     pub session: Option<String>,
     /// `--continue` / `-c`.
     pub continue_session: bool,
-    /// `--tools a,b`.
+    /// `--tools a,b` (names or globs).
     pub tools: Option<Vec<String>>,
+    /// `--exclude-tools a,b` (names or globs).
+    pub exclude_tools: Vec<String>,
+    /// `--name` / `-n`: the new session's name.
+    pub name: Option<String>,
+    /// `--session-id`: the new session's id.
+    pub session_id: Option<String>,
+    /// `--approve` / `-a` (true) or `--no-approve` / `-na` (false): whether project-local
+    /// resources and plugins load; `None` decides by settings.
+    pub approve: Option<bool>,
+    /// `--pi-protocol`: which pi's frames to write (`1.5` or `0.73`).
+    pub pi_protocol: Option<String>,
     /// `--no-tools`.
     pub no_tools: bool,
     /// `--system-prompt`.
@@ -99,25 +110,33 @@ Model options:
   --model <pattern>              id or provider/id, optionally with :<thinking level>
   --models <a,b,…>               models for cycle_model
   --api-key <key>                API key for the chosen model's provider (this run only)
-  --thinking <level>             off, minimal, low, medium, high, xhigh
+  --thinking <level>             off, minimal, low, medium, high, xhigh, max
 
 Session options:
   --no-session                   keep the session in memory only
+  -n, --name <name>              name the new session
+  --session-id <id>              the new session's id
   --session-dir <dir>            where session files go
   --session <path|id>            open a session file
   -c, --continue                 continue the most recent session
 
 Tools and resources:
-  --tools <a,b,…>                the active tools (default: read, bash, edit, write and plugin tools)
+  --tools <a,b,…>                the active tools, names or globs (default: read, bash, edit,
+                                 write and plugin tools)
+  --exclude-tools <a,b,…>        tools to leave out, names or globs
   --no-tools                     no tools (host tools still apply)
   --system-prompt <text|file>    replace the system prompt
   --append-system-prompt <text|file>  append to the system prompt
   -e, --extension <path>         load a plugin: its manifest, component or directory (repeatable)
+  -a, --approve / -na, --no-approve  trust (or not) the project's own .pith/ plugins and resources
+  --no-mcp                       accepted for pi's sake (pith has no MCP client)
   --no-extensions, --skill <path>, --no-skills, --prompt-template <path>, --no-prompt-templates
 
 pith options:
   --agent-dir <dir>              configuration and sessions (default ~/.pith/agent, or $PITH_AGENT_DIR)
   --plugins-dir <dir>            also load plugins from <dir> (repeatable)
+  --pi-protocol <version>        the frames to write: 1.5 (pi 1.5.2, the default) or 0.73 (pi 0.73.1);
+                                 also $PITH_PI_PROTOCOL and rpc.protocol in settings
   --legacy-events                also send pi 0.16's events (bash_end, compaction, error)
   --offline, --verbose
   -h, --help                     this text
@@ -161,6 +180,14 @@ impl Args {
                 "--session" => parsed.session = Some(value(&arg)?),
                 "-c" | "--continue" => parsed.continue_session = true,
                 "--tools" => parsed.tools = Some(list(&value(&arg)?)),
+                "--exclude-tools" => parsed.exclude_tools.extend(list(&value(&arg)?)),
+                "-n" | "--name" => parsed.name = Some(value(&arg)?),
+                "--session-id" => parsed.session_id = Some(value(&arg)?),
+                "-a" | "--approve" => parsed.approve = Some(true),
+                "-na" | "--no-approve" => parsed.approve = Some(false),
+                "--pi-protocol" => parsed.pi_protocol = Some(value(&arg)?),
+                // pi's MCP client switch: pith has no MCP client, so there is nothing to turn off.
+                "--no-mcp" => {}
                 "--no-tools" => parsed.no_tools = true,
                 "--system-prompt" => parsed.system_prompt = Some(value(&arg)?),
                 "--append-system-prompt" => parsed.append_system_prompt.push(value(&arg)?),

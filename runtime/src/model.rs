@@ -84,17 +84,21 @@ pub enum ThinkingLevel {
     High,
     /// Extra high (only some models).
     Xhigh,
+    /// pi 1.5's highest level (the models that have `xhigh`); providers get it as `xhigh`, the
+    /// highest the plugin interface names.
+    Max,
 }
 
 impl ThinkingLevel {
     /// Every level, in order.
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     /// Parses a level name.
@@ -111,6 +115,7 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
@@ -125,7 +130,7 @@ impl ThinkingLevel {
             .any(|p| model.id.contains(p));
         Self::ALL
             .into_iter()
-            .filter(|l| *l != ThinkingLevel::Xhigh || xhigh)
+            .filter(|l| *l < ThinkingLevel::Xhigh || xhigh)
             .collect()
     }
 

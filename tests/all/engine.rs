@@ -107,6 +107,8 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
         "message_end",
         "message_start",
         "message_end",
+        "message_start",
+        "message_end",
         "tool_execution_start",
         "tool_execution_end",
         "message_start",
@@ -122,7 +124,9 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
     assert_eq!(kinds, expected);
     assert_eq!(*sink.deltas.lock().unwrap(), "I see notes.txt");
     let messages = session.messages_json();
-    let tool_result = &messages["messages"][2];
+    // The session's own record of its prompt and tools comes first (pi 1.5's system message).
+    assert_eq!(messages["messages"][0]["role"], "system");
+    let tool_result = &messages["messages"][3];
     assert_eq!(tool_result["role"], "toolResult");
     assert!(
         tool_result["content"][0]["text"]

@@ -187,7 +187,11 @@ async fn session_switches_and_forks_are_cancelled_while_work_is_unsaved() {
     assert_eq!(fork["data"]["cancelled"], true, "{fork}");
     // The conversation is still there.
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
-    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        messages["data"]["messages"].as_array().unwrap().len(),
+        5,
+        "system, two prompts and answers"
+    );
 
     pith.call("saved", json!({"type": "prompt", "message": "/saved"}))
         .await;
@@ -277,7 +281,13 @@ async fn extension_commands_run_while_the_agent_streams() {
     notified(&mut pith, "agent_end seen 1").await;
     // The command's text never reached the conversation.
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
-    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 2);
+    let roles: Vec<&Value> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["role"])
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -304,7 +314,7 @@ async fn a_trapping_extension_is_reported_and_the_run_completes() {
         "{error}"
     );
     let end = pith.until_agent_end().await;
-    assert_eq!(end["messages"][1]["content"][0]["text"], "still answered");
+    assert_eq!(end["messages"][2]["content"][0]["text"], "still answered");
 
     pith.call("t", json!({"type": "prompt", "message": "/trap"}))
         .await;
@@ -347,13 +357,18 @@ async fn input_agent_start_tool_and_compaction_hooks_apply() {
             "--tools".into(),
             "ls,bash".into(),
         ],
+        // A small kept tail, so that the short session has something to compact.
+        agent_files: vec![(
+            "settings.json".into(),
+            json!({"compaction": {"keepRecentTokens": 10}}).to_string(),
+        )],
         ..Options::faux(script)
     })
     .await;
     pith.call("u", json!({"type": "prompt", "message": "upper:hello"}))
         .await;
     let end = pith.until_agent_end().await;
-    assert_eq!(end["messages"][0]["content"][0]["text"], "HELLO");
+    assert_eq!(end["messages"][1]["content"][0]["text"], "HELLO");
 
     let handled = pith
         .call("h", json!({"type": "prompt", "message": "handled:x"}))
@@ -415,8 +430,10 @@ async fn input_agent_start_tool_and_compaction_hooks_apply() {
     assert_eq!(compacted["data"]["summary"], "probe summary");
     assert_eq!(compacted["data"]["details"], json!({"by": "probe"}));
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
-    assert_eq!(messages["data"]["messages"][0]["role"], "compactionSummary");
-    assert_eq!(messages["data"]["messages"][0]["summary"], "probe summary");
+    // The system message stays in front of the summary.
+    assert_eq!(messages["data"]["messages"][0]["role"], "system");
+    assert_eq!(messages["data"]["messages"][1]["role"], "compactionSummary");
+    assert_eq!(messages["data"]["messages"][1]["summary"], "probe summary");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -453,9 +470,9 @@ async fn extension_tools_and_session_imports_work() {
     pith.call("p", json!({"type": "prompt", "message": "use the tool"}))
         .await;
     let end = pith.until_agent_end().await;
-    let result = &end["messages"][2];
+    let result = &end["messages"][3];
     assert_eq!(result["toolName"], "probe_echo");
-    assert_eq!(result["content"][0]["text"], "echo: hi (2 messages)");
+    assert_eq!(result["content"][0]["text"], "echo: hi (3 messages)");
 
     pith.call(
         "n",
@@ -495,6 +512,7 @@ async fn extension_tools_and_session_imports_work() {
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",

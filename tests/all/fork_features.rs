@@ -109,6 +109,7 @@ async fn incomplete_todos_remind_the_agent_and_the_todo_tool_finishes_them() {
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "user",
@@ -118,12 +119,12 @@ async fn incomplete_todos_remind_the_agent_and_the_todo_tool_finishes_them() {
         ]
     );
     assert!(
-        messages[2]["content"][0]["text"]
+        messages[3]["content"][0]["text"]
             .as_str()
             .unwrap()
             .contains("- [in_progress] write tests")
     );
-    assert_eq!(messages[4]["content"][0]["text"], "Plan\n  [x] write tests");
+    assert_eq!(messages[5]["content"][0]["text"], "Plan\n  [x] write tests");
     assert_eq!(
         pith.frames
             .iter()
@@ -212,15 +213,16 @@ async fn a_streamed_rule_stops_the_answer_and_is_given_to_the_model() {
     let messages = end["messages"].as_array().unwrap();
     // The stopped answer is not kept; the reminder follows the prompt, and the run goes on
     // (the rule triggers once per session).
-    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["role"], "system");
     assert_eq!(messages[1]["role"], "user");
+    assert_eq!(messages[2]["role"], "user");
     assert!(
-        messages[1]["content"][0]["text"]
+        messages[2]["content"][0]["text"]
             .as_str()
             .unwrap()
             .contains("move them to trash/")
     );
-    assert_eq!(messages[2]["role"], "assistant");
+    assert_eq!(messages[3]["role"], "assistant");
     assert_eq!(
         pith.frames
             .iter()
@@ -288,7 +290,12 @@ async fn the_016_era_client_flow_with_legacy_events() {
         {"text": "queued message answered"},
         {"text": "summary of the work"}
     ]);
-    let mut pith = Pith::spawn(with_args(Options::faux(script), &["--legacy-events"])).await;
+    // A 0.16-era host is older than pi 0.73: it speaks the 0.73 profile's frames.
+    let mut pith = Pith::spawn(with_args(
+        Options::faux(script),
+        &["--legacy-events", "--pi-protocol", "0.73"],
+    ))
+    .await;
     let prompt = pith
         .call("p", json!({"type": "prompt", "message": "What is in these?", "attachments": [
             {"id": "a1", "type": "image", "fileName": "dot.png", "mimeType": "image/png", "size": 68, "content": PNG},
@@ -411,19 +418,20 @@ async fn branch_by_entry_index_and_the_legacy_events_switch() {
     pith.until_agent_end().await;
     let branches = pith.call("g", json!({"type": "get_branch_messages"})).await;
     let items = branches["data"]["messages"].as_array().unwrap().clone();
-    assert_eq!(items[0]["entryIndex"], 0);
-    assert_eq!(items[1]["entryIndex"], 2);
+    // Indexes into the branch's messages, the system message first.
+    assert_eq!(items[0]["entryIndex"], 1);
+    assert_eq!(items[1]["entryIndex"], 3);
     let forks = pith.call("f", json!({"type": "get_fork_messages"})).await;
     assert!(
         forks["data"]["messages"][0].get("entryIndex").is_none(),
         "the current protocol's shape is unchanged"
     );
     let branched = pith
-        .call("b", json!({"type": "branch", "entryIndex": 2}))
+        .call("b", json!({"type": "branch", "entryIndex": 3}))
         .await;
     assert_eq!(branched["data"]["text"], "second");
     let state = pith.call("s", json!({"type": "get_state"})).await;
-    assert_eq!(state["data"]["messageCount"], 2);
+    assert_eq!(state["data"]["messageCount"], 3);
 
     // Without the switch, none of the old events; with it, they come.
     pith.call("b1", json!({"type": "bash", "command": "true"}))

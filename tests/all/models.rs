@@ -138,7 +138,7 @@ async fn a_provider_reaches_only_its_base_url_and_its_own_key() {
     pith.call("p", json!({"type": "prompt", "message": ask}))
         .await;
     let end = pith.until_agent_end().await;
-    let text = end["messages"][1]["content"][0]["text"]
+    let text = end["messages"][2]["content"][0]["text"]
         .as_str()
         .unwrap()
         .to_string();
@@ -171,7 +171,7 @@ async fn api_key_flag_and_cost_from_model_prices() {
         .await;
     let end = pith.until_agent_end().await;
     assert_eq!(server.requests()[0]["headers"]["x-api-key"], "from-flag");
-    let cost = &end["messages"][1]["usage"]["cost"];
+    let cost = &end["messages"][2]["usage"]["cost"];
     assert_eq!(cost["input"], json!(3));
     assert_eq!(cost["output"], json!(7.5));
     assert_eq!(cost["cacheRead"], json!(0.06));

@@ -57,10 +57,11 @@ async fn entries_tree_and_clone() {
             "model_change",
             "thinking_level_change",
             "message",
+            "message",
             "message"
         ]
     );
-    assert_eq!(all["data"]["leafId"], entries[3]["id"]);
+    assert_eq!(all["data"]["leafId"], entries[4]["id"]);
     let since = pith
         .call(
             "s",
@@ -79,7 +80,7 @@ async fn entries_tree_and_clone() {
     assert_eq!(bad["success"], false);
 
     let tree = pith.call("t", json!({"type": "get_tree"})).await;
-    assert_eq!(tree["data"]["leafId"], entries[3]["id"]);
+    assert_eq!(tree["data"]["leafId"], entries[4]["id"]);
     let roots = tree["data"]["tree"].as_array().unwrap();
     assert_eq!(roots.len(), 1);
     let mut node = &roots[0];
@@ -100,14 +101,14 @@ async fn entries_tree_and_clone() {
     let state = pith.call("g2", json!({"type": "get_state"})).await;
     let after = state["data"]["sessionFile"].as_str().unwrap().to_string();
     assert_ne!(json!(after), before);
-    assert_eq!(state["data"]["messageCount"], 2);
+    assert_eq!(state["data"]["messageCount"], 3);
     let text = std::fs::read_to_string(&after).unwrap();
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["parentSession"], before);
     assert_eq!(
         text.lines().count(),
-        5,
-        "the header and the four entries: {text}"
+        6,
+        "the header and the five entries: {text}"
     );
     // The clone goes on from where the original was.
     pith.call("p2", json!({"type": "prompt", "message": "second"}))
@@ -266,6 +267,8 @@ async fn pi_rpc_client_drives_pith() {
     let output = tokio::process::Command::new("node")
         .arg(&driver)
         .env("PITH_SHIM", &shim)
+        // pi 0.73.1's client drives pith under its profile, chosen by the environment.
+        .env("PITH_PI_PROTOCOL", "0.73")
         .env("PITH_WORK", &work)
         .env("PITH_AGENT_DIR", dir.path().join("agent"))
         .env("PITH_CACHE_DIR", support::shared_cache())

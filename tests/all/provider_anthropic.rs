@@ -14,7 +14,7 @@ async fn text_answer_and_the_request_pi_would_send() {
     pith.call("p", json!({"type": "prompt", "message": "Say hello"}))
         .await;
     let end = pith.until_agent_end().await;
-    let answer = &end["messages"][1];
+    let answer = &end["messages"][2];
     assert_eq!(
         answer["content"],
         json!([{"type": "text", "text": "Hello from the fake."}])
@@ -93,7 +93,7 @@ async fn thinking_answer_with_budget_and_signature() {
         .await;
     let end = pith.until_agent_end().await;
     assert_eq!(
-        end["messages"][1]["content"],
+        end["messages"][2]["content"],
         json!([{"type": "thinking", "thinking": "Keep it short.", "thinkingSignature": "c2ln"}, {"type": "text", "text": "Hi!"}])
     );
     let kinds: Vec<&str> = pith
@@ -140,10 +140,13 @@ async fn tool_call_round_trip_carries_the_result_back() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
-    assert_eq!(end["messages"][1]["stopReason"], "toolUse");
     assert_eq!(
-        end["messages"][2]["content"],
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(end["messages"][2]["stopReason"], "toolUse");
+    assert_eq!(
+        end["messages"][3]["content"],
         json!([{"type": "text", "text": "hi\n"}])
     );
     let second = &server.requests()[1]["body"]["messages"];
@@ -263,7 +266,7 @@ async fn two_overloads_then_success_are_retried() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant"]);
+    assert_eq!(roles, ["system", "user", "assistant"]);
     assert_eq!(server.requests().len(), 3);
 }
 

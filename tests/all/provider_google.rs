@@ -37,7 +37,7 @@ async fn thoughts_text_and_function_call_round_trip() {
     pith.call("p", json!({"type": "prompt", "message": "Run echo hi"}))
         .await;
     let end = pith.until_agent_end().await;
-    let first = &end["messages"][1];
+    let first = &end["messages"][2];
     assert_eq!(first["stopReason"], "toolUse");
     assert_eq!(
         first["content"][0],
@@ -53,7 +53,7 @@ async fn thoughts_text_and_function_call_round_trip() {
     );
     assert_eq!(first["usage"]["input"], 50);
     assert_eq!(first["usage"]["cacheRead"], 10);
-    assert_eq!(end["messages"][3]["content"][0]["text"], "Done: hi");
+    assert_eq!(end["messages"][4]["content"][0]["text"], "Done: hi");
 
     let requests = server.requests();
     assert_eq!(

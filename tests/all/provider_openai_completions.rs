@@ -18,7 +18,7 @@ async fn tool_call_with_reasoning_round_trip() {
     pith.call("p", json!({"type": "prompt", "message": "Run echo hi"}))
         .await;
     let end = pith.until_agent_end().await;
-    let first = &end["messages"][1];
+    let first = &end["messages"][2];
     assert_eq!(
         first["content"],
         json!([
@@ -33,7 +33,7 @@ async fn tool_call_with_reasoning_round_trip() {
     assert_eq!(first["usage"]["output"], 40);
     assert_eq!(first["responseId"], "chatcmpl-fake0");
     assert_eq!(
-        end["messages"][3]["content"],
+        end["messages"][4]["content"],
         json!([{"type": "text", "text": "It printed hi."}])
     );
 

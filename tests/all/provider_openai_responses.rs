@@ -34,7 +34,7 @@ async fn reasoning_text_and_tool_call_round_trip() {
     pith.call("p", json!({"type": "prompt", "message": "Run echo hi"}))
         .await;
     let end = pith.until_agent_end().await;
-    let first = &end["messages"][1];
+    let first = &end["messages"][2];
     assert_eq!(first["stopReason"], "toolUse");
     assert_eq!(first["content"][0]["type"], "thinking");
     assert_eq!(first["content"][0]["thinking"], "Plan it.");
@@ -49,8 +49,8 @@ async fn reasoning_text_and_tool_call_round_trip() {
     assert_eq!(first["usage"]["input"], 300);
     assert_eq!(first["usage"]["cacheRead"], 100);
     assert_eq!(first["responseId"], "resp_fake_0");
-    assert_eq!(end["messages"][2]["content"][0]["text"], "hi\n");
-    assert_eq!(end["messages"][3]["content"][0]["text"], "It printed hi.");
+    assert_eq!(end["messages"][3]["content"][0]["text"], "hi\n");
+    assert_eq!(end["messages"][4]["content"][0]["text"], "It printed hi.");
 
     let requests = server.requests();
     assert_eq!(requests[0]["path"], "/v1/responses");

@@ -257,7 +257,7 @@ async fn odd_lines_are_read_or_answered_with_their_id() {
     let accepted = pith.response("s").await;
     assert_eq!(accepted["success"], true, "{accepted}");
     let end = pith.until_agent_end().await;
-    assert_eq!(end["messages"][0]["content"][0]["text"], "cut \u{FFFD}");
+    assert_eq!(end["messages"][1]["content"][0]["text"], "cut \u{FFFD}");
 
     let deep = format!(
         r#"{{"id":"deep","type":"prompt","message":{}"x"{}}}"#,

@@ -139,12 +139,12 @@ async fn get_commands_lists_templates_then_skills_with_their_sources() {
         })
         .collect();
     let expected = [
-        ("hello", "prompt", "Say hello to $ARGUMENTS (user)"),
-        ("fix", "prompt", "Fix an issue (project)"),
+        ("hello", "prompt", "Say hello to $ARGUMENTS"),
+        ("fix", "prompt", "Fix an issue"),
         (
             "review",
             "prompt",
-            "Review a file for bugs and unclear code (plugin:prompt-pack)",
+            "Review a file for bugs and unclear code",
         ),
         ("skill:lint", "skill", "Lint the code"),
         ("skill:deploy", "skill", "Deploy the app & check it"),

@@ -51,7 +51,7 @@ async fn prompt_success_and_failures() {
     let ok = pith.call("p1", json!({"type": "prompt", "message": "hello", "images": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}]})).await;
     assert_eq!(
         ok,
-        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true, "data": {"disposition": "started"}})
     );
     let user = pith
         .wait_for(|f| f["type"] == "message_start" && f["message"]["role"] == "user")
@@ -102,7 +102,7 @@ async fn steer_and_follow_up_queue_and_report() {
         .await;
     assert_eq!(
         queued,
-        json!({"id": "s1", "type": "response", "command": "steer", "success": true})
+        json!({"id": "s1", "type": "response", "command": "steer", "success": true, "data": {"disposition": "queued"}})
     );
     assert_eq!(
         pith.frames[pith.frames.len() - 2],
@@ -162,7 +162,7 @@ async fn abort_when_idle_and_abort_and_prompt() {
         .await;
     assert_eq!(
         replaced,
-        json!({"id": "ap", "type": "response", "command": "abort_and_prompt", "success": true})
+        json!({"id": "ap", "type": "response", "command": "abort_and_prompt", "success": true, "data": {"disposition": "started"}})
     );
     let aborted = pith
         .frames
@@ -219,9 +219,10 @@ async fn state_messages_stats_and_last_text() {
             "queueMode"
         ]
     );
-    assert_eq!(state["data"]["messageCount"], 2);
+    // pi 1.5 counts the system message.
+    assert_eq!(state["data"]["messageCount"], 3);
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
-    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 3);
     let stats = pith.call("st", json!({"type": "get_session_stats"})).await;
     assert_eq!(
         stats["data"]["tokens"],
@@ -243,7 +244,7 @@ async fn state_messages_stats_and_last_text() {
         .await;
     // The fork's alias; each item also has pi 0.16's `entryIndex`.
     let mut expected = forks["data"].clone();
-    expected["messages"][0]["entryIndex"] = json!(0);
+    expected["messages"][0]["entryIndex"] = json!(1);
     assert_eq!(branch["data"], expected);
 }
 
@@ -475,10 +476,12 @@ async fn host_tools_round_trip_update_cancel_and_timeout() {
         json!({"content": [{"type": "text", "text": "working"}]})
     );
     pith.send(json!({"type": "host_tool_result", "id": "host_1", "result": {"content": [{"type": "text", "text": "hello back"}]}})).await;
-    let end = pith.wait_for(|f| f["type"] == "tool_execution_end").await;
+    let mut end = pith.wait_for(|f| f["type"] == "tool_execution_end").await;
+    assert!(end["durationMs"].as_u64().is_some(), "{end}");
+    end["durationMs"] = json!(0);
     assert_eq!(
         end,
-        json!({"type": "tool_execution_end", "toolCallId": "call_1", "toolName": "echo_host", "result": {"content": [{"type": "text", "text": "hello back"}]}, "isError": false})
+        json!({"type": "tool_execution_end", "toolCallId": "call_1", "toolName": "echo_host", "result": {"content": [{"type": "text", "text": "hello back"}]}, "isError": false, "durationMs": 0})
     );
     pith.until_agent_end().await;
     // A late or unknown result is ignored, with no frame.
@@ -624,6 +627,7 @@ async fn steering_during_the_answer_skips_its_tool_calls() {
     assert_eq!(
         kinds,
         [
+            "system",
             "user:go",
             "assistant",
             "toolResult:Skipped due to queued user message.",
@@ -656,7 +660,7 @@ async fn event_filter_lean_updates_and_allow_list() {
         &bad,
         "set_event_filter",
         "b",
-        "Field \"messageUpdates\" must be one of \"full\", \"delta\", got \"tiny\"",
+        "Field \"messageUpdates\" must be one of \"full\", \"delta\", \"usage\", got \"tiny\"",
     );
     let ok = pith
         .call(

@@ -65,8 +65,19 @@ async fn a_session_is_written_lazily_in_pis_format() {
             "model_change",
             "thinking_level_change",
             "message",
+            "message",
             "message"
         ]
+    );
+    // pi 1.5's system message comes first: the prompt's sections and the tools.
+    assert_eq!(written[3]["message"]["role"], "system");
+    assert_eq!(written[3]["message"]["content"], "");
+    assert!(
+        written[3]["message"]["toolsAdded"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 4
     );
     let keys: Vec<&str> = written[3]
         .as_object()
@@ -77,7 +88,7 @@ async fn a_session_is_written_lazily_in_pis_format() {
     assert_eq!(keys, ["type", "id", "parentId", "timestamp", "message"]);
     assert_eq!(written[1]["parentId"], Value::Null);
     assert_eq!(written[2]["parentId"], written[1]["id"]);
-    assert_eq!(written[4]["message"]["role"], "assistant");
+    assert_eq!(written[5]["message"]["role"], "assistant");
     assert_eq!(written[1]["id"].as_str().unwrap().len(), 8);
     pith.call(
         "n",
@@ -118,14 +129,23 @@ async fn a_file_written_by_pi_opens_and_continues() {
     pith.call("p", json!({"type": "prompt", "message": "third question"}))
         .await;
     let end = pith.until_agent_end().await;
-    assert_eq!(end["messages"][1]["content"][0]["text"], "continued");
+    // A session written before pi 1.5 gets its first system message with the next run.
+    let roles: Vec<&str> = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
+    assert_eq!(end["messages"][2]["content"][0]["text"], "continued");
     let written = lines(copy.to_str().unwrap());
-    assert_eq!(written.len(), 8 + 2);
+    assert_eq!(written.len(), 8 + 3);
     assert_eq!(
         written[8]["parentId"], "f4f709dc",
         "appended after pi's last entry"
     );
-    assert_eq!(written[9]["message"]["role"], "assistant");
+    assert_eq!(written[8]["message"]["role"], "system");
+    assert_eq!(written[10]["message"]["role"], "assistant");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -205,8 +225,8 @@ async fn switch_back_fork_and_new_session() {
     let fork_file = state["data"]["sessionFile"].as_str().unwrap().to_string();
     assert_ne!(fork_file, first_file);
     assert_eq!(
-        state["data"]["messageCount"], 2,
-        "the conversation before q2"
+        state["data"]["messageCount"], 3,
+        "the conversation before q2, after the system message"
     );
     let header = &lines(pith.work_dir().join(&fork_file).to_str().unwrap())[0];
     assert!(
@@ -239,6 +259,7 @@ async fn switch_back_fork_and_new_session() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|m| m["role"] != "system")
         .map(|m| m["content"][0]["text"].as_str().unwrap())
         .collect();
     assert_eq!(texts, ["q1", "A1", "q2", "A2"]);
@@ -307,7 +328,7 @@ async fn a_damaged_file_loads_its_good_lines() {
     let (good, problems) = pith::agent::session_file::SessionFile::open(&path).unwrap();
     assert_eq!(problems.len(), 1);
     assert!(problems[0].contains("not a session entry"), "{problems:?}");
-    assert_eq!(good.context().messages.len(), 2);
+    assert_eq!(good.context().messages.len(), 3, "system, prompt, answer");
 }
 
 #[test]
@@ -329,6 +350,8 @@ fn appending_to_a_file_without_a_final_newline_starts_a_new_line() {
     assert_eq!(written[8]["name"], "renamed");
 }
 
+/// pi 0.73's compaction (its profile keeps it): the whole short conversation is summarized.
+/// Under pi 1.5's the same session is "too small" (see the conformance tests).
 #[tokio::test(flavor = "multi_thread")]
 async fn compact_sends_pis_summary_request_and_survives_a_reload() {
     let server = support::fake_llm::FakeLlm::start(json!([
@@ -346,6 +369,8 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
         "fake-model".into(),
         "--session-dir".into(),
         "sessions".into(),
+        "--pi-protocol".into(),
+        "0.73".into(),
     ];
     let mut pith = Pith::spawn(options).await;
     assert_eq!(
@@ -548,9 +573,15 @@ async fn a_context_overflow_is_compacted_and_the_prompt_retried() {
     // The failed answer stays in the session (as in pi's files); providers leave it out.
     assert_eq!(
         roles,
-        ["compactionSummary", "user", "assistant", "assistant"]
+        [
+            "system",
+            "compactionSummary",
+            "user",
+            "assistant",
+            "assistant"
+        ]
     );
-    assert_eq!(messages["data"]["messages"][2]["stopReason"], "error");
+    assert_eq!(messages["data"]["messages"][3]["stopReason"], "error");
     let retry_request = &server.requests()[2]["body"]["messages"];
     assert!(
         !retry_request.to_string().contains("prompt is too long"),
@@ -593,6 +624,7 @@ async fn a_kill_mid_stream_loses_nothing_complete() {
         [
             "model_change:",
             "thinking_level_change:",
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user"
@@ -601,7 +633,10 @@ async fn a_kill_mid_stream_loses_nothing_complete() {
 
     let mut resumed = Pith::spawn(persistent(script, &["--session", path.to_str().unwrap()])).await;
     let state = resumed.call("s", json!({"type": "get_state"})).await;
-    assert_eq!(state["data"]["messageCount"], 3);
+    assert_eq!(
+        state["data"]["messageCount"], 4,
+        "system, user, answer, user"
+    );
     resumed
         .call("p3", json!({"type": "prompt", "message": "third"}))
         .await;
@@ -612,7 +647,11 @@ async fn a_kill_mid_stream_loses_nothing_complete() {
         "this one is cut off by the kill"
     );
     let written = lines(path.to_str().unwrap());
-    assert_eq!(written.len(), 6 + 2);
+    assert_eq!(
+        written.len(),
+        7 + 2,
+        "no second system message: the tools did not change"
+    );
 }
 
 #[test]
@@ -725,7 +764,7 @@ async fn continue_opens_the_latest_session() {
     let mut second = Pith::spawn(options(json!([]), &["--continue"])).await;
     let state = second.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["sessionId"], id);
-    assert_eq!(state["data"]["messageCount"], 2);
+    assert_eq!(state["data"]["messageCount"], 3);
 }
 
 /// `kill -9` at ten points through a run of answers and tool calls: every time, every line of

@@ -20,6 +20,7 @@ use super::retry;
 use super::session::Shared;
 use super::stream::{Produced, StreamAssembler};
 use super::todos;
+use crate::model::ThinkingLevel;
 use crate::plugin_host::PluginTools;
 use crate::plugin_host::provider::StreamEvent;
 use crate::resources::rules::{Rule, RuleWatch};
@@ -70,7 +71,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
                 break;
             }
             overflow_tried = true;
-            shared.emit(&events::agent_end(&run_messages));
+            shared.emit(&events::agent_end(&run_messages, true));
             shared.state().drop_failed_answer();
             if auto_compact(&shared, "overflow", true).await {
                 continue;
@@ -99,7 +100,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             after_end.push(retry::end_event(false, policy.max_retries, Some(&error)));
             break;
         }
-        shared.emit(&events::agent_end(&run_messages));
+        shared.emit(&events::agent_end(&run_messages, true));
         let delay = policy.delay_ms(attempt);
         // The wait is in place before `auto_retry_start` goes out, so an `abort_retry` sent
         // on that event always finds it.
@@ -140,17 +141,22 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     shared.state().set_system_prompt_override(None);
     shared.accept_prompts();
     if !run_messages.is_empty() || after_end.is_empty() {
-        shared.emit(&events::agent_end(&run_messages));
+        shared.emit(&events::agent_end(&run_messages, false));
     }
     for event in after_end {
         shared.emit(&event);
     }
-    shared.signal_idle();
+    // Nothing can continue this run any more (no retry, compaction or queued message):
+    // `agent_settled`, then idle (an `abort` answers after it). A compaction past the threshold
+    // runs idle, so a prompt can wait for it.
     if over_threshold {
+        shared.signal_idle();
         auto_compact(&shared, "threshold", false).await;
+        shared.emit(&events::agent_settled(false));
+    } else {
+        shared.emit(&events::agent_settled(cancel.is_cancelled()));
+        shared.signal_idle();
     }
-    // Nothing can continue this run any more (no retry, compaction or queued message).
-    shared.emit(&events::agent_settled());
 }
 
 /// An automatic compaction with its `auto_compaction_start` / `auto_compaction_end` events;
@@ -203,6 +209,14 @@ async fn run_agent(
     let mut run_messages: Vec<AgentMessage> = Vec::new();
     shared.emit(&events::agent_start());
     shared.emit(&events::turn_start());
+    if shared.behaviour.system_message {
+        let tools = shared.tools_of(plugin_tools);
+        let sections = hooks::system_sections(&shared, &tools);
+        let record = super::system_record::next(shared.state().messages(), sections, &tools);
+        if let Some(record) = record {
+            deliver(&shared, AgentMessage::System(record), &mut run_messages);
+        }
+    }
     for message in initial {
         deliver(&shared, message, &mut run_messages);
     }
@@ -363,8 +377,10 @@ async fn stream_turn(
             .collect(),
     );
     let mut triggered: Vec<Rule> = Vec::new();
+    let began = std::time::Instant::now();
     if cancel.is_cancelled() {
-        let aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
+        let mut aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
+        stamp(&mut aborted, began, thinking);
         return (finish_turn(shared, aborted, false), Vec::new());
     }
     let tools = shared.tools_of(plugin_tools);
@@ -440,7 +456,7 @@ async fn stream_turn(
                         match assembler.apply(event) {
                             Produced::Started(snapshot) => {
                                 shared.emit(&SessionEvent::MessageStart {
-                                    message: AgentMessage::Assistant(snapshot),
+                                    message: AgentMessage::Assistant(*snapshot),
                                 })
                             }
                             Produced::Update {
@@ -497,7 +513,8 @@ async fn stream_turn(
                 state.mark_rule_triggered(rule.key());
             }
         }
-        let message = assembler.finish();
+        let mut message = assembler.finish();
+        stamp(&mut message, began, thinking);
         let agent_message = AgentMessage::Assistant(message.clone());
         if !started {
             shared.emit(&events::message_start(&agent_message));
@@ -505,7 +522,18 @@ async fn stream_turn(
         shared.emit(&events::message_end(&agent_message));
         return (message, triggered);
     }
-    (finish_turn(shared, assembler.finish(), started), Vec::new())
+    let mut message = assembler.finish();
+    stamp(&mut message, began, thinking);
+    (finish_turn(shared, message, started), Vec::new())
+}
+
+/// Records how the answer went: the wire's stop reason, how long it took since `began`, and
+/// the thinking level it was asked with.
+fn stamp(message: &mut AssistantMessage, began: std::time::Instant, thinking: ThinkingLevel) {
+    message.raw_stop_reason =
+        super::stream::raw_stop_reason(&message.api, message.stop_reason).map(str::to_string);
+    message.duration_ms = Some(began.elapsed().as_millis() as u64);
+    message.thinking_level = Some(thinking.as_str().to_string());
 }
 
 /// Emits the end of an answer (and its start, when the stream never started) and appends it.

@@ -73,7 +73,12 @@ impl BashControl {
     }
 
     /// Runs `command` in `cwd`.
-    pub async fn run(&self, command: &str, cwd: &Path) -> Result<BashResult, String> {
+    pub async fn run(
+        &self,
+        command: &str,
+        cwd: &Path,
+        on_output: &(dyn Fn(&str) + Send + Sync),
+    ) -> Result<BashResult, String> {
         let mut child = tokio::process::Command::new("bash")
             .arg("-c")
             .arg(command)
@@ -111,8 +116,15 @@ impl BashControl {
         }
         drop(tx);
         let mut output = OutputCollector::default();
+        let mut text = Utf8Chunks::default();
         while let Some(chunk) = chunks.recv().await {
             output.push(&chunk);
+            if let Some(delta) = text.push(&chunk) {
+                on_output(&delta);
+            }
+        }
+        if let Some(rest) = text.finish() {
+            on_output(&rest);
         }
         let status = child
             .wait()
@@ -120,6 +132,34 @@ impl BashControl {
             .map_err(|err| format!("bash failed: {err}"))?;
         *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(output.finish(status.code()))
+    }
+}
+
+/// Turns output bytes into text as they arrive, holding back a character split between
+/// chunks (invalid bytes become U+FFFD).
+#[derive(Default)]
+struct Utf8Chunks {
+    carry: Vec<u8>,
+}
+
+impl Utf8Chunks {
+    /// The text complete so far, if any.
+    fn push(&mut self, bytes: &[u8]) -> Option<String> {
+        self.carry.extend_from_slice(bytes);
+        let whole = match std::str::from_utf8(&self.carry) {
+            Ok(_) => self.carry.len(),
+            // An incomplete character at the end waits for the next chunk.
+            Err(err) if err.error_len().is_none() => err.valid_up_to(),
+            Err(_) => self.carry.len(),
+        };
+        let text = String::from_utf8_lossy(&self.carry[..whole]).into_owned();
+        self.carry.drain(..whole);
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// What is left when the output ends.
+    fn finish(self) -> Option<String> {
+        (!self.carry.is_empty()).then(|| String::from_utf8_lossy(&self.carry).into_owned())
     }
 }
 

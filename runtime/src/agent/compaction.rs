@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::message::{AgentMessage, AssistantBlock};
+use super::message::{AgentMessage, AssistantBlock, Usage};
 use super::model::{Model, ThinkingLevel};
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
@@ -52,6 +52,8 @@ pub fn update_prompt() -> String {
 /// pi's token estimate of a message: characters / 4, rounded up.
 pub fn estimate_tokens(message: &AgentMessage) -> u64 {
     let chars: usize = match message {
+        // A record for hosts: the prompt is counted with the request, not here.
+        AgentMessage::System(_) => 0,
         AgentMessage::User(user) => user
             .content
             .blocks()
@@ -131,6 +133,17 @@ pub fn cut_point(messages: &[AgentMessage], keep_recent: u64) -> usize {
     index
 }
 
+/// pi 1.5's cut: `(turn, kept)`, where the kept tail starts (the newest `keep_recent` tokens,
+/// moved back from a tool result to its call) and where the turn it falls in starts; equal
+/// when the cut falls between turns. `kept` is 0 when everything fits the budget.
+pub fn split_cut_point(messages: &[AgentMessage], keep_recent: u64) -> (usize, usize) {
+    let mut kept = budget_start(messages, keep_recent);
+    while kept > 0 && matches!(messages[kept], AgentMessage::ToolResult(_)) {
+        kept -= 1;
+    }
+    (cut_point(messages, keep_recent).min(kept), kept)
+}
+
 /// The index where the newest `keep_recent` tokens begin (0 when the whole conversation is
 /// under the budget).
 fn budget_start(messages: &[AgentMessage], keep_recent: u64) -> usize {
@@ -172,6 +185,7 @@ pub fn serialize(messages: &[AgentMessage]) -> String {
     let mut parts = Vec::new();
     for message in messages {
         match message {
+            AgentMessage::System(_) => {}
             AgentMessage::User(user) => parts.push(format!("[User]: {}", user.content.text())),
             AgentMessage::Assistant(a) => {
                 for block in &a.content {
@@ -272,7 +286,7 @@ pub async fn summarize(
     previous: Option<&str>,
     instructions: Option<&str>,
     policy: CompactionPolicy,
-) -> Result<String, String> {
+) -> Result<(String, Usage), String> {
     let mut text = format!("<conversation>\n{}\n</conversation>\n\n", serialize(older));
     if let Some(previous) = previous {
         text.push_str(&format!(
@@ -300,7 +314,7 @@ pub async fn summarize(
         api_key,
         thinking: match thinking {
             ThinkingLevel::Off => wit::ThinkingLevel::Off,
-            ThinkingLevel::Xhigh => wit::ThinkingLevel::Xhigh,
+            ThinkingLevel::Xhigh | ThinkingLevel::Max => wit::ThinkingLevel::Xhigh,
             _ => wit::ThinkingLevel::High,
         },
         thinking_budgets: None,
@@ -311,12 +325,16 @@ pub async fn summarize(
     };
     let mut stream = host.complete(request).map_err(|err| err.to_string())?;
     let mut summary = String::new();
+    let mut usage = Usage::default();
     while let Some(batch) = stream.next().await {
         for event in batch.map_err(|err| err.to_string())? {
             match event {
                 StreamEvent::TextEnd(end) => summary.push_str(&end.text),
+                StreamEvent::Usage(reported) => {
+                    usage = crate::agent::stream::usage_with_cost(&reported, model)
+                }
                 StreamEvent::Error(message) => return Err(message),
-                StreamEvent::Done(_) => return Ok(summary),
+                StreamEvent::Done(_) => return Ok((summary, usage)),
                 _ => {}
             }
         }
@@ -324,7 +342,7 @@ pub async fn summarize(
     if summary.is_empty() {
         Err("the model gave no summary".into())
     } else {
-        Ok(summary)
+        Ok((summary, usage))
     }
 }
 
@@ -340,6 +358,7 @@ mod tests {
             content: vec![Content::text("r".repeat(chars))],
             details: None,
             is_error: false,
+            duration_ms: None,
             timestamp: 0,
         })
     }
@@ -387,6 +406,29 @@ mod tests {
             answer("short"),
         ];
         assert_eq!(overflow_cut_point(&messages, 20_000, 200_000), 2);
+    }
+
+    #[test]
+    fn pi_1_5_splits_the_turn_the_budget_falls_in() {
+        let messages = vec![
+            AgentMessage::user("question one", Vec::new()),
+            answer("First answer."),
+            AgentMessage::user("question two", Vec::new()),
+            answer("Second answer."),
+        ];
+        // 11 tokens reach back into the first answer: the turn's start is summarized alone.
+        assert_eq!(split_cut_point(&messages, 10), (0, 1));
+        // Everything fits: nothing to summarize.
+        assert_eq!(split_cut_point(&messages, 20_000), (0, 0));
+        // A budget ending at a turn's start does not split it.
+        assert_eq!(split_cut_point(&messages, 7), (2, 2));
+        // A tool result is never the first kept message.
+        let with_result = vec![
+            AgentMessage::user("go", Vec::new()),
+            answer("calling"),
+            result(400),
+        ];
+        assert_eq!(split_cut_point(&with_result, 50), (0, 1));
     }
 
     #[test]

@@ -68,7 +68,7 @@ fn thinking(level: ThinkingLevel) -> wit::ThinkingLevel {
         ThinkingLevel::Low => wit::ThinkingLevel::Low,
         ThinkingLevel::Medium => wit::ThinkingLevel::Medium,
         ThinkingLevel::High => wit::ThinkingLevel::High,
-        ThinkingLevel::Xhigh => wit::ThinkingLevel::Xhigh,
+        ThinkingLevel::Xhigh | ThinkingLevel::Max => wit::ThinkingLevel::Xhigh,
     }
 }
 
@@ -83,6 +83,8 @@ fn text(text: String) -> pwit::Message {
 /// One message as the model sees it; `None` for messages kept out of the context.
 fn to_wit(message: &AgentMessage, limit: &OutputLimit) -> Option<pwit::Message> {
     Some(match message {
+        // The prompt goes as the request's system prompt.
+        AgentMessage::System(_) => return None,
         AgentMessage::User(user_message) => user(user_message.content.blocks()),
         AgentMessage::Assistant(assistant) => pwit::Message::Assistant(pwit::AssistantMessage {
             content: assistant

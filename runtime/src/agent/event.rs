@@ -18,17 +18,21 @@ use super::todos::TodoTask;
 use crate::content::ToolOutput;
 use crate::plugin_host::imports::ui::UiRequest;
 
-/// A tool's output as events carry it: `{content, details?}`.
+/// A tool's output as events carry it: `{content, details?, structuredContent?}` (the
+/// structured form only in `tool_execution_end`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ResultObject(pub ToolOutput);
+pub struct ResultObject(pub ToolOutput, pub Option<Value>);
 
 impl Serialize for ResultObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = if self.0.details.is_some() { 2 } else { 1 };
+        let len = 1 + usize::from(self.0.details.is_some()) + usize::from(self.1.is_some());
         let mut map = serializer.serialize_map(Some(len))?;
         map.serialize_entry("content", &self.0.content)?;
         if let Some(details) = &self.0.details {
             map.serialize_entry("details", details)?;
+        }
+        if let Some(structured) = &self.1 {
+            map.serialize_entry("structuredContent", structured)?;
         }
         map.end()
     }
@@ -41,9 +45,12 @@ pub enum SessionEvent {
     /// A run began.
     AgentStart,
     /// A run ended, with every message it added.
+    #[serde(rename_all = "camelCase")]
     AgentEnd {
         /// The run's messages.
         messages: Vec<AgentMessage>,
+        /// True when a retry or an overflow compaction continues the run.
+        will_retry: bool,
     },
     /// A turn began.
     TurnStart,
@@ -106,6 +113,9 @@ pub enum SessionEvent {
         result: ResultObject,
         /// True for an error result.
         is_error: bool,
+        /// How long the call ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
     /// The thinking level changed.
     ThinkingLevelChanged {
@@ -118,7 +128,10 @@ pub enum SessionEvent {
         name: String,
     },
     /// Nothing can continue the run any more (no retry, compaction or queued message).
-    AgentSettled,
+    AgentSettled {
+        /// True when the run was aborted.
+        aborted: bool,
+    },
     /// A transient error is retried after a delay.
     #[serde(rename_all = "camelCase")]
     AutoRetryStart {
@@ -293,7 +306,7 @@ impl SessionEvent {
             SessionEvent::ToolExecutionEnd { .. } => "tool_execution_end",
             SessionEvent::ThinkingLevelChanged { .. } => "thinking_level_changed",
             SessionEvent::SessionInfoChanged { .. } => "session_info_changed",
-            SessionEvent::AgentSettled => "agent_settled",
+            SessionEvent::AgentSettled { .. } => "agent_settled",
             SessionEvent::AutoRetryStart { .. } => "auto_retry_start",
             SessionEvent::AutoRetryEnd { .. } => "auto_retry_end",
             SessionEvent::CompactionStart { .. } => "compaction_start",
@@ -493,6 +506,7 @@ mod tests {
             SessionEvent::AgentStart,
             SessionEvent::AgentEnd {
                 messages: Vec::new(),
+                will_retry: false,
             },
             SessionEvent::TurnStart,
             SessionEvent::TurnEnd {
@@ -511,7 +525,7 @@ mod tests {
                 level: "off".into(),
             },
             SessionEvent::SessionInfoChanged { name: "n".into() },
-            SessionEvent::AgentSettled,
+            SessionEvent::AgentSettled { aborted: false },
             SessionEvent::CompactionStart {
                 reason: "manual".into(),
             },

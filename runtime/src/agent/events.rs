@@ -1,6 +1,6 @@
 //! Constructors of the session's common events (see [`SessionEvent`]).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::event::{ResultObject, SessionEvent};
 use super::message::{AgentMessage, ToolResultMessage};
@@ -12,9 +12,10 @@ pub fn agent_start() -> SessionEvent {
 }
 
 /// `agent_end` with every message of the run.
-pub fn agent_end(messages: &[AgentMessage]) -> SessionEvent {
+pub fn agent_end(messages: &[AgentMessage], will_retry: bool) -> SessionEvent {
     SessionEvent::AgentEnd {
         messages: messages.to_vec(),
+        will_retry,
     }
 }
 
@@ -73,17 +74,45 @@ pub fn tool_execution_update(
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
         args: args.clone(),
-        partial_result: ResultObject(partial.clone()),
+        partial_result: ResultObject(partial.clone(), None),
     }
 }
 
 /// `tool_execution_end` with the output.
-pub fn tool_execution_end(id: &str, name: &str, output: &ToolOutput) -> SessionEvent {
+pub fn tool_execution_end(
+    id: &str,
+    name: &str,
+    output: &ToolOutput,
+    duration_ms: Option<u64>,
+) -> SessionEvent {
     SessionEvent::ToolExecutionEnd {
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
-        result: ResultObject(output.clone()),
+        result: ResultObject(
+            output.clone(),
+            structured_content(name, output, duration_ms),
+        ),
         is_error: output.is_error,
+        duration_ms,
+    }
+}
+
+/// pi 1.5's `structuredContent` of a first-party tool's successful result: `bash`'s output,
+/// truncation, exit code and wall time; `read`'s text. `None` for errors and other tools.
+fn structured_content(name: &str, output: &ToolOutput, duration_ms: Option<u64>) -> Option<Value> {
+    if output.is_error {
+        return None;
+    }
+    let text = output.text();
+    match name {
+        "bash" => Some(json!({
+            "output": text,
+            "truncated": output.details.as_ref().is_some_and(|d| d.get("truncation").is_some()),
+            "exit_code": 0,
+            "wall_time_seconds": duration_ms.unwrap_or(0) / 1000,
+        })),
+        "read" => Some(Value::String(text)),
+        _ => None,
     }
 }
 
@@ -102,6 +131,6 @@ pub fn session_info_changed(name: &str) -> SessionEvent {
 }
 
 /// `agent_settled`: nothing can continue the run any more.
-pub fn agent_settled() -> SessionEvent {
-    SessionEvent::AgentSettled
+pub fn agent_settled(aborted: bool) -> SessionEvent {
+    SessionEvent::AgentSettled { aborted }
 }

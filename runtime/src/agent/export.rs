@@ -55,6 +55,14 @@ pub fn render(
     let mut body = String::new();
     for message in messages {
         match message {
+            AgentMessage::System(system) => {
+                let tools: Vec<&str> = system.tools_added.iter().map(|t| t.name.as_str()).collect();
+                body.push_str(&format!(
+                    "<details class=\"msg\"><summary class=\"role\">System prompt · tools: {}</summary><pre>{}</pre></details>\n",
+                    escape(&tools.join(", ")),
+                    escape(&system.sections.prompt())
+                ));
+            }
             AgentMessage::User(user) => {
                 body.push_str(&format!(
                     "<div class=\"msg user\"><div class=\"role\">User</div>{}</div>\n",

@@ -16,6 +16,8 @@ pub fn now_ms() -> i64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum AgentMessage {
+    /// pi 1.5's record of the system prompt and the tool set the model is shown.
+    System(SystemMessage),
     /// A user turn.
     User(UserMessage),
     /// A model's answer.
@@ -30,6 +32,51 @@ pub enum AgentMessage {
     CompactionSummary(CompactionSummaryMessage),
     /// The summary of a branch the conversation came back from.
     BranchSummary(BranchSummaryMessage),
+}
+
+/// pi 1.5's `system` message: `{"role":"system","content":"","sections",…,"timestamp",
+/// "toolsAdded"?,"toolsRemoved"?}`. The first of a session carries the whole prompt and tool
+/// set; a later one the tools added and removed since. It is a record for hosts: the model gets
+/// the prompt as the request's system prompt, not as a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    /// Always empty: the prompt is in `sections`.
+    #[serde(default)]
+    pub content: String,
+    /// The prompt's sections.
+    #[serde(default)]
+    pub sections: crate::agent::system_prompt::Sections,
+    /// When it was recorded.
+    pub timestamp: i64,
+    /// The tools added since the previous system message (all of them in the first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_added: Vec<ToolDescription>,
+    /// The names of the tools removed since the previous system message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_removed: Vec<String>,
+}
+
+/// A tool as the `system` message lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescription {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its parameters' JSON schema.
+    pub parameters: Value,
+    /// How providers that can constrain sampling should hold the arguments to the schema.
+    #[serde(default = "ToolDescription::prefer_schema")]
+    pub constrained_sampling: Value,
+}
+
+impl ToolDescription {
+    /// pi's `constrainedSampling`: the JSON schema, preferred when the provider can.
+    pub fn prefer_schema() -> Value {
+        serde_json::json!({"type": "json_schema", "strict": "prefer"})
+    }
 }
 
 /// A user message: `{"role":"user","content":[…],"timestamp"}`.
@@ -99,6 +146,15 @@ pub struct AssistantMessage {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The provider's own stop reason (`end_turn`, `tool_use`, `tool_calls`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    /// How long the answer took, from the request to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The thinking level it was asked with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
 }
 
 impl AssistantMessage {
@@ -114,6 +170,9 @@ impl AssistantMessage {
             timestamp: now_ms(),
             response_id: None,
             error_message: None,
+            raw_stop_reason: None,
+            duration_ms: None,
+            thinking_level: None,
         }
     }
 
@@ -210,6 +269,45 @@ pub struct Usage {
     pub total_tokens: u64,
     /// Dollars.
     pub cost: Cost,
+    /// Anthropic's one-hour cache writes (pi 1.5 reports them for anthropic-messages answers).
+    #[serde(
+        rename = "cacheWrite1h",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_write_1h: Option<u64>,
+    /// Reasoning tokens (pi 1.5 reports them for OpenAI answers; counted in `output`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+}
+
+impl Usage {
+    /// Adds `other`'s tokens and cost (for work made of several requests).
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total_tokens += other.total_tokens;
+        self.cost.input += other.cost.input;
+        self.cost.output += other.cost.output;
+        self.cost.cache_read += other.cost.cache_read;
+        self.cost.cache_write += other.cost.cache_write;
+        self.cost.total += other.cost.total;
+        self.cost.total_from_provider = self
+            .cost
+            .total_from_provider
+            .or(other.cost.total_from_provider);
+        self.cache_write_1h = add_optional(self.cache_write_1h, other.cache_write_1h);
+        self.reasoning = add_optional(self.reasoning, other.reasoning);
+    }
+}
+
+fn add_optional(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
 }
 
 /// Dollars spent on one answer.
@@ -231,6 +329,10 @@ pub struct Cost {
     /// In all.
     #[serde(serialize_with = "js_number")]
     pub total: f64,
+    /// True when the provider stated the cost itself (pith prices tokens from the model's
+    /// prices: false once a provider reported usage, absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 pub use crate::js::{js_number, js_value};
@@ -266,6 +368,9 @@ pub struct ToolResultMessage {
     pub details: Option<Value>,
     /// True on failure.
     pub is_error: bool,
+    /// How long the call ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// When it finished.
     pub timestamp: i64,
 }

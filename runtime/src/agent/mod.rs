@@ -20,6 +20,7 @@ pub mod session;
 pub mod session_file;
 pub mod stream;
 pub mod system_prompt;
+pub mod system_record;
 pub mod todos;
 pub mod tool_calls;
 pub mod tool_output;

@@ -344,6 +344,22 @@ impl SessionFile {
             }
             Some(at) => {
                 let compact = path[at];
+                let first_kept = compact.get("firstKeptEntryId").and_then(Value::as_str);
+                let kept_from = first_kept
+                    .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
+                    .unwrap_or(at);
+                // The `system` messages before the kept part stay in front (pi 1.5): they are
+                // the record of the prompt and tools, not conversation.
+                for entry in &path[..kept_from] {
+                    let system = entry
+                        .get("message")
+                        .and_then(|m| m.get("role"))
+                        .and_then(Value::as_str)
+                        == Some("system");
+                    if system {
+                        include(&mut context, entry);
+                    }
+                }
                 let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
                     "tokensBefore": compact.get("tokensBefore").cloned().unwrap_or(json!(0)), "timestamp": 0});
                 if let Ok(message) = serde_json::from_value(summary) {
@@ -351,10 +367,6 @@ impl SessionFile {
                         .messages
                         .push((entry_id(compact).unwrap_or("").to_string(), message));
                 }
-                let first_kept = compact.get("firstKeptEntryId").and_then(Value::as_str);
-                let kept_from = first_kept
-                    .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
-                    .unwrap_or(at);
                 for entry in path[kept_from..at].iter().chain(path[at + 1..].iter()) {
                     include(&mut context, entry);
                 }

@@ -19,7 +19,7 @@ pub enum Produced {
     /// Nothing to emit.
     Nothing,
     /// The stream started: emit `message_start` with this snapshot.
-    Started(AssistantMessage),
+    Started(Box<AssistantMessage>),
     /// A content event: emit a `message_update` for the block at `index`
     /// ([`StreamAssembler::message`] is the answer after it).
     Update {
@@ -124,8 +124,10 @@ impl StreamAssembler {
             return Produced::Nothing;
         }
         match event {
+            // The snapshot holds what the provider knew when it started (a response id and
+            // first usage it reported before `start`).
             StreamEvent::Start => match self.ensure_started() {
-                Some(snapshot) => Produced::Started(snapshot),
+                Some(snapshot) => Produced::Started(Box::new(snapshot)),
                 None => Produced::Nothing,
             },
             StreamEvent::ResponseId(id) => {
@@ -309,6 +311,7 @@ pub fn usage_with_cost(usage: &wit::Usage, model: &Model) -> Usage {
         cache_read: price(usage.cache_read, model.cost.cache_read),
         cache_write: price(usage.cache_write, model.cost.cache_write),
         total: 0.0,
+        total_from_provider: Some(false),
     };
     Usage {
         input: usage.input,
@@ -320,7 +323,31 @@ pub fn usage_with_cost(usage: &wit::Usage, model: &Model) -> Usage {
             total: cost.input + cost.output + cost.cache_read + cost.cache_write,
             ..cost
         },
+        cache_write_1h: (model.api == "anthropic-messages").then_some(0),
+        reasoning: model.api.starts_with("openai").then_some(0),
     }
+}
+
+/// The wire format's own name for `reason` (pi 1.5's `rawStopReason`); `None` for failures
+/// and aborts, which have none. The provider interface reports pi's reason, so this is the
+/// name the api uses for it.
+pub fn raw_stop_reason(api: &str, reason: StopReason) -> Option<&'static str> {
+    let anthropic = api.starts_with("anthropic");
+    let google = api.starts_with("google");
+    let responses = api == "openai-responses" || api == "openai-codex-responses";
+    Some(match reason {
+        StopReason::Error | StopReason::Aborted => return None,
+        _ if responses => "completed",
+        StopReason::Stop if anthropic => "end_turn",
+        StopReason::Stop if google => "STOP",
+        StopReason::Stop => "stop",
+        StopReason::Length if anthropic => "max_tokens",
+        StopReason::Length if google => "MAX_TOKENS",
+        StopReason::Length => "length",
+        StopReason::ToolUse if anthropic => "tool_use",
+        StopReason::ToolUse if google => "STOP",
+        StopReason::ToolUse => "tool_calls",
+    })
 }
 
 /// Parses tool-call JSON that may still be arriving: complete JSON as is; otherwise the text

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use super::tools::SessionTool;
 
 /// What the system prompt is built from.
@@ -17,8 +19,81 @@ pub struct PromptOptions {
     pub context_files: Vec<(String, String)>,
 }
 
-/// Builds the system prompt for `tools` in `cwd`; `skills` is the skills block, listed only
+/// The system prompt in pi 1.5's sections (the `system` message carries them); the prompt is
+/// the non-empty sections joined by blank lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sections {
+    /// The role (or the `--system-prompt` text).
+    pub preamble: String,
+    /// The available tools with their one-line snippets (empty with a custom prompt).
+    pub tools: String,
+    /// The tools' guidelines and pith's own (empty with a custom prompt).
+    pub rules: String,
+    /// Appended text, project context files and the skills block.
+    pub docs: String,
+    /// The date and working directory.
+    pub cwd: String,
+}
+
+impl Sections {
+    /// The prompt: the non-empty sections joined by blank lines.
+    pub fn prompt(&self) -> String {
+        [
+            &self.preamble,
+            &self.tools,
+            &self.rules,
+            &self.docs,
+            &self.cwd,
+        ]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+    }
+}
+
+/// The system prompt's sections for `tools` in `cwd`; `skills` is the skills block, listed only
 /// when the `read` tool is active (as pi does).
+pub fn sections(
+    options: &PromptOptions,
+    tools: &[SessionTool],
+    skills: &str,
+    cwd: &Path,
+    date: &str,
+) -> Sections {
+    let mut sections = match &options.custom {
+        Some(custom) => Sections {
+            preamble: custom.trim_end().to_string(),
+            ..Sections::default()
+        },
+        None => default_body(tools),
+    };
+    let mut docs: Vec<String> = options
+        .append
+        .iter()
+        .map(|extra| extra.trim().to_string())
+        .collect();
+    if !options.context_files.is_empty() {
+        let mut context =
+            String::from("# Project Context\n\nProject-specific instructions and guidelines:");
+        for (path, content) in &options.context_files {
+            context.push_str(&format!("\n\n## {path}\n\n{}", content.trim_end()));
+        }
+        docs.push(context);
+    }
+    if tools.iter().any(|t| t.name() == "read") && !skills.trim().is_empty() {
+        docs.push(skills.trim().to_string());
+    }
+    sections.docs = docs.join("\n\n");
+    sections.cwd = format!(
+        "Current date: {date}\nCurrent working directory: {}",
+        cwd.display()
+    );
+    sections
+}
+
+/// Builds the system prompt for `tools` in `cwd` (see [`sections`]).
 pub fn build(
     options: &PromptOptions,
     tools: &[SessionTool],
@@ -26,35 +101,11 @@ pub fn build(
     cwd: &Path,
     date: &str,
 ) -> String {
-    let mut prompt = match &options.custom {
-        Some(custom) => custom.clone(),
-        None => default_body(tools),
-    };
-    for extra in &options.append {
-        prompt.push_str("\n\n");
-        prompt.push_str(extra);
-    }
-    if !options.context_files.is_empty() {
-        prompt
-            .push_str("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n");
-        for (path, content) in &options.context_files {
-            prompt.push_str(&format!("## {path}\n\n{content}\n\n"));
-        }
-    }
-    if tools.iter().any(|t| t.name() == "read") {
-        prompt.push_str(skills);
-    }
-    prompt.push_str(&format!(
-        "\nCurrent date: {date}\nCurrent working directory: {}",
-        cwd.display()
-    ));
-    prompt
+    sections(options, tools, skills, cwd, date).prompt()
 }
 
-fn default_body(tools: &[SessionTool]) -> String {
-    let mut body = String::from(
-        "You are an expert coding assistant operating inside pith, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.\n\nAvailable tools:\n",
-    );
+fn default_body(tools: &[SessionTool]) -> Sections {
+    let mut listed = String::from("Available tools:\n");
     for tool in tools {
         let snippet = match tool {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => spec
@@ -63,9 +114,9 @@ fn default_body(tools: &[SessionTool]) -> String {
                 .unwrap_or_else(|| first_sentence(&spec.description)),
             SessionTool::Host(def) => first_sentence(&def.description),
         };
-        body.push_str(&format!("- {}: {snippet}\n", tool.name()));
+        listed.push_str(&format!("- {}: {snippet}\n", tool.name()));
     }
-    body.push_str("\nIn addition to the tools above, you may have access to other custom tools depending on the project.\n\nGuidelines:\n");
+    listed.push_str("\nIn addition to the tools above, you may have access to other custom tools depending on the project.");
     let mut guidelines: Vec<String> = Vec::new();
     for tool in tools {
         if let SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) = tool {
@@ -78,10 +129,16 @@ fn default_body(tools: &[SessionTool]) -> String {
     }
     guidelines.push("Be concise in your responses".into());
     guidelines.push("Show file paths clearly when working with files".into());
-    for line in guidelines {
-        body.push_str(&format!("- {line}\n"));
+    let rules = std::iter::once("Guidelines:".to_string())
+        .chain(guidelines.iter().map(|line| format!("- {line}")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Sections {
+        preamble: "You are an expert coding assistant operating inside pith, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.".into(),
+        tools: listed,
+        rules,
+        ..Sections::default()
     }
-    body
 }
 
 fn first_sentence(text: &str) -> String {

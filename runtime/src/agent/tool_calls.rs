@@ -38,15 +38,23 @@ fn bound_output(shared: &Shared, output: &mut ToolOutput) {
 
 /// Emits a tool call's end and its result message, appends the result, and returns it; the
 /// result is bounded first (a hook may have grown it).
-fn end_call(shared: &Shared, id: &str, name: &str, mut output: ToolOutput) -> ToolResultMessage {
+fn end_call(
+    shared: &Shared,
+    id: &str,
+    name: &str,
+    mut output: ToolOutput,
+    began: &Began,
+) -> ToolResultMessage {
     bound_output(shared, &mut output);
-    shared.emit(&events::tool_execution_end(id, name, &output));
+    let duration_ms = began.elapsed_ms(id);
+    shared.emit(&events::tool_execution_end(id, name, &output, duration_ms));
     let result = ToolResultMessage {
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
         content: output.content,
         details: output.details,
         is_error: output.is_error,
+        duration_ms,
         timestamp: now_ms(),
     };
     let message = AgentMessage::ToolResult(result.clone());
@@ -54,6 +62,23 @@ fn end_call(shared: &Shared, id: &str, name: &str, mut output: ToolOutput) -> To
     shared.emit(&events::message_end(&message));
     shared.state().append(message);
     result
+}
+
+/// When each call of a turn started (its `tool_execution_start`).
+#[derive(Default)]
+struct Began(std::collections::HashMap<String, std::time::Instant>);
+
+impl Began {
+    /// Emits `tool_execution_start` and notes the time.
+    fn start(&mut self, shared: &Shared, id: &str, name: &str, raw_args: &Value) {
+        shared.emit(&events::tool_execution_start(id, name, raw_args));
+        self.0.insert(id.to_string(), std::time::Instant::now());
+    }
+
+    /// Milliseconds since the call `id` started.
+    fn elapsed_ms(&self, id: &str) -> Option<u64> {
+        self.0.get(id).map(|at| at.elapsed().as_millis() as u64)
+    }
 }
 
 fn error_output(text: &str) -> ToolOutput {
@@ -91,8 +116,9 @@ pub(super) async fn run_tool_calls(
         .collect();
     let mut results = Vec::new();
     let mut runnable: Vec<Runnable> = Vec::new();
+    let mut began = Began::default();
     for (position, (id, name, raw_args)) in calls.iter().enumerate() {
-        shared.emit(&events::tool_execution_start(id, name, raw_args));
+        began.start(shared, id, name, raw_args);
         let prepared = match tools.iter().find(|t| t.name() == name) {
             None => Err(format!("Tool {name} not found")),
             Some(tool) => {
@@ -104,7 +130,9 @@ pub(super) async fn run_tool_calls(
             Err(message) => Err(message),
         };
         match prepared {
-            Err(message) => results.push(end_call(shared, id, name, error_output(&message))),
+            Err(message) => {
+                results.push(end_call(shared, id, name, error_output(&message), &began))
+            }
             Ok((tool, args)) => runnable.push(Runnable {
                 id: id.clone(),
                 name: name.clone(),
@@ -122,11 +150,12 @@ pub(super) async fn run_tool_calls(
                         &call.id,
                         &call.name,
                         error_output(SKIPPED),
+                        &began,
                     ));
                 }
                 for (id, name, raw_args) in &calls[position + 1..] {
-                    shared.emit(&events::tool_execution_start(id, name, raw_args));
-                    results.push(end_call(shared, id, name, error_output(SKIPPED)));
+                    began.start(shared, id, name, raw_args);
+                    results.push(end_call(shared, id, name, error_output(SKIPPED), &began));
                 }
                 return (results, steering);
             }
@@ -177,7 +206,7 @@ pub(super) async fn run_tool_calls(
         apply_todo_tool(shared, &call.name, &output);
         // Every update of this call is out before its end.
         let _ = forwarding.await;
-        results.push(end_call(shared, &call.id, &call.name, output));
+        results.push(end_call(shared, &call.id, &call.name, output, &began));
     }
     (results, Vec::new())
 }

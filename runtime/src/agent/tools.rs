@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::extensions::Extensions;
 use super::host_tools::{HostToolBridge, HostToolDefinition};
+use super::models::glob;
 use crate::content::ToolOutput;
 use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::tool::ToolSpec;
@@ -24,26 +25,31 @@ pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// Which plugin tools are active.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ToolSelection {
-    /// pi's default: the four default built-ins and every non-built-in plugin tool.
-    #[default]
-    Default,
-    /// Exactly these (`--tools a,b`).
-    Only(Vec<String>),
-    /// None (`--no-tools`); host tools still apply.
-    None,
+pub struct ToolSelection {
+    /// `--tools a,b` (names or globs: `*`, `?`); `None` is pi's default: the four default
+    /// built-ins and every non-built-in plugin tool; empty is `--no-tools` (host tools still
+    /// apply).
+    pub only: Option<Vec<String>>,
+    /// `--exclude-tools a,b` (names or globs), taken out of the active set.
+    pub exclude: Vec<String>,
 }
 
 impl ToolSelection {
+    /// No plugin tools (`--no-tools`).
+    pub fn none() -> ToolSelection {
+        ToolSelection {
+            only: Some(Vec::new()),
+            exclude: Vec::new(),
+        }
+    }
+
     /// True when the plugin tool `name` is active.
     pub fn allows(&self, name: &str) -> bool {
-        match self {
-            ToolSelection::Default => {
-                DEFAULT_TOOLS.contains(&name) || !BUILTIN_TOOLS.contains(&name)
-            }
-            ToolSelection::Only(names) => names.iter().any(|n| n == name),
-            ToolSelection::None => false,
-        }
+        let included = match &self.only {
+            None => DEFAULT_TOOLS.contains(&name) || !BUILTIN_TOOLS.contains(&name),
+            Some(patterns) => patterns.iter().any(|p| glob(p, name)),
+        };
+        included && !self.exclude.iter().any(|p| glob(p, name))
     }
 }
 
@@ -311,10 +317,22 @@ mod tests {
 
     #[test]
     fn default_selection_is_pis() {
-        let selection = ToolSelection::Default;
+        let selection = ToolSelection::default();
         assert!(selection.allows("read") && selection.allows("word_count"));
         assert!(!selection.allows("grep"));
-        assert!(ToolSelection::Only(vec!["grep".into()]).allows("grep"));
-        assert!(!ToolSelection::None.allows("read"));
+        let only = |names: &[&str]| ToolSelection {
+            only: Some(names.iter().map(|n| n.to_string()).collect()),
+            exclude: Vec::new(),
+        };
+        assert!(only(&["grep"]).allows("grep"));
+        assert!(only(&["gr*"]).allows("grep") && !only(&["gr*"]).allows("read"));
+        assert!(!ToolSelection::none().allows("read"));
+        let excluding = ToolSelection {
+            only: None,
+            exclude: vec!["ed?t".into(), "wr*".into()],
+        };
+        assert!(
+            excluding.allows("read") && !excluding.allows("edit") && !excluding.allows("write")
+        );
     }
 }

@@ -20,6 +20,7 @@ use crate::cli::Args;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::watch;
 use crate::resources::{ResourceDirs, Resources};
+use crate::rpc::profile::Protocol;
 use crate::settings::Settings;
 
 /// Text given on the command line, or the contents of the file it names.
@@ -53,6 +54,11 @@ pub fn session_config(
         }
         parsed
     });
+    if let (Some(provider), None) = (&args.provider, &args.model) {
+        return Err(format!(
+            "--provider requires --model (for example: --provider {provider} --model <pattern>)"
+        ));
+    }
     let (session, sessions_dir) = session_for(args, agent_dir, &cwd)?;
     let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
         settings
@@ -111,12 +117,13 @@ pub fn session_config(
     }
     let thinking = thinking
         .or_else(|| setting_str("defaultThinkingLevel").and_then(|l| ThinkingLevel::parse(&l)));
-    let tools = if args.no_tools {
-        ToolSelection::None
-    } else {
-        args.tools
-            .clone()
-            .map_or(ToolSelection::Default, ToolSelection::Only)
+    let tools = ToolSelection {
+        only: if args.no_tools {
+            Some(Vec::new())
+        } else {
+            args.tools.clone()
+        },
+        exclude: args.exclude_tools.clone(),
     };
     let enabled = |section: &str| {
         settings
@@ -178,6 +185,9 @@ pub fn session_config(
             .unwrap_or(crate::agent::agent_loop::MAX_ANSWER_BYTES),
         model_explicit: args.model.is_some(),
         session,
+        name: args.name.clone(),
+        session_id: args.session_id.clone(),
+        behaviour: protocol(args, settings)?.behaviour(),
         sessions_dir,
         retry: {
             let number = |key: &str| settings.number("retry", key);
@@ -189,6 +199,27 @@ pub fn session_config(
             }
         },
     })
+}
+
+/// The protocol profile: `--pi-protocol`, else `$PITH_PI_PROTOCOL`, else `rpc.protocol` in
+/// settings, else pi 1.5's.
+pub fn protocol(args: &Args, settings: &Settings) -> Result<Protocol, String> {
+    let chosen = args
+        .pi_protocol
+        .clone()
+        .or_else(|| {
+            std::env::var("PITH_PI_PROTOCOL")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+        .or_else(|| {
+            settings
+                .get("rpc")
+                .and_then(|rpc| rpc.get("protocol"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    chosen.map_or(Ok(Protocol::default()), |version| Protocol::parse(&version))
 }
 
 /// The session to start with and where new sessions go, from `--no-session`, `--session-dir`,
@@ -278,7 +309,11 @@ pub async fn serve(
     };
     config.resources = Resources::load(config.resources.dirs.clone(), &host).await;
     let (sink, writer) = crate::rpc::writer::spawn(std::io::stdout());
-    let events = Arc::new(crate::rpc::events::RpcEvents::new(sink, args.legacy_events));
+    let events = Arc::new(crate::rpc::events::RpcEvents::new(
+        sink,
+        args.legacy_events,
+        protocol(args, settings).unwrap_or_default(),
+    ));
     let host = Arc::new(host);
     let session = Session::new(host.clone(), events.clone(), models, config);
     let reloaded = Arc::downgrade(session.shared());

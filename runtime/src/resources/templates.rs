@@ -14,7 +14,7 @@ use crate::plugin_host::plugin::Plugin;
 pub struct Template {
     /// Its name, run as `/name`.
     pub name: String,
-    /// Its description with pi's source label (` (user)`, ` (project)`, ` (path:<file>)`).
+    /// Its description, as pi lists it (where it came from is in `location` and `sourceInfo`).
     pub description: String,
     /// Its file, or the plugin's manifest.
     pub path: String,
@@ -62,10 +62,7 @@ pub fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Template> {
                 add(
                     Template {
                         name: meta.name.clone(),
-                        description: format!(
-                            "{} (plugin:{})",
-                            meta.description, plugin.manifest.id
-                        ),
+                        description: meta.description.clone(),
                         path: plugin.path.clone(),
                         location: Location::Path,
                         content: None,
@@ -99,7 +96,7 @@ fn load_file(path: &Path, location: Location) -> Option<Template> {
     } else {
         parsed.body.clone()
     };
-    let mut description = match parsed.get("description").filter(|d| !d.is_empty()) {
+    let description = match parsed.get("description").filter(|d| !d.is_empty()) {
         Some(description) => description.to_string(),
         None => {
             let first = content
@@ -114,17 +111,6 @@ fn load_file(path: &Path, location: Location) -> Option<Template> {
             }
         }
     };
-    let label = match location {
-        Location::User => " (user)".to_string(),
-        Location::Project => " (project)".to_string(),
-        Location::Path => format!(
-            " (path:{})",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ),
-    };
-    description.push_str(&label);
     Some(Template {
         name: path.file_stem()?.to_string_lossy().into_owned(),
         description,

@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
 
+use super::profile::Protocol;
 use super::render::{MessageRender, UpdateMode};
 use super::writer::FrameSink;
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
@@ -16,7 +17,7 @@ use crate::agent::message::{AgentMessage, StopReason};
 use crate::plugin_host::imports::ui::UiRequest;
 
 /// Which session events reach the host (`set_event_filter`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EventFilter {
     /// The event types let through; all when `None`.
     pub events: Option<Vec<String>>,
@@ -25,6 +26,14 @@ pub struct EventFilter {
 }
 
 impl EventFilter {
+    /// Every event, with the profile's `message_update` frames.
+    pub fn all(protocol: Protocol) -> EventFilter {
+        EventFilter {
+            events: None,
+            updates: UpdateMode::of(protocol),
+        }
+    }
+
     /// True when events of `kind` go out.
     pub fn allows(&self, kind: &str) -> bool {
         self.events
@@ -45,6 +54,7 @@ pub struct RpcEvents {
     out: FrameSink,
     filter: Mutex<EventFilter>,
     legacy: AtomicBool,
+    protocol: Protocol,
     streamed: Mutex<Streamed>,
 }
 
@@ -55,14 +65,20 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl RpcEvents {
-    /// A sink writing to `out`; `legacy` sends pi 0.16's events too.
-    pub fn new(out: FrameSink, legacy: bool) -> RpcEvents {
+    /// A sink writing `protocol`'s frames to `out`; `legacy` sends pi 0.16's events too.
+    pub fn new(out: FrameSink, legacy: bool, protocol: Protocol) -> RpcEvents {
         RpcEvents {
             out,
-            filter: Mutex::new(EventFilter::default()),
+            filter: Mutex::new(EventFilter::all(protocol)),
             legacy: AtomicBool::new(legacy),
+            protocol,
             streamed: Mutex::new(Streamed::default()),
         }
+    }
+
+    /// The protocol profile.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
     }
 
     /// The frame writer (responses go through it too, so they keep their place among events).
@@ -92,6 +108,20 @@ impl RpcEvents {
         }
     }
 
+    /// pi 1.5's `bash_execution_update`: output of the `bash` command `id` as it runs.
+    pub fn bash_output(&self, id: Option<&Value>, delta: &str) {
+        if self.protocol != Protocol::Pi15 || !self.allows("bash_execution_update") {
+            return;
+        }
+        let mut frame = Map::new();
+        frame.insert("type".into(), json!("bash_execution_update"));
+        if let Some(id) = id {
+            frame.insert("id".into(), id.clone());
+        }
+        frame.insert("delta".into(), json!(delta));
+        self.out.send(&Value::Object(frame));
+    }
+
     fn allows(&self, kind: &str) -> bool {
         lock(&self.filter).allows(kind)
     }
@@ -106,6 +136,14 @@ impl RpcEvents {
 
     fn serialized(event: &SessionEvent) -> Value {
         serde_json::to_value(event).unwrap_or(Value::Null)
+    }
+
+    /// Writes an event in the profile's form, unless the profile has no such frame or the
+    /// filter holds it back.
+    fn write(&self, event: &SessionEvent) {
+        if let Some(frame) = self.protocol.event(Self::serialized(event)) {
+            self.filtered(&frame);
+        }
     }
 }
 
@@ -125,7 +163,7 @@ impl EventSink for RpcEvents {
             SessionEvent::UiRequest { id, request } => self.out.send(&ui_frame(id, request)),
             SessionEvent::BashEnd { .. } => {
                 if self.legacy() {
-                    self.filtered(&Self::serialized(event));
+                    self.write(event);
                 }
             }
             SessionEvent::MessageEnd {
@@ -133,7 +171,7 @@ impl EventSink for RpcEvents {
             } if answer.stop_reason == StopReason::Aborted => {
                 // The aborted answer's queued updates are dropped; its end is written.
                 self.out.discard_streaming();
-                self.filtered(&Self::serialized(event));
+                self.write(event);
             }
             SessionEvent::MessageStart {
                 message: AgentMessage::Assistant(_),
@@ -143,14 +181,14 @@ impl EventSink for RpcEvents {
                     render: MessageRender::default(),
                     mode,
                 };
-                self.filtered(&Self::serialized(event));
+                self.write(event);
             }
             SessionEvent::CompactionEnd {
                 reason,
                 result: Some(result),
                 ..
             } => {
-                self.filtered(&Self::serialized(event));
+                self.write(event);
                 if self.legacy() {
                     // pi 0.16's `compaction`: {summary, tokensBefore, auto?}.
                     let mut frame = json!({"type": "compaction", "summary": result["summary"], "tokensBefore": result["tokensBefore"]});
@@ -160,7 +198,7 @@ impl EventSink for RpcEvents {
                     self.filtered(&frame);
                 }
             }
-            _ => self.filtered(&Self::serialized(event)),
+            _ => self.write(event),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod events;
 pub mod fields;
 pub mod framing;
+pub mod profile;
 pub mod recover;
 pub mod render;
 pub mod writer;

@@ -3,22 +3,54 @@
 //! costs time and memory proportional to the answer so far on every delta. This renderer keeps
 //! each block's JSON and the message's tail JSON cached, appends escaped deltas in place, and
 //! builds each frame with a few copies: the cost per delta is a memcpy of the message.
+//! pi 1.5's frames carry no snapshot, only the cumulative `usage`, kept rendered while it does
+//! not change.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::event::{AssistantUpdate, UpdatePayload};
+use crate::agent::event::{AssistantUpdate, UpdateKind, UpdatePayload};
 use crate::agent::message::{AssistantBlock, AssistantMessage, StopReason, Usage};
+use crate::rpc::profile::Protocol;
 
 /// How `message_update` frames are written (`set_event_filter`'s `messageUpdates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UpdateMode {
-    /// pi's frames: the event with `partial`, and the whole `message`.
-    #[default]
+    /// pi 0.73's frames: the event with `partial`, and the whole `message`.
     Full,
     /// Lean frames for hosts that rebuild messages from deltas: no `partial`, and `message` is
     /// `{"role":"assistant"}`; the output grows linearly with the answer.
     Delta,
+    /// pi 1.5's frames: the event (`toolcall_start` with the call's `id` and `toolName`) and the
+    /// answer's cumulative `usage`, no message.
+    #[default]
+    Usage,
+}
+
+impl UpdateMode {
+    /// The profile's frames.
+    pub fn of(protocol: Protocol) -> UpdateMode {
+        match protocol {
+            Protocol::Pi073 => UpdateMode::Full,
+            Protocol::Pi15 => UpdateMode::Usage,
+        }
+    }
+
+    /// The name `set_event_filter` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateMode::Full => "full",
+            UpdateMode::Delta => "delta",
+            UpdateMode::Usage => "usage",
+        }
+    }
+
+    /// Parses a `set_event_filter` name.
+    pub fn parse(name: &str) -> Option<UpdateMode> {
+        [UpdateMode::Full, UpdateMode::Delta, UpdateMode::Usage]
+            .into_iter()
+            .find(|mode| mode.as_str() == name)
+    }
 }
 
 /// The cached JSON of an assistant message being streamed.
@@ -26,6 +58,8 @@ pub enum UpdateMode {
 pub struct MessageRender {
     blocks: Vec<String>,
     tail: Option<String>,
+    /// The cached JSON of the answer's usage (pi 1.5's frames).
+    usage: Option<String>,
     /// What the cached tail was rendered from (usage, response id and stop reason change
     /// without an update of their own).
     tail_of: Option<(Usage, Option<String>, StopReason)>,
@@ -60,6 +94,7 @@ impl MessageRender {
     /// Forgets the tail (after usage, response id or stop reason changed).
     pub fn tail_changed(&mut self) {
         self.tail = None;
+        self.usage = None;
     }
 
     /// Re-renders block `position` from the message.
@@ -139,7 +174,7 @@ impl MessageRender {
         // Lean frames carry no snapshot: the block cache is only kept for full ones (the mode
         // is fixed for the whole answer).
         match update.payload {
-            _ if mode == UpdateMode::Delta => {}
+            _ if mode != UpdateMode::Full => {}
             UpdatePayload::Delta(delta) if update.kind.appends_text() => {
                 self.text_appended(update.message, update.content_index, delta)
             }
@@ -155,6 +190,9 @@ impl MessageRender {
                 .map(|block| ("toolCall", block)),
         };
         let extra = extra.as_ref().map(|(key, value)| (*key, value));
+        if mode == UpdateMode::Usage {
+            return self.usage_frame(update, extra);
+        }
         self.update_frame(
             update.message,
             update.kind.as_str(),
@@ -162,6 +200,33 @@ impl MessageRender {
             extra,
             mode,
         )
+    }
+
+    /// Renders pi 1.5's `message_update` frame (with its trailing newline).
+    fn usage_frame(
+        &mut self,
+        update: &AssistantUpdate<'_>,
+        extra: Option<(&str, &Value)>,
+    ) -> Vec<u8> {
+        let usage = self
+            .usage
+            .get_or_insert_with(|| json(&update.message.usage));
+        let mut out = format!(
+            "{{\"type\":\"message_update\",\"usage\":{usage},\"assistantMessageEvent\":{{\"type\":\"{}\",\"contentIndex\":{}",
+            update.kind.as_str(),
+            update.content_index
+        );
+        if update.kind == UpdateKind::ToolcallStart
+            && let Some(AssistantBlock::ToolCall { id, name, .. }) =
+                update.message.content.get(update.content_index)
+        {
+            out.push_str(&format!(",\"id\":{},\"toolName\":{}", json(id), json(name)));
+        }
+        if let Some((key, value)) = extra {
+            out.push_str(&format!(",\"{key}\":{}", json(value)));
+        }
+        out.push_str("}}\n");
+        out.into_bytes()
     }
 
     /// Renders a `message_update` frame (with its trailing newline).
@@ -180,7 +245,7 @@ impl MessageRender {
             head.push_str(&format!(",\"{key}\":{}", json(value)));
         }
         match mode {
-            UpdateMode::Delta => {
+            UpdateMode::Delta | UpdateMode::Usage => {
                 head.push_str("},\"message\":{\"role\":\"assistant\"}}\n");
                 head.into_bytes()
             }

@@ -76,6 +76,8 @@ impl Stream {
                 }
                 self.usage_from(&data["message"]["usage"]);
                 out.push(StreamEvent::Usage(self.usage));
+                // pi 1.5 starts the answer once the response's id and first usage are known.
+                out.push(StreamEvent::Start);
             }
             "content_block_start" => {
                 let block = &data["content_block"];
@@ -234,9 +236,8 @@ impl Stream {
 }
 
 impl SseHandler for Stream {
-    fn begin(&mut self, out: &mut Vec<StreamEvent>) {
-        // pi's Anthropic provider starts before the response arrives.
-        out.push(StreamEvent::Start);
+    fn begin(&mut self, _out: &mut Vec<StreamEvent>) {
+        // The answer starts at the response's `message_start` (with its id and usage).
     }
 
     fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) {

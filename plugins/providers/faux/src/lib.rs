@@ -219,8 +219,7 @@ impl Replay {
                 started: false,
             };
         }
-        // Like pi's Anthropic provider: `start` first, then the response id and input usage.
-        events.push_back(StreamEvent::Start);
+        // Like pi 1.5's Anthropic provider: the response id and input usage, then `start`.
         events.push_back(StreamEvent::ResponseId(format!("faux-{index}")));
         let usage_of = |output| Usage {
             input: usage.input,
@@ -229,6 +228,7 @@ impl Replay {
             cache_write: usage.cache_write,
         };
         events.push_back(StreamEvent::Usage(usage_of(1)));
+        events.push_back(StreamEvent::Start);
         let mut block = 0u32;
         if let Some(thinking) = turn.thinking.as_deref().filter(|t| !t.is_empty()) {
             events.push_back(StreamEvent::ThinkingStart(BlockStart { index: block }));

@@ -69,8 +69,14 @@ pub fn system_prompt(shared: &Shared, tools: &[SessionTool]) -> String {
     if let Some(prompt) = shared.state().system_prompt_override().map(str::to_string) {
         return prompt;
     }
+    system_sections(shared, tools).prompt()
+}
+
+/// The sections of the session's own system prompt for `tools` (before any extension's
+/// replacement).
+pub fn system_sections(shared: &Shared, tools: &[SessionTool]) -> system_prompt::Sections {
     let skills = crate::resources::skills::prompt_block(&shared.resources().skills);
-    system_prompt::build(
+    system_prompt::sections(
         &shared.prompt,
         tools,
         &skills,

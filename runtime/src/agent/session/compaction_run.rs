@@ -3,6 +3,7 @@
 //! algorithm is in [`crate::agent::compaction`]).
 
 use super::*;
+use crate::agent::message::Usage;
 
 impl Session {
     /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
@@ -45,13 +46,21 @@ impl Shared {
         shared.emit(&SessionEvent::CompactionStart {
             reason: reason.to_string(),
         });
-        let previous = match messages.first() {
+        // The system messages first (a record for hosts, kept in front), then the previous
+        // summary, if any, then the conversation.
+        let records = messages
+            .iter()
+            .take_while(|m| matches!(m, AgentMessage::System(_)))
+            .count();
+        let previous = match messages.get(records) {
             Some(AgentMessage::CompactionSummary(summary)) => Some(summary.summary.clone()),
             _ => None,
         };
-        let skip = usize::from(previous.is_some());
+        let skip = records + usize::from(previous.is_some());
         let (body, body_ids) = (&messages[skip..], &ids[skip..]);
-        let (cut, first_kept) = if reason == "overflow" {
+        // `older` is summarized; with pi 1.5's split turns, `prefix` (the start of the turn the
+        // cut falls in) is summarized as the turn's context, and the tail is kept.
+        let (older_end, kept_from, first_kept) = if reason == "overflow" {
             // The cut must leave less than before, or the overflow repeats.
             let cut = compaction::overflow_cut_point(
                 body,
@@ -59,19 +68,36 @@ impl Shared {
                 model.context_window,
             );
             // Keeping nothing: an id not on the branch keeps no entry before the compaction.
-            (cut, body_ids.get(cut).cloned().unwrap_or_default())
+            (cut, cut, body_ids.get(cut).cloned().unwrap_or_default())
+        } else if shared.behaviour.split_turn_compaction {
+            let (turn, kept) = compaction::split_cut_point(body, policy.keep_recent_tokens);
+            let first_kept = body_ids.get(kept).or(body_ids.last()).cloned();
+            (turn, kept, first_kept.unwrap_or_default())
         } else {
             let cut = compaction::cut_point(body, policy.keep_recent_tokens);
             let first_kept = body_ids.get(cut).or(body_ids.last()).cloned();
-            (cut, first_kept.unwrap_or_default())
+            (cut, cut, first_kept.unwrap_or_default())
         };
-        let older = &body[..cut];
+        let older = &body[..older_end];
+        let prefix = &body[older_end..kept_from];
         let tokens_before = compaction::context_tokens(&messages);
         let fail = |message: String| {
             shared.end_compaction();
             shared.emit(&compaction_end(reason, None, false, Some(message.clone())));
             Err(message)
         };
+        if reason == "manual" && kept_from == 0 && shared.behaviour.split_turn_compaction {
+            // Everything is within the kept tail: there is nothing to summarize.
+            let message = "Nothing to compact (session too small)".to_string();
+            shared.end_compaction();
+            shared.emit(&compaction_end(
+                reason,
+                None,
+                false,
+                Some(format!("Compaction failed: {message}")),
+            ));
+            return Err(message);
+        }
         // An extension may cancel the compaction or supply the summary.
         let supplied = match before_compact(
             shared,
@@ -103,23 +129,23 @@ impl Shared {
             shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
             return Ok(result);
         }
-        let outcome = compaction::summarize(
-            &shared.host,
+        let outcome = summarize_cut(
+            shared,
             &model,
-            shared.models.api_key(&model.provider),
             older,
+            prefix,
             previous.as_deref(),
             instructions,
             policy,
         )
         .await;
-        let summary = match outcome {
-            Ok(summary) => summary,
+        let (summary, usage) = match outcome {
+            Ok(outcome) => outcome,
             Err(err) => return fail(format!("Summarization failed: {err}")),
         };
         shared.end_compaction();
         let mut state = shared.state();
-        let details = compaction::file_details(older);
+        let details = compaction::file_details(&body[..kept_from]);
         let mut summary = summary;
         for (key, tag) in [
             ("readFiles", "read-files"),
@@ -141,10 +167,55 @@ impl Shared {
         state.store.append("compaction", fields);
         let context = state.store.context();
         state.load_context(context);
+        let tokens_after = compaction::context_tokens(state.messages());
         drop(state);
+        // pi 1.5's result: the estimate of what is left, and the summary request's usage.
+        let result = json!({"summary": result["summary"], "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "estimatedTokensAfter": tokens_after, "usage": usage, "details": result["details"]});
         shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
         Ok(result)
     }
+}
+
+/// The summary of what a cut leaves out, and the usage of its requests: `older` summarized
+/// (after `previous`, the summary it continues), then, when the cut split a turn, the turn's
+/// start summarized as its context (pi 1.5's "Turn Context (split turn)").
+async fn summarize_cut(
+    shared: &Arc<Shared>,
+    model: &Model,
+    older: &[AgentMessage],
+    prefix: &[AgentMessage],
+    previous: Option<&str>,
+    instructions: Option<&str>,
+    policy: crate::agent::compaction::CompactionPolicy,
+) -> Result<(String, Usage), String> {
+    use crate::agent::compaction::summarize;
+    let key = || shared.models.api_key(&model.provider);
+    let run = |messages, previous| {
+        summarize(
+            &shared.host,
+            model,
+            key(),
+            messages,
+            previous,
+            instructions,
+            policy,
+        )
+    };
+    if prefix.is_empty() {
+        return run(older, previous).await;
+    }
+    let (history, mut usage) = if older.is_empty() {
+        let kept = previous.unwrap_or("No prior history.").to_string();
+        (kept, Usage::default())
+    } else {
+        run(older, previous).await?
+    };
+    let (turn, turn_usage) = run(prefix, None).await?;
+    usage.add(&turn_usage);
+    Ok((
+        format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{turn}"),
+        usage,
+    ))
 }
 
 /// `compaction_end` (a compaction never retries by itself: `willRetry` is the automatic one's).

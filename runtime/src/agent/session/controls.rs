@@ -87,11 +87,8 @@ impl Session {
             )
         };
         let (next, explicit) = candidates[(current_index + 1) % candidates.len()].clone();
-        let wanted = explicit.unwrap_or(if previous_reasoning {
-            level
-        } else {
-            ThinkingLevel::Medium
-        });
+        let raise = !previous_reasoning && self.shared.behaviour.raise_thinking_on_cycle;
+        let wanted = explicit.unwrap_or(if raise { ThinkingLevel::Medium } else { level });
         {
             let mut state = self.shared.state();
             state.model = Some(next.clone());

@@ -38,7 +38,7 @@ mod state;
 mod switching;
 mod todo_list;
 
-pub use state::{InterruptMode, SessionConfig, State};
+pub use state::{InterruptMode, PiBehaviour, SessionConfig, State};
 use switching::new_session_file;
 
 /// What the run task and the commands share.
@@ -65,6 +65,8 @@ pub struct Shared {
     pub ui: UiBridge,
     /// How long a finished todo list stays before it is cleared.
     pub todo_clear_delay: std::time::Duration,
+    /// Which pi's behaviour the session follows where pi changed it.
+    pub behaviour: PiBehaviour,
     resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
     idle: watch::Sender<bool>,
@@ -221,7 +223,8 @@ impl Session {
         config: SessionConfig,
     ) -> Session {
         let store = config.session.unwrap_or_else(|| {
-            let (id, path) = new_session_file(config.sessions_dir.as_deref());
+            let (id, path) =
+                new_session_file(config.sessions_dir.as_deref(), config.session_id.as_deref());
             SessionFile::create(path, &id, &config.cwd, None)
         });
         let context = store.context();
@@ -285,6 +288,12 @@ impl Session {
         if resumed {
             state.load_context(context);
         } else {
+            if let Some(name) = &config.name {
+                state.session_name = Some(name.clone());
+                if let Value::Object(fields) = json!({"name": name}) {
+                    state.store.append("session_info", fields);
+                }
+            }
             state.record_model();
             state.record_thinking();
         }
@@ -297,6 +306,7 @@ impl Session {
                 ui: UiBridge::new(events.clone()),
                 resources: Mutex::new(Arc::new(config.resources)),
                 todo_clear_delay: config.todo_clear_delay,
+                behaviour: config.behaviour,
                 extensions,
                 host,
                 events,

@@ -36,8 +36,17 @@ impl Session {
 
     /// `bash`: runs the user's command and records it in the conversation (after the run when
     /// one is streaming), without an event.
-    pub async fn bash(&self, command: &str, exclude_from_context: bool) -> Result<Value, String> {
-        let result = self.shared.bash.run(command, &self.shared.cwd).await?;
+    pub async fn bash(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        on_output: &(dyn Fn(&str) + Send + Sync),
+    ) -> Result<Value, String> {
+        let result = self
+            .shared
+            .bash
+            .run(command, &self.shared.cwd, on_output)
+            .await?;
         let mut message = result.message(command);
         // pi 1.5's `excludeFromContext`: recorded, shown to hosts, never sent to the model.
         message.exclude_from_context = exclude_from_context.then_some(true);

@@ -21,6 +21,44 @@ impl InterruptMode {
     }
 }
 
+/// Where pi's own behaviour changed between the versions pith speaks for; the front-end picks
+/// one (pi 1.5's by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PiBehaviour {
+    /// Runs record pi 1.5's `system` message (the first run of a session, and a run after the
+    /// tool set changed).
+    pub system_message: bool,
+    /// pi 1.5's compaction: a cut inside a turn keeps the turn's tail and summarizes its start
+    /// as the turn's context, and a manual compaction with nothing outside the kept tail fails
+    /// with "Nothing to compact (session too small)"; pi 0.73 cut at the turn's start and
+    /// summarized even nothing.
+    pub split_turn_compaction: bool,
+    /// Cycling from a non-reasoning model to a reasoning one raises the thinking level to
+    /// medium (pi 0.73; pi 1.5 leaves it as it is).
+    pub raise_thinking_on_cycle: bool,
+}
+
+impl PiBehaviour {
+    /// pi 1.5.2's.
+    pub const PI_1_5: PiBehaviour = PiBehaviour {
+        system_message: true,
+        split_turn_compaction: true,
+        raise_thinking_on_cycle: false,
+    };
+    /// pi 0.73.1's.
+    pub const PI_0_73: PiBehaviour = PiBehaviour {
+        system_message: false,
+        split_turn_compaction: false,
+        raise_thinking_on_cycle: true,
+    };
+}
+
+impl Default for PiBehaviour {
+    fn default() -> Self {
+        PiBehaviour::PI_1_5
+    }
+}
+
 /// How a session starts.
 #[derive(Debug, Clone, Default)]
 pub struct SessionConfig {
@@ -56,6 +94,12 @@ pub struct SessionConfig {
     pub model_explicit: bool,
     /// The session to start with (new, or opened with `--session` / `--continue`).
     pub session: Option<SessionFile>,
+    /// `--name`: the new session's name (recorded before anything else).
+    pub name: Option<String>,
+    /// `--session-id`: the new session's id.
+    pub session_id: Option<String>,
+    /// Which pi's behaviour the session follows where pi changed it.
+    pub behaviour: PiBehaviour,
     /// Where new sessions are written; in memory when `None` (`--no-session`).
     pub sessions_dir: Option<PathBuf>,
     /// Skills and prompt templates.

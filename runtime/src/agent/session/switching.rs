@@ -12,7 +12,7 @@ impl Session {
         }
         let previous = self.session_file();
         self.abort().await;
-        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
+        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref(), None);
         let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
         {
             let mut state = self.shared.state();
@@ -163,7 +163,7 @@ impl Session {
         let previous = self.session_file();
         {
             let mut state = self.shared.state();
-            let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
+            let (id, path) = new_session_file(self.shared.sessions_dir.as_deref(), None);
             let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
             self.replace_store(&mut state, cloned);
         }
@@ -188,7 +188,7 @@ impl Session {
             .get("parentId")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref());
+        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref(), None);
         let branched = match &parent {
             Some(parent) => state
                 .store
@@ -204,8 +204,11 @@ impl Session {
 }
 
 /// A fresh session id and, unless sessions stay in memory, the file it goes to in `dir`.
-pub(super) fn new_session_file(dir: Option<&std::path::Path>) -> (String, Option<PathBuf>) {
-    let id = uuid::Uuid::now_v7().to_string();
+pub(super) fn new_session_file(
+    dir: Option<&std::path::Path>,
+    id: Option<&str>,
+) -> (String, Option<PathBuf>) {
+    let id = id.map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_string);
     let path = dir.map(|dir| SessionFile::default_path(dir, &id));
     (id, path)
 }

@@ -38,10 +38,18 @@ pub(super) struct Command<'a> {
     place: std::sync::Mutex<Option<OwnedSemaphorePermit>>,
 }
 
-impl Command<'_> {
+impl<'a> Command<'a> {
+    /// The request's `id`.
+    pub fn id(&self) -> Option<&'a Value> {
+        self.id
+    }
+
     /// Writes the response (and pi 0.16's `error` event for a failure, when asked for).
     pub fn respond(&self, result: Result<Option<Value>, String>) {
         let error = result.as_ref().err().cloned();
+        let protocol = self.events.protocol();
+        let result =
+            result.map(|data| data.and_then(|data| protocol.response_data(self.kind, data)));
         let frame = response(self.id, self.kind, result);
         let place = self
             .place

@@ -37,7 +37,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 Ok((text, images)) => {
                     let text = session.expand(text).await;
                     session.enqueue(&text, images, behavior);
-                    command.ok();
+                    command.data(disposition("queued"));
                 }
                 Err(err) => command.respond(Err(err)),
             }
@@ -58,6 +58,12 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
     true
 }
 
+/// pi 1.5's answer to a prompt: whether it `started` a run, was `queued` behind the running
+/// one, or was `handled` without the model (an extension command or input hook).
+fn disposition(how: &str) -> serde_json::Value {
+    serde_json::json!({ "disposition": how })
+}
+
 /// The command's `message` and `images`.
 fn message<'a>(command: &Command<'a>) -> Result<(&'a str, Vec<Content>), String> {
     let text = command.fields.string("message")?;
@@ -76,7 +82,7 @@ async fn start(
     let (text, images) = match session.process_input(text, images).await {
         Input::Command { slot, name, args } => {
             // Extension commands run at once, even while a run streams.
-            command.ok();
+            command.data(disposition("handled"));
             session
                 .shared()
                 .extensions
@@ -84,16 +90,15 @@ async fn start(
                 .await;
             return;
         }
-        Input::Handled => return command.ok(),
+        Input::Handled => return command.data(disposition("handled")),
         Input::Prompt { text, images } => (text, images),
     };
     match session.prompt(&text, images, behavior) {
-        Ok(run) => {
-            command.ok();
-            if let Some(run) = run {
-                run.start();
-            }
+        Ok(Some(run)) => {
+            command.data(disposition("started"));
+            run.start();
         }
+        Ok(None) => command.data(disposition("queued")),
         Err(err) => command.respond(Err(err)),
     }
 }

@@ -17,7 +17,12 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             .and_then(|line| Ok((line, fields.opt_boolean("excludeFromContext")?)))
         {
             Ok((line, exclude)) => {
-                command.respond(session.bash(line, exclude.unwrap_or(false)).await.map(Some))
+                let id = command.id();
+                let streamed = |delta: &str| command.events.bash_output(id, delta);
+                let result = session
+                    .bash(line, exclude.unwrap_or(false), &streamed)
+                    .await;
+                command.respond(result.map(Some))
             }
             Err(err) => command.respond(Err(err)),
         },

@@ -67,9 +67,19 @@ async fn run(args: Args) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
+    // The project's own plugins, settings and resources run only in a trusted project
+    // (`--approve`), as pi 1.5 loads project resources: cloning a repository and starting
+    // pith in it must not run that repository's code.
+    let project_trusted = args.approve.unwrap_or(false);
+    if !project_trusted && let Some(found) = pith::resources::untrusted_project_files(&workspace) {
+        eprintln!(
+            "pith: the project's own {found} are not loaded: pass --approve (-a) to trust this project"
+        );
+    }
+    let project_settings = Settings::project_file(&workspace);
     let settings = Settings::load(
         &agent_dir.settings_file(),
-        Some(&Settings::project_file(&workspace)),
+        project_trusted.then_some(project_settings.as_path()),
     );
     for problem in &settings.problems {
         eprintln!("pith: settings: {problem}");
@@ -78,6 +88,7 @@ async fn run(args: Args) -> ExitCode {
         plugin_dirs: HostOptions::standard_dirs(
             &agent_dir.plugins_dir(),
             &workspace,
+            project_trusted,
             &args.plugins_dirs,
         ),
         workspace: workspace.clone(),

@@ -188,3 +188,172 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, signal: i32) -> i32;
 }
+
+/// Runs `pith --mode rpc` with `args` in `dir`, sends `lines` and closes stdin; returns the
+/// exit code, the frames and stderr.
+fn rpc_once(
+    args: &[&str],
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+    lines: &[Value],
+) -> (Option<i32>, Vec<Value>, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
+        .args(["--mode", "rpc"])
+        .args(args)
+        .current_dir(dir)
+        .env("PITH_AGENT_DIR", dir.join("agent"))
+        .env("PITH_CACHE_DIR", support::shared_cache())
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run pith");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        // A process that exited at startup has closed its stdin.
+        let _ = writeln!(stdin, "{line}");
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let frames = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (
+        output.status.code(),
+        frames,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn protocol_profiles_are_chosen_by_flag_environment_or_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = [
+        "--provider",
+        "faux",
+        "--model",
+        "faux-model",
+        "--no-session",
+    ];
+    let known = "the known versions are 1.5 (the default) and 0.73";
+    let (code, frames, stderr) = rpc_once(
+        &[&faux[..], &["--pi-protocol", "0.9"]].concat(),
+        dir.path(),
+        &[],
+        &[],
+    );
+    assert_eq!(code, Some(1));
+    assert!(frames.is_empty());
+    assert!(
+        stderr.contains("unknown pi protocol version \"0.9\"") && stderr.contains(known),
+        "{stderr}"
+    );
+    let (code, _, stderr) = rpc_once(&faux, dir.path(), &[("PITH_PI_PROTOCOL", "2")], &[]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains(known), "{stderr}");
+    std::fs::create_dir_all(dir.path().join("agent")).unwrap();
+    std::fs::write(
+        dir.path().join("agent/settings.json"),
+        json!({"rpc": {"protocol": "0.73"}}).to_string(),
+    )
+    .unwrap();
+    let prompt = json!({"id": "p", "type": "prompt", "message": "hi"});
+    // Settings choose 0.73: a prompt's response has no disposition, there is no agent_settled.
+    let (code, frames, _) = rpc_once(&faux, dir.path(), &[], std::slice::from_ref(&prompt));
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        frames[0],
+        json!({"id": "p", "type": "response", "command": "prompt", "success": true})
+    );
+    assert!(!frames.iter().any(|f| f["type"] == "agent_settled"));
+    // The environment overrides the settings, and the flag the environment.
+    let (_, frames, _) = rpc_once(
+        &faux,
+        dir.path(),
+        &[("PITH_PI_PROTOCOL", "1.5")],
+        std::slice::from_ref(&prompt),
+    );
+    assert_eq!(frames[0]["data"], json!({"disposition": "started"}));
+    assert_eq!(frames.last().unwrap()["type"], "agent_settled");
+    let (_, frames, _) = rpc_once(
+        &[&faux[..], &["--pi-protocol", "0.73"]].concat(),
+        dir.path(),
+        &[("PITH_PI_PROTOCOL", "1.5")],
+        std::slice::from_ref(&prompt),
+    );
+    assert!(frames[0].get("data").is_none(), "{}", frames[0]);
+}
+
+#[test]
+fn pi_1_5_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    // `--provider` alone is pi 1.5's startup error.
+    let (code, _, stderr) = rpc_once(&["--provider", "faux"], dir.path(), &[], &[]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains(
+            "--provider requires --model (for example: --provider faux --model <pattern>)"
+        ),
+        "{stderr}"
+    );
+    // The project's own resources load only with --approve; without it, stderr says so.
+    std::fs::create_dir_all(dir.path().join(".pi/prompts")).unwrap();
+    std::fs::write(dir.path().join(".pi/prompts/fix.md"), "Fix it\n").unwrap();
+    let state = json!({"id": "s", "type": "get_state"});
+    let commands = json!({"id": "c", "type": "get_commands"});
+    let args = [
+        "--provider",
+        "faux",
+        "--model",
+        "faux-model",
+        "--no-session",
+        "--no-mcp",
+        "-n",
+        "named at startup",
+        "--session-id",
+        "0199aaaa-0000-7000-8000-000000000001",
+        "--exclude-tools",
+        "ed*",
+    ];
+    let (code, frames, stderr) =
+        rpc_once(&args, dir.path(), &[], &[state.clone(), commands.clone()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the project's own prompt templates (.pi/prompts) are not loaded: pass --approve (-a)"
+        ),
+        "{stderr}"
+    );
+    // Commands are answered concurrently: the responses are found by id.
+    let by_id = |id: &str| frames.iter().find(|f| f["id"] == id).unwrap().clone();
+    assert_eq!(by_id("s")["data"]["sessionName"], "named at startup");
+    assert_eq!(
+        by_id("s")["data"]["sessionId"],
+        "0199aaaa-0000-7000-8000-000000000001"
+    );
+    assert_eq!(by_id("c")["data"]["commands"], json!([]));
+    for approve in ["-a", "--approve"] {
+        let (_, frames, stderr) = rpc_once(
+            &[&args[..], &[approve]].concat(),
+            dir.path(),
+            &[],
+            std::slice::from_ref(&commands),
+        );
+        assert!(!stderr.contains("not loaded"), "{stderr}");
+        assert_eq!(frames[0]["data"]["commands"][0]["name"], "fix");
+    }
+    let (_, frames, _) = rpc_once(
+        &[&args[..], &["-a", "-na"]].concat(),
+        dir.path(),
+        &[],
+        &[commands],
+    );
+    assert_eq!(
+        frames[0]["data"]["commands"],
+        json!([]),
+        "the last of -a and -na wins"
+    );
+}

@@ -181,6 +181,7 @@ async fn a_streamed_rule_stops_the_answer_and_is_given_to_the_model() {
     options
         .work_files
         .push((".pi/rules/no-force-delete.md".into(), rule.into()));
+    options.args.push("--approve".into());
     let mut pith = Pith::spawn(options).await;
     pith.call("p", json!({"type": "prompt", "message": "clean"}))
         .await;

@@ -11,6 +11,7 @@ mod extensions;
 mod fork_features;
 mod hot_reload;
 mod models;
+mod pi_1_5;
 mod pi_client_1_5;
 mod pi_hosts;
 mod plugin_host;

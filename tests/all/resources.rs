@@ -29,6 +29,8 @@ async fn spawn(server: &FakeLlm) -> (Pith, tempfile::TempDir) {
         (".pi/skills/lint/SKILL.md".into(), LINT.into()),
         (".pi/prompts/fix.md".into(), FIX.into()),
     ];
+    // The project's own resources load in a trusted project.
+    options.args.push("--approve".into());
     (Pith::spawn(options).await, plugins)
 }
 

@@ -66,17 +66,18 @@ pub struct HostOptions {
 }
 
 impl HostOptions {
-    /// The standard directories: the agent dir's `plugins/`, the project's `.pith/plugins/`,
-    /// then each `--plugins-dir`.
+    /// The standard directories: the agent dir's `plugins/`, the project's `.pith/plugins/`
+    /// (only when the project is trusted), then each `--plugins-dir`.
     pub fn standard_dirs(
         agent_plugins: &Path,
         workspace: &Path,
+        project_trusted: bool,
         extra: &[PathBuf],
     ) -> Vec<(PathBuf, Origin)> {
-        let mut dirs = vec![
-            (agent_plugins.to_path_buf(), Origin::User),
-            (workspace.join(".pith").join("plugins"), Origin::Project),
-        ];
+        let mut dirs = vec![(agent_plugins.to_path_buf(), Origin::User)];
+        if project_trusted {
+            dirs.push((workspace.join(".pith").join("plugins"), Origin::Project));
+        }
         dirs.extend(extra.iter().map(|d| (d.clone(), Origin::Flag)));
         dirs
     }

@@ -23,6 +23,35 @@ pub struct ResourceDirs {
     pub no_skills: bool,
     /// `--no-prompt-templates`: only `--prompt-template` paths.
     pub no_templates: bool,
+    /// Whether the project's own resources (`.pi/skills`, `.agents/skills`, `.pi/prompts`,
+    /// `.pi/rules`) load: only when the project is trusted (`--approve`), as in pi 1.5.
+    pub project_trusted: bool,
+}
+
+impl ResourceDirs {
+    /// The project's `.pi/<name>` directory, when the project is trusted.
+    pub fn project_dir(&self, name: &str) -> Option<PathBuf> {
+        self.project_trusted
+            .then(|| self.cwd.join(".pi").join(name))
+    }
+}
+
+/// What of the project's own configuration exists in `cwd` (`.pith/plugins`,
+/// `.pith/settings.json`, `.pi/skills`, `.pi/prompts`, `.pi/rules`), named for a message; `None`
+/// when there is none.
+pub fn untrusted_project_files(cwd: &Path) -> Option<String> {
+    let found: Vec<&str> = [
+        (".pith/plugins", "plugins (.pith/plugins)"),
+        (".pith/settings.json", "settings (.pith/settings.json)"),
+        (".pi/skills", "skills (.pi/skills)"),
+        (".pi/prompts", "prompt templates (.pi/prompts)"),
+        (".pi/rules", "rules (.pi/rules)"),
+    ]
+    .into_iter()
+    .filter(|(path, _)| cwd.join(path).exists())
+    .map(|(_, name)| name)
+    .collect();
+    (!found.is_empty()).then(|| found.join(", "))
 }
 
 /// Where a file resource came from, as pi labels it.

@@ -88,10 +88,7 @@ impl Rule {
 /// The rules with a trigger: the user's, the project's, then the extensions'.
 pub fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Rule> {
     let mut rules: Vec<Rule> = Vec::new();
-    for dir in [
-        dirs.agent_dir.join("rules"),
-        dirs.cwd.join(".pi").join("rules"),
-    ] {
+    for dir in std::iter::once(dirs.agent_dir.join("rules")).chain(dirs.project_dir("rules")) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };

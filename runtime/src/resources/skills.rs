@@ -70,8 +70,8 @@ pub async fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Skill> {
 
 /// pi's skill directories, project first.
 fn standard_dirs(dirs: &ResourceDirs) -> Vec<PathBuf> {
-    let mut list = vec![dirs.cwd.join(".pi").join("skills")];
-    for ancestor in dirs.cwd.ancestors() {
+    let mut list: Vec<PathBuf> = dirs.project_dir("skills").into_iter().collect();
+    for ancestor in dirs.cwd.ancestors().filter(|_| dirs.project_trusted) {
         list.push(ancestor.join(".agents").join("skills"));
         if ancestor.join(".git").exists() {
             break;

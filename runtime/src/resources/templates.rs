@@ -36,10 +36,12 @@ pub fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Template> {
         }
     };
     if !dirs.no_templates {
-        for (dir, location) in [
-            (dirs.agent_dir.join("prompts"), Location::User),
-            (dirs.cwd.join(".pi").join("prompts"), Location::Project),
-        ] {
+        let project = dirs
+            .project_dir("prompts")
+            .map(|dir| (dir, Location::Project));
+        for (dir, location) in
+            std::iter::once((dirs.agent_dir.join("prompts"), Location::User)).chain(project)
+        {
             for file in md_files(&dir) {
                 if let Some(template) = load_file(&file, location) {
                     add(template, &mut templates);

@@ -1,10 +1,12 @@
 //! What pi 1.5.2 added, beyond the recorded transcripts: the system message's tool set (tool
-//! globs, tools added and removed between runs), thinking level `max`, and model switches that
-//! leave the thinking level as it is (pi 0.73's profile still raises it).
+//! globs, tools added and removed between runs), thinking level `max`, model switches that
+//! leave the thinking level as it is (pi 0.73's profile still raises it), and retried summary
+//! requests.
 
 use serde_json::{Value, json};
 
-use crate::support::rpc::{Options, Pith};
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith, anthropic_fake};
 
 fn names(tools: &Value) -> Vec<&str> {
     tools
@@ -117,4 +119,62 @@ async fn thinking_max_and_switching_to_a_reasoning_model() {
         let state = pith.call("s", json!({"type": "get_state"})).await;
         assert_eq!(state["data"]["thinkingLevel"], "high");
     }
+}
+
+/// A compaction's summary request that fails transiently is retried, with pi 1.5's
+/// `summarization_retry_*` events, and the compaction succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_summary_request_is_retried() {
+    let overloaded =
+        json!({"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}});
+    let server = FakeLlm::start(json!([
+        {"text": "First answer."},
+        {"text": "Second answer."},
+        overloaded,
+        {"text": "## Summary\nTwo answers."}
+    ]))
+    .await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"retry": {"baseDelayMs": 20}, "compaction": {"keepRecentTokens": 10}}).to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
+    for id in ["question one", "question two"] {
+        run(&mut pith, id).await;
+    }
+    let compacted = pith.call("c", json!({"type": "compact"})).await;
+    assert_eq!(compacted["success"], true, "{compacted}");
+    assert!(
+        compacted["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Two answers."),
+        "{compacted}"
+    );
+    let retries: Vec<&Value> = pith
+        .frames
+        .iter()
+        .filter(|f| {
+            f["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("summarization_retry"))
+        })
+        .collect();
+    assert_eq!(retries.len(), 3, "{retries:?}");
+    assert_eq!(retries[0]["type"], "summarization_retry_scheduled");
+    assert_eq!(retries[0]["attempt"], 1);
+    assert_eq!(retries[0]["maxAttempts"], 3);
+    assert_eq!(retries[0]["delayMs"], 20);
+    assert!(
+        retries[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("529 ")
+    );
+    assert_eq!(
+        *retries[1],
+        json!({"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"})
+    );
+    assert_eq!(*retries[2], json!({"type": "summarization_retry_finished"}));
 }

@@ -268,6 +268,32 @@ async fn two_overloads_then_success_are_retried() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant"]);
     assert_eq!(server.requests().len(), 3);
+    // pi 1.5's visible retries: each failed run ends (`willRetry`), its answer is taken out of
+    // the context (`entry_appended`), then the retry is announced; `agent_settled` comes last.
+    let sequence: Vec<String> =
+        pith.frames
+            .iter()
+            .filter_map(|f| match f["type"].as_str()? {
+                "agent_end" => Some(format!("agent_end:{}", f["willRetry"])),
+                kind @ ("entry_appended" | "auto_retry_start" | "auto_retry_end"
+                | "agent_settled") => Some(kind.to_string()),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(
+        sequence,
+        [
+            "agent_end:true",
+            "entry_appended",
+            "auto_retry_start",
+            "agent_end:true",
+            "entry_appended",
+            "auto_retry_start",
+            "auto_retry_end",
+            "agent_end:false",
+            "agent_settled"
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -570,18 +570,27 @@ async fn a_context_overflow_is_compacted_and_the_prompt_retried() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    // The failed answer stays in the session (as in pi's files); providers leave it out.
-    assert_eq!(
-        roles,
-        [
-            "system",
-            "compactionSummary",
-            "user",
-            "assistant",
-            "assistant"
-        ]
-    );
-    assert_eq!(messages["data"]["messages"][3]["stopReason"], "error");
+    // pi 1.5: the failed answer is taken out of the context by a `context_edit` entry, which
+    // the host sees (`entry_appended`) after the `agent_end` that will be retried.
+    assert_eq!(roles, ["system", "compactionSummary", "user", "assistant"]);
+    let first_end = pith
+        .frames
+        .iter()
+        .position(|f| f["type"] == "agent_end")
+        .unwrap();
+    assert_eq!(pith.frames[first_end]["willRetry"], true);
+    let failed = pith.frames[first_end]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(failed["stopReason"], "error");
+    let edit = &pith.frames[first_end + 1];
+    assert_eq!(edit["type"], "entry_appended", "{edit}");
+    assert_eq!(edit["entry"]["type"], "context_edit");
+    assert_eq!(edit["entry"]["replacement"], Value::Null);
+    assert_eq!(edit["entry"]["targetId"], edit["entry"]["parentId"]);
     let retry_request = &server.requests()[2]["body"]["messages"];
     assert!(
         !retry_request.to_string().contains("prompt is too long"),

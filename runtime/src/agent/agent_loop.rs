@@ -72,7 +72,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             }
             overflow_tried = true;
             shared.emit(&events::agent_end(&run_messages, true));
-            shared.state().drop_failed_answer();
+            drop_failed_answer(&shared);
             if auto_compact(&shared, "overflow", true).await {
                 continue;
             }
@@ -105,11 +105,8 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         // The wait is in place before `auto_retry_start` goes out, so an `abort_retry` sent
         // on that event always finds it.
         let wait = CancellationToken::new();
-        {
-            let mut state = shared.state();
-            state.drop_failed_answer();
-            state.set_retry_wait(Some(wait.clone()));
-        }
+        drop_failed_answer(&shared);
+        shared.state().set_retry_wait(Some(wait.clone()));
         shared.emit(&retry::start_event(
             attempt,
             policy.max_retries,
@@ -156,6 +153,14 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     } else {
         shared.emit(&events::agent_settled(cancel.is_cancelled()));
         shared.signal_idle();
+    }
+}
+
+/// Takes the failed answer out of the context and tells the host (`entry_appended`).
+fn drop_failed_answer(shared: &Shared) {
+    let edit = shared.state().drop_failed_answer();
+    if let Some(entry) = edit {
+        shared.emit(&SessionEvent::EntryAppended { entry });
     }
 }
 

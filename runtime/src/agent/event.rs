@@ -212,6 +212,34 @@ pub enum SessionEvent {
     },
     /// A finished todo list was cleared.
     TodoAutoClear,
+    /// A compaction's summary request failed transiently and is retried after a delay.
+    #[serde(rename_all = "camelCase")]
+    SummarizationRetryScheduled {
+        /// The retry (1 for the first).
+        attempt: u32,
+        /// How many retries there may be.
+        max_attempts: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// The failure.
+        error_message: String,
+    },
+    /// The retried summary request starts.
+    SummarizationRetryAttemptStart {
+        /// What the summary is for (`compaction`).
+        source: String,
+        /// Why the compaction runs (`manual`, `threshold`, `overflow`).
+        reason: String,
+    },
+    /// The retries of a summary request are over (it succeeded or they ran out).
+    SummarizationRetryFinished,
+    /// An entry that is not a message was added to the session (pi 1.5): an extension's
+    /// `appendEntry`, or the `context_edit` that takes a failed answer out of the context
+    /// before a retry.
+    EntryAppended {
+        /// The entry as the session file holds it.
+        entry: Value,
+    },
     /// The plugin set changed (hot reload).
     PluginsChanged {
         /// Ids of new plugins.
@@ -316,6 +344,12 @@ impl SessionEvent {
             SessionEvent::TtsrTriggered { .. } => "ttsr_triggered",
             SessionEvent::TodoReminder { .. } => "todo_reminder",
             SessionEvent::TodoAutoClear => "todo_auto_clear",
+            SessionEvent::SummarizationRetryScheduled { .. } => "summarization_retry_scheduled",
+            SessionEvent::SummarizationRetryAttemptStart { .. } => {
+                "summarization_retry_attempt_start"
+            }
+            SessionEvent::SummarizationRetryFinished => "summarization_retry_finished",
+            SessionEvent::EntryAppended { .. } => "entry_appended",
             SessionEvent::PluginsChanged { .. } => "plugins_changed",
             SessionEvent::ExtensionError { .. } => "extension_error",
             SessionEvent::BashEnd { .. } => "bash_end",
@@ -533,6 +567,10 @@ mod tests {
                 reason: "threshold".into(),
             },
             SessionEvent::TodoAutoClear,
+            SessionEvent::SummarizationRetryFinished,
+            SessionEvent::EntryAppended {
+                entry: serde_json::json!({"type": "custom"}),
+            },
             SessionEvent::PluginsChanged {
                 added: Vec::new(),
                 updated: Vec::new(),

@@ -276,12 +276,26 @@ impl SessionFile {
         let compaction = path
             .iter()
             .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
+        // pi 1.5's `context_edit` entries take a message out of the context (`replacement`
+        // null, a failed answer before its retry) or replace it.
+        let edits: HashMap<&str, &Value> = path
+            .iter()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some("context_edit"))
+            .filter_map(|e| {
+                let target = e.get("targetId")?.as_str()?;
+                Some((target, e.get("replacement").unwrap_or(&Value::Null)))
+            })
+            .collect();
         let include = |context: &mut Context, entry: &Map<String, Value>| {
             let id = entry_id(entry).unwrap_or("").to_string();
             match entry.get("type").and_then(Value::as_str) {
                 Some("message") => {
-                    if let Some(message) = entry
-                        .get("message")
+                    let message = match edits.get(id.as_str()) {
+                        Some(replacement) => Some(*replacement),
+                        None => entry.get("message"),
+                    };
+                    if let Some(message) = message
+                        .filter(|m| !m.is_null())
                         .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok())
                     {
                         if let AgentMessage::Assistant(a) = &message {

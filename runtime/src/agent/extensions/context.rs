@@ -4,6 +4,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 
+use crate::agent::event::SessionEvent;
 use crate::agent::message::{AgentMessage, CustomMessage, now_ms};
 use crate::agent::session::{Session, Shared};
 use crate::content::Content;
@@ -95,7 +96,8 @@ impl ExtensionContext for SessionContext {
             if let Some(data) = details_value(data) {
                 fields.insert("data".into(), data);
             }
-            shared.state().append_entry("custom", fields);
+            let entry = shared.state().append_entry("custom", fields);
+            shared.emit(&SessionEvent::EntryAppended { entry });
         }
     }
 

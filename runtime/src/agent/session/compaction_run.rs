@@ -129,16 +129,12 @@ impl Shared {
             shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
             return Ok(result);
         }
-        let outcome = summarize_cut(
-            shared,
-            &model,
+        let cut = Cut {
             older,
             prefix,
-            previous.as_deref(),
-            instructions,
-            policy,
-        )
-        .await;
+            previous: previous.as_deref(),
+        };
+        let outcome = summarize_cut(shared, reason, &model, cut, instructions, policy).await;
         let (summary, usage) = match outcome {
             Ok(outcome) => outcome,
             Err(err) => return fail(format!("Summarization failed: {err}")),
@@ -176,30 +172,46 @@ impl Shared {
     }
 }
 
+/// What a compaction summarizes.
+struct Cut<'a> {
+    /// The conversation before the turn the cut falls in.
+    older: &'a [AgentMessage],
+    /// The start of that turn, when the cut splits it.
+    prefix: &'a [AgentMessage],
+    /// The summary of an earlier compaction, which the new one continues.
+    previous: Option<&'a str>,
+}
+
 /// The summary of what a cut leaves out, and the usage of its requests: `older` summarized
 /// (after `previous`, the summary it continues), then, when the cut split a turn, the turn's
 /// start summarized as its context (pi 1.5's "Turn Context (split turn)").
 async fn summarize_cut(
     shared: &Arc<Shared>,
+    reason: &str,
     model: &Model,
-    older: &[AgentMessage],
-    prefix: &[AgentMessage],
-    previous: Option<&str>,
+    cut: Cut<'_>,
     instructions: Option<&str>,
     policy: crate::agent::compaction::CompactionPolicy,
 ) -> Result<(String, Usage), String> {
+    let Cut {
+        older,
+        prefix,
+        previous,
+    } = cut;
     use crate::agent::compaction::summarize;
     let key = || shared.models.api_key(&model.provider);
     let run = |messages, previous| {
-        summarize(
-            &shared.host,
-            model,
-            key(),
-            messages,
-            previous,
-            instructions,
-            policy,
-        )
+        with_retries(shared, reason, move || {
+            summarize(
+                &shared.host,
+                model,
+                key(),
+                messages,
+                previous,
+                instructions,
+                policy,
+            )
+        })
     };
     if prefix.is_empty() {
         return run(older, previous).await;
@@ -216,6 +228,50 @@ async fn summarize_cut(
         format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{turn}"),
         usage,
     ))
+}
+
+/// Runs a summary request, retrying a transient failure as runs are retried (the session's
+/// retry settings), with pi 1.5's `summarization_retry_*` events.
+async fn with_retries<F, Fut>(
+    shared: &Arc<Shared>,
+    reason: &str,
+    mut request: F,
+) -> Result<(String, Usage), String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(String, Usage), String>>,
+{
+    let (enabled, policy) = shared.state().retry_settings();
+    let mut attempt = 0u32;
+    loop {
+        match request().await {
+            Err(error)
+                if enabled
+                    && attempt < policy.max_retries
+                    && crate::agent::retry::is_retryable(&error) =>
+            {
+                attempt += 1;
+                let delay_ms = policy.delay_ms(attempt);
+                shared.emit(&SessionEvent::SummarizationRetryScheduled {
+                    attempt,
+                    max_attempts: policy.max_retries,
+                    delay_ms,
+                    error_message: error,
+                });
+                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+                shared.emit(&SessionEvent::SummarizationRetryAttemptStart {
+                    source: "compaction".into(),
+                    reason: reason.to_string(),
+                });
+            }
+            outcome => {
+                if attempt > 0 {
+                    shared.emit(&SessionEvent::SummarizationRetryFinished);
+                }
+                return outcome;
+            }
+        }
+    }
 }
 
 /// `compaction_end` (a compaction never retries by itself: `willRetry` is the automatic one's).

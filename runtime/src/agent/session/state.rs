@@ -282,9 +282,12 @@ impl State {
         self.follow_up.poll()
     }
 
-    /// Appends a non-message entry (`custom`, …) to the session file.
-    pub fn append_entry(&mut self, kind: &str, fields: Map<String, Value>) {
-        self.store.append(kind, fields);
+    /// Appends a non-message entry (`custom`, …) to the session file; returns the entry.
+    pub fn append_entry(&mut self, kind: &str, fields: Map<String, Value>) -> Value {
+        let id = self.store.append(kind, fields);
+        self.store
+            .entry(&id)
+            .map_or(Value::Null, |entry| Value::Object(entry.clone()))
     }
 
     /// Appends a message to the conversation and the session file; returns its entry id.
@@ -295,14 +298,21 @@ impl State {
         id
     }
 
-    /// Takes a failed answer at the end out of the context (it stays in the session file, as
-    /// in pi's; providers would leave it out anyway).
-    pub fn drop_failed_answer(&mut self) {
-        if matches!(self.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == crate::agent::message::StopReason::Error)
+    /// Takes a failed answer at the end out of the context before a retry: it stays in the
+    /// session file, and a `context_edit` entry (pi 1.5's) takes it out of the context there
+    /// too; returns that entry.
+    pub fn drop_failed_answer(&mut self) -> Option<Value> {
+        if !matches!(self.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == crate::agent::message::StopReason::Error)
         {
-            self.messages.pop();
-            self.entry_ids.pop();
+            return None;
         }
+        self.messages.pop();
+        let target = self.entry_ids.pop()?;
+        let fields = json!({"targetId": target, "replacement": null});
+        let Value::Object(fields) = fields else {
+            return None;
+        };
+        Some(self.append_entry("context_edit", fields))
     }
 
     /// Replaces the conversation with the session's context at its leaf.

@@ -1,7 +1,9 @@
 //! The whole engine under a long answer: pith (release) spawned over pipes, the `faux` provider
-//! streaming 5,000 text deltas, every pi-compatible `message_update` frame read from stdout.
-//! Measures prompt → `agent_end`, with full frames and with lean (`messageUpdates: "delta"`)
-//! frames, and reports bytes written and peak memory (VmHWM).
+//! streaming 5,000 text deltas, every `message_update` frame read from stdout. Measures
+//! prompt → `agent_end` under each protocol profile (pi 1.5's frames, the default; pi 0.73's
+//! full snapshots) and with pith's lean `messageUpdates: "delta"` frames, and reports bytes
+//! written and peak memory (VmHWM). `bench/streaming_vs_pi.py` puts the same answer beside
+//! pi 1.5.2.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -15,7 +17,28 @@ struct Run {
     peak_kb: u64,
 }
 
-fn run(lean: bool) -> Run {
+/// Which frames pith writes.
+#[derive(Clone, Copy)]
+enum Frames {
+    /// pi 1.5's (the default profile).
+    Pi15,
+    /// pi 0.73's full snapshots (`--pi-protocol 0.73`).
+    Pi073,
+    /// pith's lean delta frames (`set_event_filter`).
+    Delta,
+}
+
+impl Frames {
+    fn name(self) -> &'static str {
+        match self {
+            Frames::Pi15 => "pi 1.5 frames (default)",
+            Frames::Pi073 => "pi 0.73 full frames",
+            Frames::Delta => "lean delta frames",
+        }
+    }
+}
+
+fn run(frames: Frames) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"turns":[{"repeat":{"text":"word ","count":5000}}]}"#;
     let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
@@ -27,6 +50,12 @@ fn run(lean: bool) -> Run {
             "--model",
             "faux-model",
             "--no-session",
+            "--pi-protocol",
+            if matches!(frames, Frames::Pi073) {
+                "0.73"
+            } else {
+                "1.5"
+            },
         ])
         .env("PITH_AGENT_DIR", dir.path())
         .env(
@@ -43,7 +72,7 @@ fn run(lean: bool) -> Run {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
     let mut line = String::new();
-    if lean {
+    if matches!(frames, Frames::Delta) {
         stdin
             .write_all(
                 b"{\"id\":\"f\",\"type\":\"set_event_filter\",\"messageUpdates\":\"delta\"}\n",
@@ -85,12 +114,13 @@ fn run(lean: bool) -> Run {
 }
 
 fn benches(c: &mut Criterion) {
-    run(false); // warms the compile cache
-    for lean in [false, true] {
-        let sample = run(lean);
+    run(Frames::Pi15); // warms the compile cache
+    let all = [Frames::Pi15, Frames::Pi073, Frames::Delta];
+    for frames in all {
+        let sample = run(frames);
         eprintln!(
             "5,000 deltas ({}): {:?}, {:.1} MB written, peak RSS {:.1} MB",
-            if lean { "lean" } else { "full frames" },
+            frames.name(),
             sample.elapsed,
             sample.bytes as f64 / 1e6,
             sample.peak_kb as f64 / 1024.0
@@ -98,12 +128,11 @@ fn benches(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("5,000-delta answer, prompt to agent_end");
     group.sample_size(10);
-    group.bench_function("full pi-compatible frames", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| run(false).elapsed).sum())
-    });
-    group.bench_function("lean delta frames", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| run(true).elapsed).sum())
-    });
+    for frames in all {
+        group.bench_function(frames.name(), |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| run(frames).elapsed).sum())
+        });
+    }
     group.finish();
 }
 

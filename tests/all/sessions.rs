@@ -130,13 +130,10 @@ async fn a_file_written_by_pi_opens_and_continues() {
         .await;
     let end = pith.until_agent_end().await;
     // A session written before pi 1.5 gets its first system message with the next run.
-    let roles: Vec<&str> = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["system", "user", "assistant"]);
+    assert_eq!(
+        support::rpc::roles(&end["messages"]),
+        ["system", "user", "assistant"]
+    );
     assert_eq!(end["messages"][2]["content"][0]["text"], "continued");
     let written = lines(copy.to_str().unwrap());
     assert_eq!(written.len(), 8 + 3);

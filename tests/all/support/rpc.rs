@@ -338,3 +338,113 @@ pub fn openai_fake(url: &str, model: &str) -> Options {
         ..Options::default()
     }
 }
+
+/// The roles of a list of messages (`agent_end.messages`, `get_messages`' `messages`).
+pub fn roles(messages: &Value) -> Vec<&str> {
+    messages
+        .as_array()
+        .map(|list| list.iter().filter_map(|m| m["role"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// Writes, in `dir`, a node script that runs the `pith` binary with its arguments and passes
+/// signals on (pi's `RpcClient` spawns `node <cliPath> …`); returns its path.
+pub fn node_shim(dir: &Path) -> std::path::PathBuf {
+    let shim = dir.join("pith-shim.cjs");
+    std::fs::write(
+        &shim,
+        format!(
+            "const {{ spawn }} = require('node:child_process');\n\
+             const child = spawn({bin:?}, process.argv.slice(2), {{ stdio: 'inherit' }});\n\
+             for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));\n\
+             child.on('exit', (code) => process.exit(code ?? 1));\n",
+            bin = env!("CARGO_BIN_EXE_pith"),
+        ),
+    )
+    .unwrap();
+    shim
+}
+
+/// A node driver of pi's `RpcClient` (the module at `client`): a client that spawns pith
+/// through `$PITH_SHIM` in `$PITH_WORK` with the `faux` model, an empty `report`, a
+/// `lastText(events)` helper, the started client, then `body`.
+pub fn rpc_client_driver(client: &Path, body: &str) -> String {
+    format!(
+        r#"import {{ RpcClient }} from "file://{}";
+
+const client = new RpcClient({{
+  cliPath: process.env.PITH_SHIM,
+  cwd: process.env.PITH_WORK,
+  provider: "faux",
+  model: "faux-model",
+  args: ["--no-session"],
+}});
+const report = {{}};
+const lastText = (events) => {{
+  const ends = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
+  const message = ends[ends.length - 1].message;
+  return message.content.filter((c) => c.type === "text").map((c) => c.text).join("");
+}};
+await client.start();
+{body}"#,
+        client.display()
+    )
+}
+
+/// A run of a pi `RpcClient` driver (see [`drive_rpc_client`]).
+pub struct ClientRun<'a> {
+    /// The directory of the `node` to run it on (first in `PATH`, as the client spawns `node`);
+    /// the system's when `None`.
+    pub node_bin: Option<&'a Path>,
+    /// The `rpc-client.js` module.
+    pub client: &'a Path,
+    /// The driver's body (see [`rpc_client_driver`]).
+    pub body: &'a str,
+    /// The `faux` script.
+    pub script: Value,
+    /// More environment for the driver and pith.
+    pub env: Vec<(&'a str, String)>,
+    /// Files written into the agent directory (relative path, contents).
+    pub agent_files: Vec<(&'a str, String)>,
+}
+
+/// Runs a pi `RpcClient` driver against the `pith` binary in a fresh directory; returns the
+/// JSON report it prints last.
+pub async fn drive_rpc_client(run: ClientRun<'_>) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let shim = node_shim(dir.path());
+    let (work, agent) = (dir.path().join("work"), dir.path().join("agent"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&agent).unwrap();
+    for (name, contents) in &run.agent_files {
+        std::fs::write(agent.join(name), contents).unwrap();
+    }
+    let driver = dir.path().join("drive.mjs");
+    std::fs::write(&driver, rpc_client_driver(run.client, run.body)).unwrap();
+    let mut command = tokio::process::Command::new(
+        run.node_bin
+            .map_or_else(|| "node".into(), |bin| bin.join("node")),
+    );
+    if let Some(bin) = run.node_bin {
+        let path = std::env::var("PATH").unwrap_or_default();
+        command.env("PATH", format!("{}:{path}", bin.display()));
+    }
+    let output = command
+        .arg(&driver)
+        .env("PITH_SHIM", &shim)
+        .env("PITH_WORK", &work)
+        .env("PITH_AGENT_DIR", &agent)
+        .env("PITH_CACHE_DIR", super::shared_cache())
+        .env("PITH_FAUX_SCRIPT", run.script.to_string())
+        .envs(run.env)
+        .output()
+        .await
+        .expect("node runs (the CI script installs Node.js)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "driver failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap()
+}

@@ -46,7 +46,7 @@ pub struct SystemMessage {
     pub content: String,
     /// The prompt's sections.
     #[serde(default)]
-    pub sections: crate::agent::system_prompt::Sections,
+    pub sections: Sections,
     /// When it was recorded.
     pub timestamp: i64,
     /// The tools added since the previous system message (all of them in the first).
@@ -55,6 +55,40 @@ pub struct SystemMessage {
     /// The names of the tools removed since the previous system message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools_removed: Vec<String>,
+}
+
+/// The system prompt in pi 1.5's sections (the `system` message carries them); the prompt is
+/// the non-empty sections joined by blank lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sections {
+    /// The role (or the `--system-prompt` text).
+    pub preamble: String,
+    /// The available tools with their one-line snippets (empty with a custom prompt).
+    pub tools: String,
+    /// The tools' guidelines and pith's own (empty with a custom prompt).
+    pub rules: String,
+    /// Appended text, project context files and the skills block.
+    pub docs: String,
+    /// The date and working directory.
+    pub cwd: String,
+}
+
+impl Sections {
+    /// The prompt: the non-empty sections joined by blank lines.
+    pub fn prompt(&self) -> String {
+        [
+            &self.preamble,
+            &self.tools,
+            &self.rules,
+            &self.docs,
+            &self.cwd,
+        ]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+    }
 }
 
 /// A tool as the `system` message lists it.

@@ -4,8 +4,6 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::tools::SessionTool;
 
 /// What the system prompt is built from.
@@ -19,39 +17,7 @@ pub struct PromptOptions {
     pub context_files: Vec<(String, String)>,
 }
 
-/// The system prompt in pi 1.5's sections (the `system` message carries them); the prompt is
-/// the non-empty sections joined by blank lines.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Sections {
-    /// The role (or the `--system-prompt` text).
-    pub preamble: String,
-    /// The available tools with their one-line snippets (empty with a custom prompt).
-    pub tools: String,
-    /// The tools' guidelines and pith's own (empty with a custom prompt).
-    pub rules: String,
-    /// Appended text, project context files and the skills block.
-    pub docs: String,
-    /// The date and working directory.
-    pub cwd: String,
-}
-
-impl Sections {
-    /// The prompt: the non-empty sections joined by blank lines.
-    pub fn prompt(&self) -> String {
-        [
-            &self.preamble,
-            &self.tools,
-            &self.rules,
-            &self.docs,
-            &self.cwd,
-        ]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join("\n\n")
-    }
-}
+pub use super::message::Sections;
 
 /// The system prompt's sections for `tools` in `cwd`; `skills` is the skills block, listed only
 /// when the `read` tool is active (as pi does).

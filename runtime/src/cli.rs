@@ -62,8 +62,9 @@ pub struct Args {
     pub name: Option<String>,
     /// `--session-id`: the new session's id.
     pub session_id: Option<String>,
-    /// `--approve` / `-a` (true) or `--no-approve` / `-na` (false): whether project-local
-    /// resources and plugins load; `None` decides by settings.
+    /// `--approve` / `-a` (true) or `--no-approve` / `-na` (false), the last one given:
+    /// whether the project's own plugins, settings and resources load (see
+    /// [`Args::project_trusted`]).
     pub approve: Option<bool>,
     /// `--pi-protocol`: which pi's frames to write (`1.5` or `0.73`).
     pub pi_protocol: Option<String>,
@@ -153,6 +154,12 @@ fn list(value: &str) -> Vec<String> {
 }
 
 impl Args {
+    /// True when the project's own plugins, settings and resources may load: only with
+    /// `--approve` (as pi 1.5 in RPC mode).
+    pub fn project_trusted(&self) -> bool {
+        self.approve.unwrap_or(false)
+    }
+
     /// Parses the arguments after the program name.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, UsageError> {
         let mut args = args.into_iter();
@@ -182,7 +189,16 @@ impl Args {
                 "--tools" => parsed.tools = Some(list(&value(&arg)?)),
                 "--exclude-tools" => parsed.exclude_tools.extend(list(&value(&arg)?)),
                 "-n" | "--name" => parsed.name = Some(value(&arg)?),
-                "--session-id" => parsed.session_id = Some(value(&arg)?),
+                "--session-id" => {
+                    let id = value(&arg)?;
+                    // The id names the session's file: no path in it.
+                    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+                        return Err(UsageError(format!(
+                            "--session-id {id:?}: an id is a name without '/', '\\' or a leading '.' (for example a UUID)"
+                        )));
+                    }
+                    parsed.session_id = Some(id);
+                }
                 "-a" | "--approve" => parsed.approve = Some(true),
                 "-na" | "--no-approve" => parsed.approve = Some(false),
                 "--pi-protocol" => parsed.pi_protocol = Some(value(&arg)?),
@@ -303,6 +319,24 @@ mod tests {
             "unknown option --frobnicate"
         );
         assert!(parse(&["--agent-dir"]).is_err());
+        for bad in ["../x", "a/b", "", ".hidden"] {
+            assert!(
+                parse(&["--mode", "rpc", "--session-id", bad]).is_err(),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            parse(&[
+                "--mode",
+                "rpc",
+                "--session-id",
+                "0199aaaa-0000-7000-8000-000000000001"
+            ])
+            .unwrap()
+            .session_id
+            .as_deref(),
+            Some("0199aaaa-0000-7000-8000-000000000001")
+        );
         assert!(parse(&["--mode", "rpc", "@file.txt"]).is_err());
     }
 }

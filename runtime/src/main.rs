@@ -70,7 +70,7 @@ async fn run(args: Args) -> ExitCode {
     // The project's own plugins, settings and resources run only in a trusted project
     // (`--approve`), as pi 1.5 loads project resources: cloning a repository and starting
     // pith in it must not run that repository's code.
-    let project_trusted = args.approve.unwrap_or(false);
+    let project_trusted = args.project_trusted();
     if !project_trusted && let Some(found) = pith::resources::untrusted_project_files(&workspace) {
         eprintln!(
             "pith: the project's own {found} are not loaded: pass --approve (-a) to trust this project"

@@ -145,15 +145,15 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     }
     // Nothing can continue this run any more (no retry, compaction or queued message):
     // `agent_settled`, then idle (an `abort` answers after it). A compaction past the threshold
-    // runs idle, so a prompt can wait for it.
+    // runs first; a prompt waits for it and for this `agent_settled`.
     if over_threshold {
-        shared.signal_idle();
         auto_compact(&shared, "threshold", false).await;
-        shared.emit(&events::agent_settled(false));
-    } else {
-        shared.emit(&events::agent_settled(cancel.is_cancelled()));
-        shared.signal_idle();
     }
+    shared.emit(&events::agent_settled(cancel.is_cancelled()));
+    if over_threshold {
+        shared.end_compaction();
+    }
+    shared.signal_idle();
 }
 
 /// Takes the failed answer out of the context and tells the host (`entry_appended`).
@@ -171,7 +171,6 @@ async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> b
         reason: reason.to_string(),
     });
     let outcome = shared.compact(None, reason).await;
-    shared.end_compaction();
     match outcome {
         Ok(result) => {
             shared.emit(&SessionEvent::AutoCompactionEnd {
@@ -365,10 +364,12 @@ async fn stream_turn(
         )
     };
     let mut received = 0usize;
+    let began = std::time::Instant::now();
     let Some(model) = model else {
         let mut failed = AssistantMessage::empty("", "", "");
         failed.stop_reason = StopReason::Error;
         failed.error_message = Some(super::session::no_model_message());
+        stamp(&mut failed, began, thinking);
         return (finish_turn(shared, failed, false), Vec::new());
     };
     let mut assembler = StreamAssembler::new(&model);
@@ -382,7 +383,6 @@ async fn stream_turn(
             .collect(),
     );
     let mut triggered: Vec<Rule> = Vec::new();
-    let began = std::time::Instant::now();
     if cancel.is_cancelled() {
         let mut aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
         stamp(&mut aborted, began, thinking);

@@ -116,14 +116,13 @@ impl BashControl {
         }
         drop(tx);
         let mut output = OutputCollector::default();
-        let mut text = Utf8Chunks::default();
         while let Some(chunk) = chunks.recv().await {
-            output.push(&chunk);
-            if let Some(delta) = text.push(&chunk) {
-                on_output(&delta);
+            let clean = output.push(&chunk);
+            if !clean.is_empty() {
+                on_output(clean);
             }
         }
-        if let Some(rest) = text.finish() {
+        if let Some(rest) = output.drain_pending() {
             on_output(&rest);
         }
         let status = child
@@ -132,34 +131,6 @@ impl BashControl {
             .map_err(|err| format!("bash failed: {err}"))?;
         *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(output.finish(status.code()))
-    }
-}
-
-/// Turns output bytes into text as they arrive, holding back a character split between
-/// chunks (invalid bytes become U+FFFD).
-#[derive(Default)]
-struct Utf8Chunks {
-    carry: Vec<u8>,
-}
-
-impl Utf8Chunks {
-    /// The text complete so far, if any.
-    fn push(&mut self, bytes: &[u8]) -> Option<String> {
-        self.carry.extend_from_slice(bytes);
-        let whole = match std::str::from_utf8(&self.carry) {
-            Ok(_) => self.carry.len(),
-            // An incomplete character at the end waits for the next chunk.
-            Err(err) if err.error_len().is_none() => err.valid_up_to(),
-            Err(_) => self.carry.len(),
-        };
-        let text = String::from_utf8_lossy(&self.carry[..whole]).into_owned();
-        self.carry.drain(..whole);
-        (!text.is_empty()).then_some(text)
-    }
-
-    /// What is left when the output ends.
-    fn finish(self) -> Option<String> {
-        (!self.carry.is_empty()).then(|| String::from_utf8_lossy(&self.carry).into_owned())
     }
 }
 
@@ -174,7 +145,9 @@ struct OutputCollector {
 }
 
 impl OutputCollector {
-    fn push(&mut self, bytes: &[u8]) {
+    /// Takes a chunk of output; returns its text as recorded (decoded, without ANSI codes,
+    /// binary or carriage returns; a character split between chunks waits for the next).
+    fn push(&mut self, bytes: &[u8]) -> &str {
         self.raw_bytes += bytes.len();
         self.pending.extend_from_slice(bytes);
         let valid = match std::str::from_utf8(&self.pending) {
@@ -207,14 +180,23 @@ impl OutputCollector {
                 self.chars -= old.chars().count();
             }
         }
+        self.chunks.back().map_or("", String::as_str)
+    }
+
+    /// Records the bytes still held back (an incomplete character at the end of the output);
+    /// returns their text, if any.
+    fn drain_pending(&mut self) -> Option<String> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let rest = std::mem::take(&mut self.pending);
+        self.raw_bytes -= rest.len();
+        let clean = self.push(&rest).to_string();
+        (!clean.is_empty()).then_some(clean)
     }
 
     fn finish(mut self, code: Option<i32>) -> BashResult {
-        if !self.pending.is_empty() {
-            let rest = std::mem::take(&mut self.pending);
-            self.raw_bytes -= rest.len();
-            self.push(&rest);
-        }
+        self.drain_pending();
         let joined: String = self.chunks.iter().map(String::as_str).collect();
         let truncation = truncate_tail(&joined, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
         BashResult {

@@ -316,6 +316,20 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// The usage as pi 0.73 reported it: without `cost.totalFromProvider`, `cacheWrite1h` and
+    /// `reasoning`.
+    pub fn without_1_5_keys(&self) -> Usage {
+        Usage {
+            cache_write_1h: None,
+            reasoning: None,
+            cost: Cost {
+                total_from_provider: None,
+                ..self.cost
+            },
+            ..*self
+        }
+    }
+
     /// Adds `other`'s tokens and cost (for work made of several requests).
     pub fn add(&mut self, other: &Usage) {
         self.input += other.input;

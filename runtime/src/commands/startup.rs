@@ -140,7 +140,7 @@ pub fn session_config(
             extra_templates: args.prompt_templates.clone(),
             no_skills: args.no_skills,
             no_templates: args.no_prompt_templates,
-            project_trusted: args.approve.unwrap_or(false),
+            project_trusted: args.project_trusted(),
         },
         ..Resources::default()
     };

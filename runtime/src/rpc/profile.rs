@@ -55,7 +55,7 @@ impl Protocol {
     pub fn event(self, mut frame: Value) -> Option<Value> {
         if self == Protocol::Pi15 {
             // An answer starts `pending` (pith's engine says `stop` until it knows).
-            if frame["type"] == "message_start" && role(&frame["message"]) == "assistant" {
+            if answer_begins(&frame) {
                 frame["message"]["stopReason"] = Value::from("pending");
             }
             return Some(frame);
@@ -89,7 +89,7 @@ impl Protocol {
                 if role(message) == "system" {
                     return None;
                 }
-                if kind == "message_start" && role(message) == "assistant" {
+                if kind == "message_start" && role(message) == "assistant" && unfinished(message) {
                     // pi 0.73 started an answer before the provider's start was read: no
                     // response id, no usage yet.
                     if let Some(answer) = message.as_object_mut() {
@@ -113,7 +113,7 @@ impl Protocol {
                     result.remove("structuredContent");
                 }
             }
-            "compaction_end" => {
+            "compaction_end" | "auto_compaction_end" => {
                 if let Some(Value::Object(result)) = fields.get_mut("result") {
                     compaction_073(result);
                 }
@@ -145,6 +145,19 @@ impl Protocol {
         }
         Some(data)
     }
+}
+
+/// True for the `message_start` of an answer still streaming (an answer that failed before it
+/// started is sent whole: its `message_start` has its end already).
+fn answer_begins(frame: &Value) -> bool {
+    frame["type"] == "message_start"
+        && role(&frame["message"]) == "assistant"
+        && unfinished(&frame["message"])
+}
+
+/// True for an answer that has not ended (only an ended one has its duration).
+fn unfinished(message: &Value) -> bool {
+    message.get("durationMs").is_none()
 }
 
 fn role(message: &Value) -> &str {

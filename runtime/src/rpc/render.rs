@@ -134,11 +134,13 @@ impl MessageRender {
     /// Writes the message's JSON.
     fn write_message(&mut self, message: &AssistantMessage, out: &mut Vec<u8>) {
         let tail = self.tail.get_or_insert_with(|| {
+            // Full snapshots are pi 0.73's frames: usage without the keys pi 1.5 added.
+            let usage = message.usage.without_1_5_keys();
             let tail = json(&Tail {
                 api: &message.api,
                 provider: &message.provider,
                 model: &message.model,
-                usage: &message.usage,
+                usage: &usage,
                 stop_reason: message.stop_reason,
                 timestamp: message.timestamp,
                 response_id: &message.response_id,

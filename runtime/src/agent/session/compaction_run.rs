@@ -70,7 +70,13 @@ impl Shared {
             // Keeping nothing: an id not on the branch keeps no entry before the compaction.
             (cut, cut, body_ids.get(cut).cloned().unwrap_or_default())
         } else if shared.behaviour.split_turn_compaction {
-            let (turn, kept) = compaction::split_cut_point(body, policy.keep_recent_tokens);
+            // Past the threshold the context is near the window: the kept tail is at most a
+            // quarter of it, so that the compaction makes room.
+            let keep = match (reason, model.context_window) {
+                ("manual", _) | (_, 0) => policy.keep_recent_tokens,
+                (_, window) => policy.keep_recent_tokens.min(window / 4),
+            };
+            let (turn, kept) = compaction::split_cut_point(body, keep);
             let first_kept = body_ids.get(kept).or(body_ids.last()).cloned();
             (turn, kept, first_kept.unwrap_or_default())
         } else {
@@ -81,44 +87,42 @@ impl Shared {
         let older = &body[..older_end];
         let prefix = &body[older_end..kept_from];
         let tokens_before = compaction::context_tokens(&messages);
+        // The compaction ends after its event, so a prompt waiting for it comes after both the
+        // compaction entry and `compaction_end`.
         let fail = |message: String| {
-            shared.end_compaction();
             shared.emit(&compaction_end(reason, None, false, Some(message.clone())));
+            shared.end_compaction();
             Err(message)
         };
-        if reason == "manual" && kept_from == 0 && shared.behaviour.split_turn_compaction {
+        if kept_from == 0 && reason != "overflow" && shared.behaviour.split_turn_compaction {
             // Everything is within the kept tail: there is nothing to summarize.
             let message = "Nothing to compact (session too small)".to_string();
-            shared.end_compaction();
             shared.emit(&compaction_end(
                 reason,
                 None,
                 false,
                 Some(format!("Compaction failed: {message}")),
             ));
+            shared.end_compaction();
             return Err(message);
         }
         // An extension may cancel the compaction or supply the summary.
-        let supplied = match before_compact(
-            shared,
-            instructions,
+        let cut = Cut {
             older,
-            previous.as_deref(),
-            &first_kept,
-            tokens_before,
-        )
-        .await
-        {
-            Err(message) => {
-                // A cancellation is an abort, as pi reports it (no error message in the event).
-                shared.end_compaction();
-                shared.emit(&compaction_end(reason, None, true, None));
-                return Err(message);
-            }
-            Ok(supplied) => supplied,
+            prefix,
+            previous: previous.as_deref(),
         };
+        let supplied =
+            match before_compact(shared, instructions, &cut, &first_kept, tokens_before).await {
+                Err(message) => {
+                    // A cancellation is an abort, as pi reports it (no error message in the event).
+                    shared.emit(&compaction_end(reason, None, true, None));
+                    shared.end_compaction();
+                    return Err(message);
+                }
+                Ok(supplied) => supplied,
+            };
         if let Some(result) = supplied {
-            shared.end_compaction();
             let mut fields = result.as_object().cloned().unwrap_or_default();
             fields.insert("fromHook".into(), json!(true));
             let mut state = shared.state();
@@ -127,19 +131,14 @@ impl Shared {
             state.load_context(context);
             drop(state);
             shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
+            shared.end_compaction();
             return Ok(result);
         }
-        let cut = Cut {
-            older,
-            prefix,
-            previous: previous.as_deref(),
-        };
         let outcome = summarize_cut(shared, reason, &model, cut, instructions, policy).await;
         let (summary, usage) = match outcome {
             Ok(outcome) => outcome,
             Err(err) => return fail(format!("Summarization failed: {err}")),
         };
-        shared.end_compaction();
         let mut state = shared.state();
         let details = compaction::file_details(&body[..kept_from]);
         let mut summary = summary;
@@ -168,6 +167,7 @@ impl Shared {
         // pi 1.5's result: the estimate of what is left, and the summary request's usage.
         let result = json!({"summary": result["summary"], "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "estimatedTokensAfter": tokens_after, "usage": usage, "details": result["details"]});
         shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
+        shared.end_compaction();
         Ok(result)
     }
 }
@@ -295,8 +295,7 @@ fn compaction_end(
 async fn before_compact(
     shared: &Shared,
     instructions: Option<&str>,
-    older: &[AgentMessage],
-    previous: Option<&str>,
+    cut: &Cut<'_>,
     first_kept: &str,
     tokens_before: u64,
 ) -> Result<Option<Value>, String> {
@@ -306,10 +305,11 @@ async fn before_compact(
     }
     let preparation = json!({
         "firstKeptEntryId": first_kept,
-        "messagesToSummarize": older,
+        "messagesToSummarize": cut.older,
+        "turnPrefixMessages": cut.prefix,
         "tokensBefore": tokens_before,
-        "previousSummary": previous,
-        "isSplitTurn": false,
+        "previousSummary": cut.previous,
+        "isSplitTurn": !cut.prefix.is_empty(),
     });
     let branch = json!(shared.state().store.branch_entries());
     let outcome = shared

@@ -147,14 +147,19 @@ impl Shared {
 
     /// Marks a compaction under way (prompts wait for it).
     pub(crate) fn begin_compaction(&self) {
-        self.state().compacting = true;
+        let mut state = self.state();
+        state.compacting += 1;
         self.not_compacting.send_replace(false);
     }
 
-    /// Marks the compaction over.
+    /// Marks a compaction over (one `end` per `begin`: a run holds prompts back from before
+    /// its threshold compaction until its `agent_settled`).
     pub(crate) fn end_compaction(&self) {
-        self.state().compacting = false;
-        self.not_compacting.send_replace(true);
+        let mut state = self.state();
+        state.compacting = state.compacting.saturating_sub(1);
+        if state.compacting == 0 {
+            self.not_compacting.send_replace(true);
+        }
     }
 
     /// Waits until no compaction runs.
@@ -271,7 +276,8 @@ impl Session {
             compaction: config.compaction,
             tool_output: config.tool_output,
             max_answer_bytes: config.max_answer_bytes,
-            compacting: false,
+            compacting: 0,
+            behaviour: config.behaviour,
             auto_retry: config.auto_retry,
             retry: config.retry,
             scoped_models: config.scoped_models,

@@ -36,6 +36,9 @@ pub struct PiBehaviour {
     /// Cycling from a non-reasoning model to a reasoning one raises the thinking level to
     /// medium (pi 0.73; pi 1.5 leaves it as it is).
     pub raise_thinking_on_cycle: bool,
+    /// A failed answer before its retry is taken out of the context by a `context_edit` entry
+    /// in the session file (pi 1.5); pi 0.73 only left it out of the next request.
+    pub context_edit: bool,
 }
 
 impl PiBehaviour {
@@ -44,12 +47,14 @@ impl PiBehaviour {
         system_message: true,
         split_turn_compaction: true,
         raise_thinking_on_cycle: false,
+        context_edit: true,
     };
     /// pi 0.73.1's.
     pub const PI_0_73: PiBehaviour = PiBehaviour {
         system_message: false,
         split_turn_compaction: false,
         raise_thinking_on_cycle: true,
+        context_edit: false,
     };
 }
 
@@ -142,8 +147,11 @@ pub struct State {
     pub(super) tool_output: crate::agent::tool_output::OutputLimit,
     /// The most bytes one answer may stream.
     pub(super) max_answer_bytes: usize,
-    /// True while a compaction runs.
-    pub(super) compacting: bool,
+    /// Which pi's behaviour the session follows.
+    pub(super) behaviour: PiBehaviour,
+    /// How many holds keep prompts waiting: a compaction running, and a run that will
+    /// compact past the threshold until it settles (0: none).
+    pub(super) compacting: u32,
     /// Automatic retry.
     pub(super) auto_retry: bool,
     /// Retry attempts and delays.
@@ -308,6 +316,9 @@ impl State {
         }
         self.messages.pop();
         let target = self.entry_ids.pop()?;
+        if !self.behaviour.context_edit {
+            return None;
+        }
         let fields = json!({"targetId": target, "replacement": null});
         let Value::Object(fields) = fields else {
             return None;
@@ -317,8 +328,13 @@ impl State {
 
     /// Replaces the conversation with the session's context at its leaf.
     pub(super) fn load_context(&mut self, context: crate::agent::session_file::Context) {
-        let (ids, messages): (Vec<String>, Vec<AgentMessage>) =
-            context.messages.into_iter().unzip();
+        // A pi 1.5 session opened for a pi 0.73 host: its system records are not conversation.
+        let keep_records = self.behaviour.system_message;
+        let (ids, messages): (Vec<String>, Vec<AgentMessage>) = context
+            .messages
+            .into_iter()
+            .filter(|(_, m)| keep_records || !matches!(m, AgentMessage::System(_)))
+            .unzip();
         self.messages = messages;
         self.entry_ids = ids;
     }

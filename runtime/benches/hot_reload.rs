@@ -41,6 +41,7 @@ async fn measure(cache: Option<PathBuf>) -> Vec<Duration> {
         embedded: false,
         plugin_files: Vec::new(),
         no_extensions: false,
+        sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(&workspace)),
     })
     .await
     .unwrap();

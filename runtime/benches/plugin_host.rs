@@ -36,6 +36,7 @@ fn options(workspace: &Path, plugins: &Path, cache: Option<PathBuf>) -> HostOpti
         embedded: false,
         plugin_files: Vec::new(),
         no_extensions: false,
+        sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(workspace)),
     }
 }
 

@@ -45,6 +45,7 @@ fn benches(c: &mut Criterion) {
             embedded: true,
             plugin_files: Vec::new(),
             no_extensions: false,
+            sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(dir.path())),
         }))
         .unwrap();
     assert!(errors.is_empty(), "{errors:?}");

@@ -68,6 +68,8 @@ pub struct Args {
     pub approve: Option<bool>,
     /// `--pi-protocol`: which pi's frames to write (`1.5` or `0.73`).
     pub pi_protocol: Option<String>,
+    /// `--sandbox <mode>`: `read-only`, `workspace-write` or `full-access`.
+    pub sandbox: Option<String>,
     /// `--no-tools`.
     pub no_tools: bool,
     /// `--system-prompt`.
@@ -136,6 +138,8 @@ Tools and resources:
 pith options:
   --agent-dir <dir>              configuration and sessions (default ~/.pith/agent, or $PITH_AGENT_DIR)
   --plugins-dir <dir>            also load plugins from <dir> (repeatable)
+  --sandbox <mode>               read-only, workspace-write (default) or full-access: what the
+                                 model's tools and shell may read and write (see sandbox.*)
   --pi-protocol <version>        the frames to write: 1.5 (pi 1.5.2, the default) or 0.73 (pi 0.73.1);
                                  also $PITH_PI_PROTOCOL and rpc.protocol in settings
   --legacy-events                also send pi 0.16's events (bash_end, compaction, error)
@@ -202,6 +206,7 @@ impl Args {
                 "-a" | "--approve" => parsed.approve = Some(true),
                 "-na" | "--no-approve" => parsed.approve = Some(false),
                 "--pi-protocol" => parsed.pi_protocol = Some(value(&arg)?),
+                "--sandbox" => parsed.sandbox = Some(value(&arg)?),
                 // pi's MCP client switch: pith has no MCP client, so there is nothing to turn off.
                 "--no-mcp" => {}
                 "--no-tools" => parsed.no_tools = true,

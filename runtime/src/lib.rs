@@ -15,5 +15,6 @@ pub mod model;
 pub mod plugin_host;
 pub mod resources;
 pub mod rpc;
+pub mod sandbox;
 pub mod settings;
 pub mod time;

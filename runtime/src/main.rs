@@ -71,9 +71,11 @@ async fn run(args: Args) -> ExitCode {
     // (`--approve`), as pi 1.5 loads project resources: cloning a repository and starting
     // pith in it must not run that repository's code.
     let project_trusted = args.project_trusted();
-    if !project_trusted && let Some(found) = pith::resources::untrusted_project_files(&workspace) {
+    let skipped = pith::resources::project_files(&workspace);
+    if !project_trusted && !skipped.is_empty() {
         eprintln!(
-            "pith: the project's own {found} are not loaded: pass --approve (-a) to trust this project"
+            "pith: the project's own {} are not loaded: pass --approve (-a) to trust this project",
+            skipped.join(", ")
         );
     }
     let project_settings = Settings::project_file(&workspace);
@@ -84,6 +86,19 @@ async fn run(args: Args) -> ExitCode {
     for problem in &settings.problems {
         eprintln!("pith: settings: {problem}");
     }
+    let sandbox = match pith::sandbox::SandboxPolicy::from_settings(
+        args.sandbox.as_deref(),
+        &settings,
+        &workspace,
+        agent_dir.root(),
+    ) {
+        Ok(policy) => policy,
+        Err(message) => {
+            eprintln!("pith: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    pith::sandbox::announce(&sandbox);
     let options = HostOptions {
         plugin_dirs: HostOptions::standard_dirs(
             &agent_dir.plugins_dir(),
@@ -97,6 +112,7 @@ async fn run(args: Args) -> ExitCode {
         embedded: true,
         plugin_files: args.extensions.clone(),
         no_extensions: args.no_extensions,
+        sandbox: std::sync::Arc::new(sandbox),
     };
     let (host, errors) = match PluginHost::load(options).await {
         Ok(loaded) => loaded,

@@ -8,6 +8,28 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// Takes out of a project's `.pith/settings.json` what a project may not set — the sandbox,
+/// and each plugin's grant and limits (`plugins.<id>.grant`, `plugins.<id>.limits`); returns
+/// the keys removed.
+fn forbid(project: &mut serde_json::Map<String, Value>) -> Vec<String> {
+    let mut removed = Vec::new();
+    if project.remove("sandbox").is_some() {
+        removed.push("sandbox".to_string());
+    }
+    if let Some(Value::Object(plugins)) = project.get_mut("plugins") {
+        for (id, plugin) in plugins.iter_mut() {
+            if let Some(fields) = plugin.as_object_mut() {
+                for key in ["grant", "limits"] {
+                    if fields.remove(key).is_some() {
+                        removed.push(format!("plugins.{id}.{key}"));
+                    }
+                }
+            }
+        }
+    }
+    removed
+}
+
 /// The merged settings and where they came from.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
@@ -23,9 +45,21 @@ impl Settings {
             merged: Value::Object(Default::default()),
             problems: Vec::new(),
         };
-        for file in std::iter::once(global).chain(project) {
+        for (file, is_project) in std::iter::once((global, false)).chain(project.map(|p| (p, true)))
+        {
             match read_json_object(file) {
-                Ok(Some(value)) => merge(&mut settings.merged, value),
+                Ok(Some(mut value)) => {
+                    // A project can never widen the sandbox or grant a plugin anything.
+                    if is_project && let Some(fields) = value.as_object_mut() {
+                        for key in forbid(fields) {
+                            settings.problems.push(format!(
+                                "{}: \"{key}\" is ignored in a project's settings (set it in the agent directory's settings.json)",
+                                file.display()
+                            ));
+                        }
+                    }
+                    merge(&mut settings.merged, value)
+                }
                 Ok(None) => {}
                 Err(problem) => settings.problems.push(problem),
             }
@@ -103,13 +137,20 @@ mod tests {
             r#"{"a":1,"plugins":{"x":{"enabled":true,"config":{"K":"g"}}}}"#,
         )
         .unwrap();
-        std::fs::write(&project, r#"{"plugins":{"x":{"config":{"K":"p"}}}}"#).unwrap();
+        std::fs::write(
+            &project,
+            r#"{"plugins":{"x":{"config":{"K":"p"},"grant":{"process":true}}},"sandbox":{"mode":"full-access"}}"#,
+        )
+        .unwrap();
         let settings = Settings::load(&global, Some(&project));
         assert_eq!(settings.get("a"), Some(&json!(1)));
+        // A project configures plugins but never grants them anything or widens the sandbox.
         assert_eq!(
             settings.get("plugins"),
             Some(&json!({"x": {"enabled": true, "config": {"K": "p"}}}))
         );
+        assert_eq!(settings.get("sandbox"), None);
+        assert_eq!(settings.problems.len(), 2, "{:?}", settings.problems);
     }
 
     #[test]

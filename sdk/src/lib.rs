@@ -85,6 +85,7 @@ mod content;
 pub mod host;
 pub mod http;
 pub mod process;
+pub mod sandbox;
 pub mod sse;
 pub mod text;
 pub mod walk;

@@ -57,6 +57,7 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
         embedded: true,
         plugin_files: Vec::new(),
         no_extensions: true,
+        sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(&work)),
     })
     .await
     .unwrap();

@@ -22,6 +22,7 @@ mod provider_openai_responses;
 mod reliability;
 mod resources;
 mod rpc_commands;
+mod sandbox;
 mod sessions;
 mod tool_bash;
 mod tools;

@@ -459,6 +459,9 @@ async fn disabled_plugins_are_left_out_and_later_dirs_win() {
         embedded: false,
         plugin_files: Vec::new(),
         no_extensions: false,
+        sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(
+            &fixture.workspace,
+        )),
     })
     .await
     .unwrap();

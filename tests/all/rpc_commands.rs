@@ -216,7 +216,9 @@ async fn state_messages_stats_and_last_text() {
             "pendingMessageCount",
             "queuedMessageCount",
             "todoPhases",
-            "queueMode"
+            "queueMode",
+            "sandbox",
+            "project"
         ]
     );
     // pi 1.5 counts the system message.

@@ -545,6 +545,8 @@ async fn automatic_compaction_past_the_threshold() {
         .find(|f| f["type"] == "auto_compaction_start")
         .unwrap();
     assert_eq!(start["reason"], "threshold");
+    // Prompts wait for the compaction until the run settles.
+    pith.wait_for(|f| f["type"] == "agent_settled").await;
     let state = pith.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["isStreaming"], false);
     assert_eq!(state["data"]["isCompacting"], false);

@@ -18,6 +18,7 @@ async fn host(workspace: &std::path::Path) -> PluginHost {
         embedded: true,
         plugin_files: Vec::new(),
         no_extensions: false,
+        sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(workspace)),
     })
     .await
     .unwrap();

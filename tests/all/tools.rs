@@ -16,7 +16,19 @@ struct Workspace {
 
 impl Workspace {
     async fn new() -> Workspace {
+        Workspace::with_sandbox(json!({})).await
+    }
+
+    /// A workspace whose tools run under the `sandbox` settings.
+    async fn with_sandbox(sandbox: Value) -> Workspace {
         let dir = tempfile::tempdir().unwrap();
+        let policy = pith::sandbox::SandboxPolicy::from_settings(
+            None,
+            &Settings::from_value(json!({ "sandbox": sandbox })),
+            dir.path(),
+            &dir.path().join("agent"),
+        )
+        .unwrap();
         let (host, errors) = PluginHost::load(HostOptions {
             workspace: dir.path().to_path_buf(),
             plugin_dirs: Vec::<(std::path::PathBuf, Origin)>::new(),
@@ -25,6 +37,7 @@ impl Workspace {
             embedded: true,
             plugin_files: Vec::new(),
             no_extensions: false,
+            sandbox: std::sync::Arc::new(policy),
         })
         .await
         .unwrap();
@@ -253,52 +266,127 @@ async fn ls_sorts_marks_directories_and_limits() {
     );
 }
 
+/// `workspace-write` (the default): the tools read anywhere but the deny list, and write only
+/// in the workspace and the writable roots; every denial names the path, the mode and the fix.
 #[tokio::test(flavor = "multi_thread")]
-async fn tools_cannot_leave_the_workspace() {
-    let ws = Workspace::new().await;
+async fn tools_read_widely_and_write_only_where_the_mode_allows() {
     let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    let outside_path = outside.path().canonicalize().unwrap();
+    std::fs::create_dir_all(outside_path.join("public")).unwrap();
+    std::fs::write(outside_path.join("public/notes.txt"), "notes\n").unwrap();
+    std::fs::write(outside_path.join("beside.txt"), "beside\n").unwrap();
+    std::fs::create_dir_all(outside_path.join("keys")).unwrap();
+    std::fs::write(outside_path.join("keys/id"), "secret").unwrap();
+    // No writable roots: the temp dir holding `outside` is not writable here.
+    let ws = Workspace::with_sandbox(
+        json!({"writableRoots": [], "denyRead": [outside_path.join("keys")]}),
+    )
+    .await;
     std::os::unix::fs::symlink(
-        outside.path().join("secret.txt"),
+        outside_path.join("public/notes.txt"),
         ws.dir.path().join("link.txt"),
     )
     .unwrap();
-    let secret = outside.path().join("secret.txt").display().to_string();
-    for args in [
-        json!({"path": secret}),
-        json!({"path": "../secret.txt"}),
-        json!({"path": "link.txt"}),
-    ] {
-        let out = ws.call("read", args.clone()).await;
-        assert!(out.is_error, "{args}: {}", out.text());
-        assert!(
-            !out.text().contains("secret\n") && out.text() != "secret",
-            "{args}"
-        );
-    }
+    // Reads outside the workspace work (the Emacs client's contract reads /tmp).
+    let notes = outside_path.join("public/notes.txt").display().to_string();
+    let out = ws.call("read", json!({"path": notes})).await;
+    assert_eq!((out.text(), out.is_error), ("notes\n".to_string(), false));
+    let public = outside_path.join("public").display().to_string();
+    let out = ws.call("ls", json!({"path": public})).await;
+    assert!(
+        !out.is_error && out.text().contains("notes.txt"),
+        "{}",
+        out.text()
+    );
+    // The deny list holds, with its reason.
+    let key = outside_path.join("keys/id");
+    let out = ws
+        .call("read", json!({"path": key.display().to_string()}))
+        .await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.text(),
+        format!(
+            "read of {} denied: it is on the sandbox's deny list (sandbox.denyRead and its defaults; run with --sandbox full-access to lift it)",
+            key.display()
+        )
+    );
+    // A file beside a denied directory is out of the file tools' reach, and they say why.
+    let beside = outside_path.join("beside.txt");
+    let out = ws
+        .call("read", json!({"path": beside.display().to_string()}))
+        .await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.text(),
+        format!(
+            "read of {} denied: {} holds a path on the sandbox's deny list, so the file tools reach only the directories in it, not its files (the shell can read it; --sandbox full-access lifts this)",
+            beside.display(),
+            outside_path.display()
+        )
+    );
+    // Writes outside are denied and name the mode and the fix; nothing is written.
+    let target = outside_path.join("new.txt");
     let out = ws
         .call(
             "write",
-            json!({"path": format!("{}/new.txt", outside.path().display()), "content": "x"}),
-        )
-        .await;
-    assert!(out.is_error);
-    assert!(!outside.path().join("new.txt").exists());
-    let out = ws
-        .call(
-            "edit",
-            json!({"path": "link.txt", "edits": [{"oldText": "secret", "newText": "pwned"}]}),
+            json!({"path": target.display().to_string(), "content": "x"}),
         )
         .await;
     assert!(out.is_error);
     assert_eq!(
-        std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
-        "secret"
+        out.text(),
+        format!(
+            "write to {} denied: outside the workspace in sandbox mode workspace-write (add it to sandbox.writableRoots or run with --sandbox full-access)",
+            target.display()
+        )
     );
+    assert!(!target.exists());
+    // Through a symlink out of the workspace: still outside.
     let out = ws
-        .call("ls", json!({"path": outside.path().display().to_string()}))
+        .call(
+            "edit",
+            json!({"path": "link.txt", "edits": [{"oldText": "notes", "newText": "pwned"}]}),
+        )
+        .await;
+    assert!(out.is_error, "{}", out.text());
+    assert_eq!(
+        std::fs::read_to_string(outside_path.join("public/notes.txt")).unwrap(),
+        "notes\n"
+    );
+    // Inside the workspace, writes work.
+    let out = ws
+        .call("write", json!({"path": "inside.txt", "content": "ok"}))
+        .await;
+    assert!(!out.is_error, "{}", out.text());
+}
+
+/// `read-only` writes nowhere; `full-access` anywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_and_full_access_modes() {
+    let read_only = Workspace::with_sandbox(json!({"mode": "read-only"})).await;
+    let out = read_only
+        .call("write", json!({"path": "a.txt", "content": "x"}))
         .await;
     assert!(out.is_error);
+    assert!(
+        out.text()
+            .contains("sandbox mode read-only allows no writes"),
+        "{}",
+        out.text()
+    );
+    assert!(!read_only.dir.path().join("a.txt").exists());
+    let outside = tempfile::tempdir().unwrap();
+    let full = Workspace::with_sandbox(json!({"mode": "full-access", "writableRoots": []})).await;
+    let target = outside.path().join("b.txt");
+    let out = full
+        .call(
+            "write",
+            json!({"path": target.display().to_string(), "content": "y"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text());
+    assert_eq!(std::fs::read_to_string(target).unwrap(), "y");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -439,6 +527,7 @@ async fn a_plugin_tool_named_like_a_built_in_replaces_it() {
         embedded: true,
         plugin_files: Vec::new(),
         no_extensions: false,
+        sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(dir.path())),
     })
     .await
     .unwrap();

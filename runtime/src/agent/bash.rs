@@ -77,9 +77,12 @@ impl BashControl {
         &self,
         command: &str,
         cwd: &Path,
+        sandbox: &crate::sandbox::SandboxPolicy,
         on_output: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<BashResult, String> {
-        let mut child = tokio::process::Command::new("bash")
+        let mut bash = tokio::process::Command::new("bash");
+        crate::sandbox::kernel::confine(&mut bash, sandbox)?;
+        let mut child = bash
             .arg("-c")
             .arg(command)
             .current_dir(cwd)

@@ -96,6 +96,8 @@ impl PluginHost {
             workspace: self.workspace.clone(),
             read_dirs: self.read_dirs(),
             http: self.http.clone(),
+            policy: self.sandbox(),
+            first_party: plugin.origin == super::discovery::Origin::Embedded,
         };
         let mut state =
             StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {

@@ -63,6 +63,8 @@ pub struct HostOptions {
     pub plugin_files: Vec<PathBuf>,
     /// `--no-extensions`: extensions load only from `plugin_files`.
     pub no_extensions: bool,
+    /// The sandbox of the model's tools and shell (`--sandbox`, `sandbox.*`).
+    pub sandbox: Arc<crate::sandbox::SandboxPolicy>,
 }
 
 impl HostOptions {
@@ -200,6 +202,11 @@ impl PluginHost {
             .read_dirs
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(dirs);
+    }
+
+    /// The sandbox of the model's tools and shell.
+    pub fn sandbox(&self) -> Arc<crate::sandbox::SandboxPolicy> {
+        self.options.sandbox.clone()
     }
 
     /// The directories granted with [`PluginHost::grant_read_dirs`].

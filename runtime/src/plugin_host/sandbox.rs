@@ -36,6 +36,12 @@ pub struct SandboxSpec {
     pub read_dirs: Arc<Vec<PathBuf>>,
     /// The shared HTTP client and its timeouts.
     pub http: super::imports::http::HttpClient,
+    /// The sandbox of the model's tools and shell: the filesystem view of first-party plugins,
+    /// and the kernel confinement of every process a plugin starts.
+    pub policy: Arc<crate::sandbox::SandboxPolicy>,
+    /// True for the first-party plugins built into the binary: their filesystem view is the
+    /// sandbox mode's (within what they declare), not the workspace alone.
+    pub first_party: bool,
 }
 
 /// Receives a tool's partial results.
@@ -87,7 +93,14 @@ impl StoreState {
             .allow_udp(false)
             .allow_ip_name_lookup(false);
         let mut workspace_guest = None;
-        if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace)
+        if spec.first_party
+            && spec.capabilities.workspace != WorkspaceAccess::None
+            && let Some(dir) = &spec.workspace
+        {
+            let writes = spec.capabilities.workspace == WorkspaceAccess::Write;
+            preopen_mode_view(&mut builder, &spec.policy, dir, writes)?;
+            workspace_guest = Some(dir.to_string_lossy().into_owned());
+        } else if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace)
             && access != WorkspaceAccess::None
         {
             let perms = match access {
@@ -159,6 +172,62 @@ impl StoreState {
             .find(|l| !l.starts_with("note:"))
             .map(|l| l.to_string())
     }
+}
+
+/// The filesystem of a first-party tool under the sandbox mode: everything readable but the
+/// deny list (read-only), and the mode's writable directories read-write when the tool writes;
+/// each at its own absolute path, with the policy in the environment (for error messages).
+/// The workspace and writable roots are whole: the deny list applies outside them.
+fn preopen_mode_view(
+    builder: &mut WasiCtxBuilder,
+    policy: &crate::sandbox::SandboxPolicy,
+    workspace: &std::path::Path,
+    writes: bool,
+) -> Result<(), String> {
+    use crate::sandbox::SandboxMode;
+    let open = |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms| {
+        let guest = dir.to_string_lossy().into_owned();
+        builder
+            .preopened_dir(dir, &guest, perms)
+            .map(|_| ())
+            .map_err(|err| format!("cannot open {}: {err}", dir.display()))
+    };
+    let write_perms = if writes {
+        FsPerms::ReadWrite
+    } else {
+        FsPerms::ReadOnly
+    };
+    let mut whole: Vec<PathBuf> = vec![workspace.to_path_buf()];
+    if policy.mode == SandboxMode::FullAccess {
+        open(builder, std::path::Path::new("/"), write_perms)?;
+    } else {
+        if policy.mode == SandboxMode::WorkspaceWrite {
+            whole.extend(policy.writable_roots.iter().filter(|r| r.is_dir()).cloned());
+        }
+        for root in crate::sandbox::tree::cached_readable_dirs(&policy.deny_read).iter() {
+            // A directory that went away since the list was made is simply not there.
+            if !whole.iter().any(|w| root.starts_with(w)) {
+                let _ = open(builder, root, FsPerms::ReadOnly);
+            }
+        }
+    }
+    for (i, dir) in whole.iter().enumerate() {
+        let writable = policy.mode != SandboxMode::ReadOnly;
+        let perms = if writable {
+            write_perms
+        } else {
+            FsPerms::ReadOnly
+        };
+        // The workspace first (always); a writable root only when it is not inside it.
+        if i == 0 || !dir.starts_with(workspace) {
+            open(builder, dir, perms)?;
+        }
+    }
+    for (key, value) in policy.guest_env() {
+        builder.env(&key, &value);
+    }
+    builder.env("PWD", workspace.to_string_lossy());
+    Ok(())
 }
 
 /// Caps linear memory and remembers a refused growth, so the error can say so.

@@ -36,11 +36,11 @@ impl ResourceDirs {
     }
 }
 
-/// What of the project's own configuration exists in `cwd` (`.pith/plugins`,
-/// `.pith/settings.json`, `.pi/skills`, `.pi/prompts`, `.pi/rules`), named for a message; `None`
-/// when there is none.
-pub fn untrusted_project_files(cwd: &Path) -> Option<String> {
-    let found: Vec<&str> = [
+/// The project's own configuration that exists in `cwd` (`.pith/plugins`,
+/// `.pith/settings.json`, `.pi/skills`, `.pi/prompts`, `.pi/rules`), each named for a message
+/// with its path.
+pub fn project_files(cwd: &Path) -> Vec<&'static str> {
+    [
         (".pith/plugins", "plugins (.pith/plugins)"),
         (".pith/settings.json", "settings (.pith/settings.json)"),
         (".pi/skills", "skills (.pi/skills)"),
@@ -50,8 +50,7 @@ pub fn untrusted_project_files(cwd: &Path) -> Option<String> {
     .into_iter()
     .filter(|(path, _)| cwd.join(path).exists())
     .map(|(_, name)| name)
-    .collect();
-    (!found.is_empty()).then(|| found.join(", "))
+    .collect()
 }
 
 /// Where a file resource came from, as pi labels it.

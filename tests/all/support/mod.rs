@@ -104,6 +104,9 @@ impl Fixture {
             embedded: false,
             plugin_files: Vec::new(),
             no_extensions: false,
+            sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(
+                &self.workspace,
+            )),
         })
         .await
         .expect("the plugin host starts")

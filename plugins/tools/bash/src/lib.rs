@@ -114,10 +114,14 @@ impl Tool for Bash {
                 Some(details) => ToolResult::text(output).with_details(details),
                 None => ToolResult::text(output),
             }),
-            Some(code) => Err(error(
-                format!("{output}\n\nCommand exited with code {code}"),
-                details,
-            )),
+            Some(code) => {
+                let hint = pith_sdk::sandbox::shell_hint(&output)
+                    .map_or_else(String::new, |hint| format!("\n{hint}"));
+                Err(error(
+                    format!("{output}\n\nCommand exited with code {code}{hint}"),
+                    details,
+                ))
+            }
             None => Err(error(format!("{output}\n\nCommand aborted"), details)),
         }
     }

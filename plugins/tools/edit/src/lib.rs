@@ -137,8 +137,12 @@ impl Tool for EditTool {
             return Err(fail(format!("No edits given for {shown}.")));
         }
         let path = resolve_model_path(&args.path);
-        let raw =
-            std::fs::read_to_string(&path).map_err(|_| fail(format!("File not found: {shown}")))?;
+        let raw = std::fs::read_to_string(&path).map_err(|_| {
+            fail(
+                pith_sdk::sandbox::explain_read(&path)
+                    .unwrap_or_else(|| format!("File not found: {shown}")),
+            )
+        })?;
         let (bom, body) = match raw.strip_prefix('\u{feff}') {
             Some(rest) => ("\u{feff}", rest),
             None => ("", raw.as_str()),
@@ -239,8 +243,12 @@ impl Tool for EditTool {
         } else {
             updated
         };
-        std::fs::write(&path, format!("{bom}{written}"))
-            .map_err(|err| fail(format!("{err}: '{shown}'")))?;
+        std::fs::write(&path, format!("{bom}{written}")).map_err(|err| {
+            fail(
+                pith_sdk::sandbox::explain_write(&path)
+                    .unwrap_or_else(|| format!("{err}: '{shown}'")),
+            )
+        })?;
         let message = if edits.len() == 1 {
             format!("Successfully replaced text in {shown}.")
         } else {

@@ -107,7 +107,10 @@ impl Tool for Grep {
             });
             files
         } else {
-            return Err(fail(format!("Path not found: {}", root.display())));
+            return Err(fail(
+                pith_sdk::sandbox::explain_read(&root)
+                    .unwrap_or_else(|| format!("Path not found: {}", root.display())),
+            ));
         };
         let mut out: Vec<String> = Vec::new();
         let mut matches = 0;

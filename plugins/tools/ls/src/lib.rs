@@ -36,8 +36,12 @@ impl Tool for Ls {
         let path = resolve_model_path(args.path.as_deref().unwrap_or("."));
         let shown = path.display().to_string();
         let fail = |message: String| ToolError::new(message).with_details(json!({}));
-        let meta =
-            std::fs::metadata(&path).map_err(|_| fail(format!("Path not found: {shown}")))?;
+        let meta = std::fs::metadata(&path).map_err(|_| {
+            fail(
+                pith_sdk::sandbox::explain_read(&path)
+                    .unwrap_or_else(|| format!("Path not found: {shown}")),
+            )
+        })?;
         if !meta.is_dir() {
             return Err(fail(format!("Not a directory: {shown}")));
         }

@@ -90,17 +90,22 @@ impl Tool for Read {
         let args: Args = call.parse()?;
         let path = resolve_model_path(&args.path);
         let shown = path.display().to_string();
-        let bytes = std::fs::read(&path).map_err(|err| match err.kind() {
-            std::io::ErrorKind::NotFound => error(format!(
-                "ENOENT: no such file or directory, access '{shown}'"
-            )),
-            std::io::ErrorKind::PermissionDenied => {
-                error(format!("EACCES: permission denied, access '{shown}'"))
+        let bytes = std::fs::read(&path).map_err(|err| {
+            if let Some(reason) = pith_sdk::sandbox::explain_read(&path) {
+                return error(reason);
             }
-            _ if path.is_dir() => error(format!(
-                "EISDIR: illegal operation on a directory, read '{shown}'"
-            )),
-            _ => error(format!("{err}: '{shown}'")),
+            match err.kind() {
+                std::io::ErrorKind::NotFound => error(format!(
+                    "ENOENT: no such file or directory, access '{shown}'"
+                )),
+                std::io::ErrorKind::PermissionDenied => {
+                    error(format!("EACCES: permission denied, access '{shown}'"))
+                }
+                _ if path.is_dir() => error(format!(
+                    "EISDIR: illegal operation on a directory, read '{shown}'"
+                )),
+                _ => error(format!("{err}: '{shown}'")),
+            }
         })?;
         if let Some(mime) = image_type(&bytes) {
             return Ok(ToolResult {

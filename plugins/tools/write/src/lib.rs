@@ -38,7 +38,9 @@ impl Tool for Write {
         let args: Args = call.parse()?;
         let path = resolve_model_path(&args.path);
         let fail = |err: std::io::Error| {
-            ToolError::new(format!("{err}: '{}'", path.display())).with_details(json!({}))
+            let message = pith_sdk::sandbox::explain_write(&path)
+                .unwrap_or_else(|| format!("{err}: '{}'", path.display()));
+            ToolError::new(message).with_details(json!({}))
         };
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;

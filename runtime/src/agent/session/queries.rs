@@ -32,6 +32,19 @@ impl Session {
         data.insert("queuedMessageCount".into(), json!(pending));
         data.insert("todoPhases".into(), json!(state.todos));
         data.insert("queueMode".into(), json!(state.follow_up.mode.as_str()));
+        data.insert("sandbox".into(), self.shared.host.sandbox().describe());
+        // What of the project's own configuration is not loaded (an untrusted project), so a
+        // host can ask the user whether to trust it.
+        let trusted = self.shared.resources().dirs.project_trusted;
+        let skipped = if trusted {
+            Vec::new()
+        } else {
+            crate::resources::project_files(&self.shared.cwd)
+        };
+        data.insert(
+            "project".into(),
+            json!({"trusted": trusted, "notLoaded": skipped}),
+        );
         Value::Object(data)
     }
 

@@ -111,6 +111,8 @@ impl Host for StoreState {
                 .ok_or_else(|| ProcessError::BadCwd(dir.clone()))?,
         };
         let mut command = tokio::process::Command::new("bash");
+        crate::sandbox::kernel::confine(&mut command, &self.spec.policy)
+            .map_err(ProcessError::Spawn)?;
         command
             .arg("-c")
             .arg(&cmd.command_line)

@@ -1,0 +1,335 @@
+//! The sandbox of everything the model drives: the first-party tools (through their WASI view)
+//! and the shell (the `bash` tool's and the `bash` command's processes, through the kernel, see
+//! [`kernel`]). Three modes, after Codex's: `read-only`, `workspace-write` (the default) and
+//! `full-access`; reads anywhere but a deny list, writes only in the workspace and the writable
+//! roots. Third-party plugins keep their own rule (the workspace access they declare and are
+//! granted): a mode never widens it.
+
+pub mod kernel;
+pub mod tree;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::agent_dir::{expand_tilde, home_dir};
+use crate::settings::Settings;
+
+/// How much the model's tools and shell may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Reads anywhere not denied; no writes.
+    ReadOnly,
+    /// Reads anywhere not denied; writes in the workspace and the writable roots.
+    WorkspaceWrite,
+    /// No restriction.
+    FullAccess,
+}
+
+/// The modes a user may name, the default second.
+pub const MODES: &[&str] = &["read-only", "workspace-write", "full-access"];
+
+impl SandboxMode {
+    /// Parses a mode's name; the error lists the modes.
+    pub fn parse(name: &str) -> Result<SandboxMode, String> {
+        match name {
+            "read-only" => Ok(SandboxMode::ReadOnly),
+            "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+            "full-access" | "danger-full-access" => Ok(SandboxMode::FullAccess),
+            other => Err(format!(
+                "unknown sandbox mode {other:?}: the modes are {}",
+                MODES.join(", ")
+            )),
+        }
+    }
+
+    /// The mode's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::FullAccess => "full-access",
+        }
+    }
+}
+
+/// Whether a call that needs more than the mode allows is put to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Never: the call fails with the reason.
+    Never,
+    /// A `confirm` dialog asks the host; yes allows that one call.
+    OnEscalation,
+}
+
+/// The paths denied to reads by default (credentials), relative to the home directory.
+pub const DEFAULT_DENY_READ: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".pi/agent/auth.json",
+];
+
+/// The sandbox as configured for a session.
+#[derive(Debug, Clone)]
+pub struct SandboxPolicy {
+    /// The mode.
+    pub mode: SandboxMode,
+    /// The workspace (writable in `workspace-write`).
+    pub workspace: PathBuf,
+    /// Other writable directories (`sandbox.writableRoots`; the temp dir by default).
+    pub writable_roots: Vec<PathBuf>,
+    /// Paths no read may reach (`sandbox.denyRead`, after the defaults).
+    pub deny_read: Vec<PathBuf>,
+    /// Whether the shell may open network connections (`sandbox.network`).
+    pub network: bool,
+    /// Whether the shell refuses to run without the kernel sandbox
+    /// (`sandbox.requireKernelSandbox`).
+    pub require_kernel: bool,
+    /// `sandbox.approval`.
+    pub approval: Approval,
+}
+
+impl SandboxPolicy {
+    /// No restriction (for embedding and tools run by hand).
+    pub fn full_access(workspace: &Path) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: SandboxMode::FullAccess,
+            workspace: workspace.to_path_buf(),
+            writable_roots: Vec::new(),
+            deny_read: Vec::new(),
+            network: true,
+            require_kernel: false,
+            approval: Approval::Never,
+        }
+    }
+
+    /// The default policy (`workspace-write`, the default roots and deny list) for `workspace`.
+    pub fn workspace_write(workspace: &Path) -> SandboxPolicy {
+        let agent_dir = crate::agent_dir::AgentDir::resolve(None);
+        SandboxPolicy::from_settings(None, &Settings::default(), workspace, agent_dir.root())
+            .unwrap_or_else(|_| SandboxPolicy::full_access(workspace))
+    }
+
+    /// The policy from `--sandbox` (else `sandbox.mode`) and the `sandbox` settings; `agent_dir`
+    /// (whose `auth.json` is denied) and the workspace are absolute.
+    pub fn from_settings(
+        flag: Option<&str>,
+        settings: &Settings,
+        workspace: &Path,
+        agent_dir: &Path,
+    ) -> Result<SandboxPolicy, String> {
+        let section = settings.get("sandbox").cloned().unwrap_or(Value::Null);
+        let text = |key: &str| section.get(key).and_then(Value::as_str);
+        let flag_of = |key: &str, default: bool| -> Result<bool, String> {
+            match section.get(key) {
+                None | Some(Value::Null) => Ok(default),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(_) => Err(format!("settings sandbox.{key} must be true or false")),
+            }
+        };
+        let paths = |key: &str| -> Result<Vec<PathBuf>, String> {
+            match section.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|item| {
+                        item.as_str()
+                            .map(|p| absolute(workspace, &expand_tilde(Path::new(p))))
+                            .ok_or_else(|| format!("settings sandbox.{key} must list paths"))
+                    })
+                    .collect(),
+                Some(_) => Err(format!("settings sandbox.{key} must be a list of paths")),
+            }
+        };
+        let mode = SandboxMode::parse(flag.or(text("mode")).unwrap_or("workspace-write"))?;
+        let approval = match text("approval").unwrap_or("never") {
+            "never" => Approval::Never,
+            "on-escalation" => Approval::OnEscalation,
+            other => {
+                return Err(format!(
+                    "settings sandbox.approval {other:?}: it is \"never\" or \"on-escalation\""
+                ));
+            }
+        };
+        let mut writable_roots = match section.get("writableRoots") {
+            None | Some(Value::Null) => vec![std::env::temp_dir()],
+            _ => paths("writableRoots")?,
+        };
+        writable_roots.retain(|root| !root.as_os_str().is_empty());
+        // Compared with canonical paths (the tools' and the kernel's views resolve links).
+        let canonical = |path: PathBuf| path.canonicalize().unwrap_or(path);
+        let writable_roots: Vec<PathBuf> = writable_roots.into_iter().map(canonical).collect();
+        let workspace = canonical(workspace.to_path_buf());
+        let home = home_dir();
+        let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ.iter().map(|p| home.join(p)).collect();
+        deny_read.push(agent_dir.join("auth.json"));
+        deny_read.extend(paths("denyRead")?);
+        deny_read.sort();
+        deny_read.dedup();
+        Ok(SandboxPolicy {
+            mode,
+            workspace,
+            writable_roots,
+            deny_read,
+            network: flag_of("network", true)?,
+            require_kernel: flag_of("requireKernelSandbox", true)?,
+            approval,
+        })
+    }
+
+    /// True when reads of `path` (absolute) are denied.
+    pub fn read_denied(&self, path: &Path) -> bool {
+        self.mode != SandboxMode::FullAccess && self.deny_read.iter().any(|d| path.starts_with(d))
+    }
+
+    /// The directories writes may reach (none in `read-only`; `/` in `full-access`).
+    pub fn writable(&self) -> Vec<PathBuf> {
+        match self.mode {
+            SandboxMode::ReadOnly => Vec::new(),
+            SandboxMode::WorkspaceWrite => std::iter::once(self.workspace.clone())
+                .chain(self.writable_roots.iter().cloned())
+                .collect(),
+            SandboxMode::FullAccess => vec![PathBuf::from("/")],
+        }
+    }
+
+    /// True when writes to `path` (absolute) are allowed.
+    pub fn may_write(&self, path: &Path) -> bool {
+        self.writable().iter().any(|root| path.starts_with(root))
+    }
+
+    /// Why a write to `path` is denied, with the setting or flag that would allow it.
+    pub fn write_denial(&self, path: &Path) -> String {
+        pith_sdk::sandbox::write_denied(path, self.mode.as_str())
+    }
+
+    /// The environment that tells a first-party tool its sandbox (so its errors can say why an
+    /// access failed): `PITH_SANDBOX_MODE`, `PITH_SANDBOX_WRITABLE` and
+    /// `PITH_SANDBOX_DENY_READ` (paths separated by newlines), and `PITH_SANDBOX_NETWORK`.
+    pub fn guest_env(&self) -> Vec<(String, String)> {
+        let join = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        vec![
+            ("PITH_SANDBOX_MODE".into(), self.mode.as_str().into()),
+            ("PITH_SANDBOX_WRITABLE".into(), join(&self.writable())),
+            ("PITH_SANDBOX_DENY_READ".into(), join(&self.deny_read)),
+            ("PITH_SANDBOX_NETWORK".into(), self.network.to_string()),
+        ]
+    }
+
+    /// The sandbox as `get_state` shows it.
+    pub fn describe(&self) -> Value {
+        let kernel = kernel::landlock_abi();
+        json!({
+            "mode": self.mode.as_str(),
+            "writableRoots": self.writable_roots,
+            "network": self.network,
+            "kernel": match (self.mode, kernel) {
+                (SandboxMode::FullAccess, _) => Value::Null,
+                (_, Some(abi)) => json!(format!("landlock v{abi}")),
+                (_, None) => json!("unavailable"),
+            },
+            "approval": match self.approval {
+                Approval::Never => "never",
+                Approval::OnEscalation => "on-escalation",
+            },
+        })
+    }
+}
+
+/// Says on stderr, once at startup, what the user should know of the sandbox: that
+/// `full-access` lifts it, and when the kernel cannot hold the shell.
+pub fn announce(policy: &SandboxPolicy) {
+    if policy.mode == SandboxMode::FullAccess {
+        eprintln!(
+            "pith: warning: sandbox mode full-access: the model's tools and shell run with your full rights"
+        );
+    } else if kernel::landlock_abi().is_none() {
+        if policy.require_kernel {
+            eprintln!("pith: warning: {}", kernel::unavailable_message());
+        } else {
+            eprintln!(
+                "pith: warning: this kernel has no Landlock: the shell runs unsandboxed (sandbox.requireKernelSandbox is false)"
+            );
+        }
+    }
+}
+
+/// `path` made absolute against `base`.
+fn absolute(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(settings: Value) -> SandboxPolicy {
+        SandboxPolicy::from_settings(
+            None,
+            &Settings::from_value(json!({ "sandbox": settings })),
+            Path::new("/work/project"),
+            Path::new("/home/u/.pith/agent"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn workspace_write_is_the_default() {
+        let policy = policy(json!({}));
+        assert_eq!(policy.mode, SandboxMode::WorkspaceWrite);
+        assert!(policy.may_write(Path::new("/work/project/src/a.rs")));
+        assert!(policy.may_write(&std::env::temp_dir().join("x")));
+        assert!(!policy.may_write(Path::new("/etc/hosts")));
+        assert!(policy.read_denied(Path::new("/home/u/.pith/agent/auth.json")));
+        assert!(!policy.read_denied(Path::new("/etc/hosts")));
+        assert_eq!(
+            policy.write_denial(Path::new("/etc/hosts")),
+            "write to /etc/hosts denied: outside the workspace in sandbox mode workspace-write (add it to sandbox.writableRoots or run with --sandbox full-access)"
+        );
+    }
+
+    #[test]
+    fn settings_and_flags() {
+        let read_only = policy(json!({"mode": "read-only", "network": false}));
+        assert!(!read_only.may_write(Path::new("/work/project/a")));
+        assert!(!read_only.network);
+        let roots =
+            policy(json!({"writableRoots": ["out", "/var/cache/x"], "denyRead": ["secrets"]}));
+        assert!(roots.may_write(Path::new("/work/project/out/b")));
+        assert!(roots.may_write(Path::new("/var/cache/x/y")));
+        assert!(
+            !roots.may_write(&std::env::temp_dir().join("x"))
+                || std::env::temp_dir().starts_with("/work/project")
+        );
+        assert!(roots.read_denied(Path::new("/work/project/secrets/key")));
+        let full = SandboxPolicy::from_settings(
+            Some("full-access"),
+            &Settings::default(),
+            Path::new("/w"),
+            Path::new("/a"),
+        )
+        .unwrap();
+        assert!(full.may_write(Path::new("/etc/hosts")));
+        assert!(!full.read_denied(Path::new("/a/auth.json")));
+        assert_eq!(
+            SandboxMode::parse("open").unwrap_err(),
+            "unknown sandbox mode \"open\": the modes are read-only, workspace-write, full-access"
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! The sandbox over the real binary and pipes: the shell (the `bash` command's and the `bash`
+//! tool's processes) held by the kernel (Landlock) to the mode — writes only where the mode
+//! allows, no reads of the deny list, no network with `network: false` — and the same commands
+//! allowed under `full-access`. Each denial is the process's own failure: it ran and tried.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::rpc::{Options, Pith};
+
+/// A pith whose HOME is `home` and whose settings are `settings`.
+async fn pith_with(home: &Path, settings: Value, extra: &[&str], script: Value) -> Pith {
+    let mut options = Options::faux(script);
+    options
+        .env
+        .push(("HOME".into(), home.display().to_string()));
+    options
+        .agent_files
+        .push(("settings.json".into(), settings.to_string()));
+    options.args.extend(extra.iter().map(|a| a.to_string()));
+    Pith::spawn(options).await
+}
+
+async fn bash(pith: &mut Pith, id: &str, command: &str) -> Value {
+    let response = pith
+        .call(id, json!({"type": "bash", "command": command}))
+        .await;
+    assert_eq!(response["success"], true, "{response}");
+    response["data"].clone()
+}
+
+struct Places {
+    _dir: tempfile::TempDir,
+    home: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+fn places() -> Places {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_test"), "PRIVATE KEY").unwrap();
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    Places {
+        _dir: dir,
+        home,
+        outside,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shell_is_held_to_the_mode_by_the_kernel() {
+    assert!(
+        pith::sandbox::kernel::landlock_abi().is_some(),
+        "these machines have Landlock"
+    );
+    let at = places();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let settings = json!({"sandbox": {"writableRoots": [], "network": false}});
+    let mut pith = pith_with(&at.home, settings.clone(), &[], json!([])).await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["sandbox"]["mode"], "workspace-write");
+    assert!(
+        state["data"]["sandbox"]["kernel"]
+            .as_str()
+            .unwrap()
+            .starts_with("landlock v")
+    );
+    std::os::unix::fs::symlink(&at.outside, pith.work_dir().join("escape")).unwrap();
+    let outside = at.outside.display();
+    let cases = [
+        (
+            "touch",
+            format!("touch {outside}/x && echo made"),
+            "Permission denied",
+        ),
+        (
+            "ssh",
+            format!("cat {}/.ssh/id_test", at.home.display()),
+            "Permission denied",
+        ),
+        (
+            "symlink",
+            "echo pwned > escape/through-link && echo made".to_string(),
+            "Permission denied",
+        ),
+        (
+            "network",
+            format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+            "Permission denied",
+        ),
+    ];
+    for (id, command, expected) in &cases {
+        let data = bash(&mut pith, id, command).await;
+        let output = data["output"].as_str().unwrap();
+        assert!(
+            output.contains(expected) && !output.contains("made") && !output.contains("connected"),
+            "{id}: {data}"
+        );
+        assert_ne!(data["exitCode"], 0, "{id}: {data}");
+    }
+    assert!(!at.outside.join("x").exists());
+    assert!(!at.outside.join("through-link").exists());
+    // Inside the workspace, and reads elsewhere, work.
+    let data = bash(
+        &mut pith,
+        "in",
+        "echo ok > inside.txt && cat inside.txt && ls /usr >/dev/null && echo read",
+    )
+    .await;
+    assert_eq!(data["output"], "ok\nread\n", "{data}");
+
+    // The same under full-access.
+    let mut full = pith_with(&at.home, settings, &["--sandbox", "full-access"], json!([])).await;
+    std::os::unix::fs::symlink(&at.outside, full.work_dir().join("escape")).unwrap();
+    for (id, command, _) in &cases {
+        let data = bash(&mut full, id, command).await;
+        assert_eq!(data["exitCode"], 0, "{id}: {data}");
+    }
+    assert!(at.outside.join("x").exists());
+    drop(listener);
+}
+
+/// The `bash` tool's processes too, and its result says the sandbox may be why.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bash_tool_is_held_too_and_says_why() {
+    let at = places();
+    let outside = at.outside.display().to_string();
+    let script = json!([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": format!("touch {outside}/y")}}]},
+        {"text": "done"}
+    ]);
+    let settings = json!({"sandbox": {"writableRoots": []}});
+    let mut pith = pith_with(&at.home, settings, &[], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let result = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "toolResult")
+        .unwrap()
+        .clone();
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(result["isError"], true);
+    assert!(text.contains("Permission denied"), "{text}");
+    assert!(
+        text.contains(
+            "[sandbox] this may be the sandbox: mode workspace-write allows writes only in"
+        ),
+        "{text}"
+    );
+    assert!(!at.outside.join("y").exists());
+}
+
+/// `read-only`: the shell writes nowhere, not even in the workspace.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_shell() {
+    let at = places();
+    let mut pith = pith_with(&at.home, json!({}), &["--sandbox", "read-only"], json!([])).await;
+    let data = bash(
+        &mut pith,
+        "w",
+        "echo x > here.txt; ls /usr >/dev/null && echo read",
+    )
+    .await;
+    let output = data["output"].as_str().unwrap();
+    assert!(
+        output.contains("Permission denied") && output.ends_with("read\n"),
+        "{data}"
+    );
+    assert!(!pith.work_dir().join("here.txt").exists());
+}
+
+/// The Emacs client's contract: in the default mode the model reads a file in /tmp.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_default_mode_reads_outside_the_workspace() {
+    let file = tempfile::Builder::new()
+        .prefix("fake-tool")
+        .suffix(".txt")
+        .tempfile_in("/tmp")
+        .unwrap();
+    std::fs::write(file.path(), "from /tmp\n").unwrap();
+    let path = file.path().display().to_string();
+    let script = json!([
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": path}}]},
+        {"text": "read it"}
+    ]);
+    let at = places();
+    let mut pith = pith_with(&at.home, json!({}), &[], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "read the file"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let result = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "toolResult")
+        .unwrap()
+        .clone();
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["content"][0]["text"], "from /tmp\n");
+}

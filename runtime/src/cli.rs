@@ -19,6 +19,13 @@ pub enum Command {
         /// Its arguments as JSON text.
         arguments: String,
     },
+    /// Remember whether a project is trusted (`pith trust [path]`, `pith untrust [path]`).
+    Trust {
+        /// The project (the current directory when absent).
+        path: Option<PathBuf>,
+        /// Trust (true) or refuse (false).
+        trusted: bool,
+    },
     /// Print usage.
     Help,
     /// Print the version.
@@ -107,6 +114,8 @@ Usage:
   pith --mode rpc [options]          serve pi's RPC protocol on stdin/stdout
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
+  pith trust [path] | untrust [path]  remember whether a project's own plugins, settings and
+                                     resources load (the current directory by default)
 
 Model options:
   --provider <name>              the provider of --model
@@ -132,6 +141,7 @@ Tools and resources:
   --append-system-prompt <text|file>  append to the system prompt
   -e, --extension <path>         load a plugin: its manifest, component or directory (repeatable)
   -a, --approve / -na, --no-approve  trust (or not) the project's own .pith/ plugins and resources
+                                 for this run (see pith trust)
   --no-mcp                       accepted for pi's sake (pith has no MCP client)
   --no-extensions, --skill <path>, --no-skills, --prompt-template <path>, --no-prompt-templates
 
@@ -258,6 +268,10 @@ impl Args {
                         arguments: words.get(2).cloned().unwrap_or_else(|| "{}".into()),
                     }
                 }
+                Some(word @ ("trust" | "untrust")) => Command::Trust {
+                    path: words.get(1).map(PathBuf::from),
+                    trusted: word == "trust",
+                },
                 Some(other) => return Err(UsageError(format!("unknown command {other:?}"))),
                 None => Command::Help,
             }

@@ -18,3 +18,4 @@ pub mod rpc;
 pub mod sandbox;
 pub mod settings;
 pub mod time;
+pub mod trust;

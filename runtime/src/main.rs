@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     code
 }
 
-async fn run(args: Args) -> ExitCode {
+async fn run(mut args: Args) -> ExitCode {
     match &args.command {
         Some(Command::Help) | None => {
             print!("{USAGE}");
@@ -70,6 +70,42 @@ async fn run(args: Args) -> ExitCode {
     // The project's own plugins, settings and resources run only in a trusted project
     // (`--approve`), as pi 1.5 loads project resources: cloning a repository and starting
     // pith in it must not run that repository's code.
+    let record = match pith::trust::TrustRecord::load(agent_dir.root()) {
+        Ok(record) => record,
+        Err(problem) => {
+            eprintln!("pith: {problem} (it is ignored: fix or delete it)");
+            pith::trust::TrustRecord::default()
+        }
+    };
+    if let Some(Command::Trust { path, trusted }) = &args.command {
+        let project = path
+            .as_ref()
+            .map_or(workspace.clone(), |p| workspace.join(p));
+        let project = project.canonicalize().unwrap_or(project);
+        let mut record = record;
+        return match record.set(agent_dir.root(), &project, *trusted) {
+            Ok(()) => {
+                println!(
+                    "pith: {} is {}: its own .pith/ plugins and settings and .pi/ resources {}",
+                    project.display(),
+                    if *trusted { "trusted" } else { "not trusted" },
+                    if *trusted { "load" } else { "do not load" }
+                );
+                ExitCode::SUCCESS
+            }
+            Err(problem) => {
+                eprintln!("pith: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // The run's decision: --approve / --no-approve, else the remembered one, else untrusted.
+    let canonical = workspace.canonicalize().unwrap_or(workspace.clone());
+    args.approve = Some(
+        args.approve
+            .or(record.decision(&canonical))
+            .unwrap_or(false),
+    );
     let project_trusted = args.project_trusted();
     let skipped = pith::resources::project_files(&workspace);
     if !project_trusted && !skipped.is_empty() {
@@ -133,6 +169,6 @@ async fn run(args: Args) -> ExitCode {
         Some(Command::Rpc) => {
             pith::commands::startup::serve(host, &args, &settings, workspace, &agent_dir).await
         }
-        Some(Command::Help | Command::Version) | None => ExitCode::SUCCESS,
+        Some(Command::Help | Command::Version | Command::Trust { .. }) | None => ExitCode::SUCCESS,
     }
 }

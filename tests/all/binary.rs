@@ -357,3 +357,47 @@ fn pi_1_5_flags() {
         "the last of -a and -na wins"
     );
 }
+
+#[test]
+fn trust_is_remembered_and_the_flags_win() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".pi/prompts")).unwrap();
+    std::fs::write(dir.path().join(".pi/prompts/fix.md"), "Fix it\n").unwrap();
+    let faux = [
+        "--provider",
+        "faux",
+        "--model",
+        "faux-model",
+        "--no-session",
+    ];
+    let commands = json!({"id": "c", "type": "get_commands"});
+    let state = json!({"id": "s", "type": "get_state"});
+    let listed = |extra: &[&str]| {
+        let (_, frames, _) = rpc_once(
+            &[&faux[..], extra].concat(),
+            dir.path(),
+            &[],
+            &[commands.clone(), state.clone()],
+        );
+        let by_id = |id: &str| frames.iter().find(|f| f["id"] == id).unwrap().clone();
+        (
+            by_id("c")["data"]["commands"].as_array().unwrap().len(),
+            by_id("s")["data"]["project"].clone(),
+        )
+    };
+    assert_eq!(
+        listed(&[]),
+        (
+            0,
+            json!({"trusted": false, "notLoaded": ["prompt templates (.pi/prompts)"]})
+        )
+    );
+    let trust = pith(&["trust"], dir.path());
+    assert!(trust.status.success());
+    assert!(String::from_utf8_lossy(&trust.stdout).contains("is trusted"));
+    assert_eq!(listed(&[]), (1, json!({"trusted": true, "notLoaded": []})));
+    assert_eq!(listed(&["--no-approve"]).0, 0, "the flag wins for this run");
+    assert!(pith(&["untrust"], dir.path()).status.success());
+    assert_eq!(listed(&[]).0, 0);
+    assert_eq!(listed(&["-a"]).0, 1);
+}

@@ -206,3 +206,47 @@ async fn the_default_mode_reads_outside_the_workspace() {
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["content"][0]["text"], "from /tmp\n");
 }
+
+/// `sandbox.approval: "on-escalation"`: a write beyond the mode is asked with a `confirm`
+/// dialog; "no" leaves the file untouched, "yes" allows that one call.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_escalation_is_asked_and_answered_both_ways() {
+    let at = places();
+    let refused = at.outside.join("refused.txt");
+    let allowed = at.outside.join("allowed.txt");
+    let script = json!([
+        {"tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": refused.display().to_string(), "content": "no"}}]},
+        {"tool_calls": [{"id": "w2", "name": "write", "arguments": {"path": allowed.display().to_string(), "content": "yes"}}]},
+        {"text": "done"}
+    ]);
+    let settings = json!({"sandbox": {"writableRoots": [], "approval": "on-escalation"}});
+    let mut pith = pith_with(&at.home, settings, &[], script).await;
+    pith.call("p", json!({"type": "prompt", "message": "write both"}))
+        .await;
+    for (answer, path) in [(false, &refused), (true, &allowed)] {
+        let dialog = pith
+            .wait_for(|f| f["type"] == "extension_ui_request" && f["method"] == "confirm")
+            .await;
+        assert_eq!(dialog["title"], "Allow the write tool beyond the sandbox?");
+        let message = dialog["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!(
+                "write to {} denied: outside the workspace in sandbox mode workspace-write",
+                path.display()
+            )),
+            "{message}"
+        );
+        pith.send(
+            json!({"type": "extension_ui_response", "id": dialog["id"], "confirmed": answer}),
+        )
+        .await;
+        // Wait for this call's end before the next dialog.
+        let end = pith.wait_for(|f| f["type"] == "tool_execution_end").await;
+        assert_eq!(end["isError"], !answer, "{end}");
+        pith.frames
+            .retain(|f| f["type"] != "tool_execution_end" && f["type"] != "extension_ui_request");
+    }
+    pith.until_agent_end().await;
+    assert!(!refused.exists(), "a no leaves the file untouched");
+    assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "yes");
+}

@@ -4,6 +4,7 @@ pub mod agent_loop;
 pub mod bash;
 pub mod compaction;
 pub mod context;
+pub mod escalation;
 pub mod event;
 pub mod events;
 pub mod export;

@@ -161,42 +161,43 @@ pub(super) async fn run_tool_calls(
             }
         }
     }
-    let handles: Vec<_> = runnable
-        .into_iter()
-        .map(|call| {
-            let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
-            let forwarder = shared.clone();
-            let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
-            let forwarding = tokio::spawn(async move {
-                while let Some(partial) = receiver.recv().await {
-                    forwarder.emit(&events::tool_execution_update(
-                        &id, &name, &raw_args, &partial,
-                    ));
-                }
-            });
-            let runner = shared.clone();
-            let (tool, id, args, cancel) = (
-                call.tool.clone(),
-                call.id.clone(),
-                call.args.clone(),
-                cancel.clone(),
-            );
-            let running = tokio::spawn(async move {
-                tools::execute(
-                    &runner.host,
-                    &runner.extensions,
-                    &runner.bridge,
-                    &tool,
-                    &id,
-                    &args,
-                    &cancel,
-                    updates,
-                )
-                .await
-            });
-            (call, running, forwarding)
-        })
-        .collect();
+    let mut handles = Vec::new();
+    for call in runnable {
+        // A call that needs more than the sandbox mode allows is put to the host first.
+        let escalated = super::escalation::approve(shared, &call.tool, &call.args).await;
+        let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
+        let forwarder = shared.clone();
+        let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
+        let forwarding = tokio::spawn(async move {
+            while let Some(partial) = receiver.recv().await {
+                forwarder.emit(&events::tool_execution_update(
+                    &id, &name, &raw_args, &partial,
+                ));
+            }
+        });
+        let runner = shared.clone();
+        let (tool, id, args, cancel) = (
+            call.tool.clone(),
+            call.id.clone(),
+            call.args.clone(),
+            cancel.clone(),
+        );
+        let running = tokio::spawn(async move {
+            tools::execute(
+                &runner.host,
+                &runner.extensions,
+                &runner.bridge,
+                &tool,
+                &id,
+                &args,
+                &cancel,
+                updates,
+                escalated,
+            )
+            .await
+        });
+        handles.push((call, running, forwarding));
+    }
     for (call, running, forwarding) in handles {
         let mut output = running
             .await

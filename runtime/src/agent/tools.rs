@@ -133,6 +133,7 @@ pub async fn execute(
     arguments: &Value,
     cancel: &CancellationToken,
     updates: mpsc::UnboundedSender<ToolOutput>,
+    escalated: Option<std::path::PathBuf>,
 ) -> ToolOutput {
     match tool {
         SessionTool::Extension(spec, plugin) => {
@@ -152,8 +153,12 @@ pub async fn execute(
                     &spec.name,
                     call_id,
                     arguments,
-                    Some(updates),
-                    Some(cancel.clone()),
+                    crate::plugin_host::CallOptions {
+                        progress: Some(updates),
+                        cancel: Some(cancel.clone()),
+                        escalated,
+                        ..Default::default()
+                    },
                 )
                 .await
             {

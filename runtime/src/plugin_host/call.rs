@@ -26,6 +26,9 @@ pub struct CallOptions {
     /// URL prefixes granted for this call only (a provider gets its model's base URL, which the
     /// user configured).
     pub extra_http: Vec<super::grants::UrlPrefix>,
+    /// A directory beyond the sandbox mode opened for this call only (an escalation the host
+    /// approved), for a first-party tool.
+    pub escalated: Option<std::path::PathBuf>,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -80,6 +83,7 @@ impl PluginHost {
             progress,
             cancel,
             extra_http,
+            escalated,
         } = options;
         let limits = plugin.manifest.limits;
         let spec = SandboxSpec {
@@ -98,6 +102,7 @@ impl PluginHost {
             http: self.http.clone(),
             policy: self.sandbox(),
             first_party: plugin.origin == super::discovery::Origin::Embedded,
+            escalated,
         };
         let mut state =
             StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {

@@ -459,7 +459,12 @@ impl PluginHost {
             .find(|(spec, _)| spec.name == name)
             .map(|(_, plugin)| plugin.clone())
             .ok_or_else(|| CallError::NotFound(format!("Tool {name} not found")))?;
-        self.call_plugin_tool(&plugin, name, call_id, arguments, progress, cancel)
+        let options = CallOptions {
+            progress,
+            cancel,
+            ..CallOptions::default()
+        };
+        self.call_plugin_tool(&plugin, name, call_id, arguments, options)
             .await
     }
 
@@ -471,8 +476,7 @@ impl PluginHost {
         name: &str,
         call_id: &str,
         arguments: &Value,
-        progress: Option<ProgressSink>,
-        cancel: Option<tokio_util::sync::CancellationToken>,
+        options: CallOptions,
     ) -> Result<ToolOutput, CallError> {
         let loaded = self.loaded(plugin).await?;
         let pre = loaded
@@ -484,11 +488,7 @@ impl PluginHost {
         let result = self
             .run_call(
                 plugin,
-                CallOptions {
-                    progress,
-                    cancel,
-                    extra_http: Vec::new(),
-                },
+                options,
                 fresh_call!(pre, |instance, store| instance
                     .pith_plugin_tool()
                     .call_execute(&mut *store, &name, &call_id, &arguments)

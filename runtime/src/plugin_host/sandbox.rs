@@ -42,6 +42,8 @@ pub struct SandboxSpec {
     /// True for the first-party plugins built into the binary: their filesystem view is the
     /// sandbox mode's (within what they declare), not the workspace alone.
     pub first_party: bool,
+    /// A directory beyond the mode this call may use (an approved escalation).
+    pub escalated: Option<PathBuf>,
 }
 
 /// Receives a tool's partial results.
@@ -98,7 +100,12 @@ impl StoreState {
             && let Some(dir) = &spec.workspace
         {
             let writes = spec.capabilities.workspace == WorkspaceAccess::Write;
-            preopen_mode_view(&mut builder, &spec.policy, dir, writes)?;
+            let view = ModeView {
+                workspace: dir,
+                writes,
+                escalated: spec.escalated.as_deref(),
+            };
+            preopen_mode_view(&mut builder, &spec.policy, &view)?;
             workspace_guest = Some(dir.to_string_lossy().into_owned());
         } else if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace)
             && access != WorkspaceAccess::None
@@ -174,6 +181,16 @@ impl StoreState {
     }
 }
 
+/// What a first-party tool's filesystem view is made of.
+struct ModeView<'a> {
+    /// The workspace.
+    workspace: &'a std::path::Path,
+    /// Whether the tool writes (declares `workspace = "write"`).
+    writes: bool,
+    /// A directory beyond the mode the host approved for this call.
+    escalated: Option<&'a std::path::Path>,
+}
+
 /// The filesystem of a first-party tool under the sandbox mode: everything readable but the
 /// deny list (read-only), and the mode's writable directories read-write when the tool writes;
 /// each at its own absolute path, with the policy in the environment (for error messages).
@@ -181,9 +198,9 @@ impl StoreState {
 fn preopen_mode_view(
     builder: &mut WasiCtxBuilder,
     policy: &crate::sandbox::SandboxPolicy,
-    workspace: &std::path::Path,
-    writes: bool,
+    view: &ModeView<'_>,
 ) -> Result<(), String> {
+    let (workspace, writes) = (view.workspace, view.writes);
     use crate::sandbox::SandboxMode;
     let open = |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms| {
         let guest = dir.to_string_lossy().into_owned();
@@ -204,6 +221,7 @@ fn preopen_mode_view(
         if policy.mode == SandboxMode::WorkspaceWrite {
             whole.extend(policy.writable_roots.iter().filter(|r| r.is_dir()).cloned());
         }
+        whole.extend(view.escalated.map(std::path::Path::to_path_buf));
         for root in crate::sandbox::tree::cached_readable_dirs(&policy.deny_read).iter() {
             // A directory that went away since the list was made is simply not there.
             if !whole.iter().any(|w| root.starts_with(w)) {
@@ -212,14 +230,15 @@ fn preopen_mode_view(
         }
     }
     for (i, dir) in whole.iter().enumerate() {
-        let writable = policy.mode != SandboxMode::ReadOnly;
+        let escalated = view.escalated == Some(dir.as_path());
+        let writable = policy.mode != SandboxMode::ReadOnly || escalated;
         let perms = if writable {
             write_perms
         } else {
             FsPerms::ReadOnly
         };
         // The workspace first (always); a writable root only when it is not inside it.
-        if i == 0 || !dir.starts_with(workspace) {
+        if i == 0 || escalated || !dir.starts_with(workspace) {
             open(builder, dir, perms)?;
         }
     }

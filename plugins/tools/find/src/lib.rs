@@ -40,13 +40,11 @@ impl Tool for Find {
         let args: Args = call.parse()?;
         let root = resolve_model_path(args.path.as_deref().unwrap_or("."));
         if !root.is_dir() {
-            return Err(
-                ToolError::new(
-                    pith_sdk::sandbox::explain_read(&root)
-                        .unwrap_or_else(|| format!("Path not found: {}", root.display())),
-                )
-                .with_details(json!({})),
-            );
+            return Err(ToolError::new(
+                pith_sdk::sandbox::explain_read(&root)
+                    .unwrap_or_else(|| format!("Path not found: {}", root.display())),
+            )
+            .with_details(json!({})));
         }
         let limit = args.limit.map_or(1000, |l| l.max(1.0) as usize);
         let by_path = args.pattern.contains('/');

@@ -401,3 +401,41 @@ fn trust_is_remembered_and_the_flags_win() {
     assert_eq!(listed(&[]).0, 0);
     assert_eq!(listed(&["-a"]).0, 1);
 }
+
+/// A project's own plugin (`.pith/plugins/`) loads only in a trusted project.
+#[test]
+fn an_untrusted_projects_plugin_does_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    support::install_plugin(
+        &{
+            let project_plugins = dir.path().join(".pith/plugins");
+            std::fs::create_dir_all(&project_plugins).unwrap();
+            project_plugins
+        },
+        "examples/word-count",
+    );
+    let listed = |extra: &[&str]| {
+        let out = pith(&[&["plugins", "--json"][..], extra].concat(), dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let found = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["id"] == "word-count");
+        (found, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (found, stderr) = listed(&[]);
+    assert!(!found);
+    assert!(
+        stderr.contains(
+            "the project's own plugins (.pith/plugins) are not loaded: pass --approve (-a)"
+        ),
+        "{stderr}"
+    );
+    assert!(listed(&["--approve"]).0);
+}

@@ -168,8 +168,9 @@ fn list(value: &str) -> Vec<String> {
 }
 
 impl Args {
-    /// True when the project's own plugins, settings and resources may load: only with
-    /// `--approve` (as pi 1.5 in RPC mode).
+    /// True when the project's own plugins, settings and resources may load: `--approve`, or
+    /// the remembered decision the binary puts in `approve` when no flag was given (see
+    /// `crate::trust`); untrusted otherwise (as pi 1.5 in RPC mode).
     pub fn project_trusted(&self) -> bool {
         self.approve.unwrap_or(false)
     }

@@ -72,8 +72,13 @@ async fn run(mut args: Args) -> ExitCode {
     // pith in it must not run that repository's code.
     let record = match pith::trust::TrustRecord::load(agent_dir.root()) {
         Ok(record) => record,
+        // `pith trust` would write over the other decisions in it.
+        Err(problem) if matches!(args.command, Some(Command::Trust { .. })) => {
+            eprintln!("pith: {problem}: fix or delete it first");
+            return ExitCode::FAILURE;
+        }
         Err(problem) => {
-            eprintln!("pith: {problem} (it is ignored: fix or delete it)");
+            eprintln!("pith: {problem} (no project is trusted by it: fix or delete it)");
             pith::trust::TrustRecord::default()
         }
     };

@@ -61,13 +61,16 @@ impl TrustRecord {
             self.untrusted.push(project.to_path_buf());
         }
         let file = record_file(agent_dir);
+        // Written whole, then renamed over the record: a crash never leaves half a record.
+        let fresh = file.with_extension("json.tmp");
         std::fs::create_dir_all(agent_dir)
             .and_then(|_| {
                 std::fs::write(
-                    &file,
+                    &fresh,
                     serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
                 )
             })
+            .and_then(|_| std::fs::rename(&fresh, &file))
             .map_err(|err| format!("cannot write {}: {err}", file.display()))
     }
 }

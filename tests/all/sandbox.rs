@@ -36,8 +36,10 @@ struct Places {
     outside: std::path::PathBuf,
 }
 
+/// A home and an outside directory, out of the temp dir (a writable root of the default
+/// sandbox), as a user's home is.
 fn places() -> Places {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let root = dir.path().canonicalize().unwrap();
     let home = root.join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();

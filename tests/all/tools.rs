@@ -26,7 +26,8 @@ impl Workspace {
             None,
             &Settings::from_value(json!({ "sandbox": sandbox })),
             dir.path(),
-            &dir.path().join("agent"),
+            // An agent directory outside the workspace and the temp dir (writes never reach it).
+            std::path::Path::new("/nonexistent/pith-agent"),
         )
         .unwrap();
         let (host, errors) = PluginHost::load(HostOptions {

@@ -49,13 +49,22 @@ pub fn needed(
 ) -> Option<(PathBuf, String)> {
     let writes = access(tool)?;
     let path = resolve(cwd, args.get("path").and_then(Value::as_str).unwrap_or("."));
-    if writes {
+    let (dir, reason) = if writes {
         if policy.may_write(&path) {
             return None;
         }
         // The nearest directory that exists (the tool creates what is missing below it).
-        let dir = path.ancestors().skip(1).find(|d| d.is_dir())?.to_path_buf();
-        Some((dir, policy.write_denial(&path)))
+        let dir = path
+            .ancestors()
+            .skip(1)
+            .find(|d| d.is_dir())?
+            .canonicalize()
+            .ok()?;
+        // Never a directory that holds the deny list or the agent directory, nor `/`.
+        if dir.parent().is_none() || policy.holds_protected(&dir) {
+            return None;
+        }
+        (dir, policy.write_denial(&path))
     } else {
         if !policy.read_denied(&path) {
             return None;
@@ -65,8 +74,12 @@ pub fn needed(
         } else {
             path.parent()?.to_path_buf()
         };
-        Some((dir, pith_sdk::sandbox::read_denied(&path)))
-    }
+        (
+            dir.canonicalize().ok()?,
+            pith_sdk::sandbox::read_denied(&path),
+        )
+    };
+    Some((dir, reason))
 }
 
 /// Asks the host about a call that needs more than the mode allows; the directory to open for
@@ -84,7 +97,10 @@ pub async fn approve(shared: &Shared, tool: &SessionTool, args: &Value) -> Optio
         .ui
         .request(UiRequest::Confirm {
             title: format!("Allow the {} tool beyond the sandbox?", spec.name),
-            message: format!("{reason}. Allow this one call to use {}?", dir.display()),
+            message: format!(
+                "{reason}. Allow this one call to use {:?}?",
+                dir.display().to_string()
+            ),
             timeout_ms: None,
         })
         .await;

@@ -214,33 +214,27 @@ fn preopen_mode_view(
     } else {
         FsPerms::ReadOnly
     };
-    let mut whole: Vec<PathBuf> = vec![workspace.to_path_buf()];
     if policy.mode == SandboxMode::FullAccess {
         open(builder, std::path::Path::new("/"), write_perms)?;
     } else {
-        if policy.mode == SandboxMode::WorkspaceWrite {
-            whole.extend(policy.writable_roots.iter().filter(|r| r.is_dir()).cloned());
-        }
-        whole.extend(view.escalated.map(std::path::Path::to_path_buf));
-        for root in crate::sandbox::tree::cached_readable_dirs(&policy.deny_read).iter() {
+        // The writable area (read-write for a tool that writes), then everything readable
+        // outside it (read-only) — never pith's own /proc (its environment holds API keys).
+        let mut writable = policy.writable_area(false);
+        writable.extend(view.escalated.map(std::path::Path::to_path_buf));
+        let mut hidden = policy.deny_read.clone();
+        hidden.push(PathBuf::from("/proc"));
+        for root in crate::sandbox::tree::cached_roots(&hidden, false).iter() {
             // A directory that went away since the list was made is simply not there.
-            if !whole.iter().any(|w| root.starts_with(w)) {
+            if !writable.iter().any(|w| root.starts_with(w)) {
                 let _ = open(builder, root, FsPerms::ReadOnly);
             }
         }
-    }
-    for (i, dir) in whole.iter().enumerate() {
-        let escalated = view.escalated == Some(dir.as_path());
-        let writable = policy.mode != SandboxMode::ReadOnly || escalated;
-        let perms = if writable {
-            write_perms
-        } else {
-            FsPerms::ReadOnly
-        };
-        // The workspace first (always); a writable root only when it is not inside it.
-        if i == 0 || escalated || !dir.starts_with(workspace) {
-            open(builder, dir, perms)?;
+        for dir in &writable {
+            let _ = open(builder, dir, write_perms);
         }
+    }
+    if !workspace.is_dir() {
+        return Err(format!("cannot open the workspace {}", workspace.display()));
     }
     for (key, value) in policy.guest_env() {
         builder.env(&key, &value);

@@ -2,21 +2,45 @@
 //! under a Landlock ruleset built from the mode (reads anywhere but the deny list, writes only
 //! where the mode allows, and with `network: false` no TCP connect or bind). The ruleset is
 //! built in pith and applied in the child between `fork` and `exec`, so pith itself keeps its
-//! rights and the whole process tree of the command inherits the restriction.
+//! rights and the whole process tree of the command inherits the restriction. Every right the
+//! ruleset handles is required of the kernel: one that cannot enforce them all counts as one
+//! without Landlock.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
-    path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
 use super::{SandboxMode, SandboxPolicy, tree};
 
-/// The Landlock ABI the ruleset is written against (the crate enforces what the running kernel
-/// has of it: TCP rules need v4).
-const TARGET_ABI: ABI = ABI::V5;
+/// The Landlock ABI the file rules need: v3, for truncation (older ABIs cannot deny it).
+const FS_ABI: ABI = ABI::V3;
+/// The ABI of TCP connect and bind rules (`network: false`).
+const NET_ABI: ABI = ABI::V4;
+
+/// The device files a shell may write; nothing else under /dev (no shared-memory or
+/// message-queue files outside the roots, no new device nodes, no device ioctls).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Environment variables a sandboxed shell does not get (besides every `*_API_KEY`).
+const WITHHELD: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+];
 
 /// The running kernel's Landlock ABI version, or `None` when it has no Landlock.
 pub fn landlock_abi() -> Option<i32> {
@@ -40,7 +64,7 @@ pub fn landlock_abi() -> Option<i32> {
 pub enum Confinement {
     /// The Landlock ruleset of the mode.
     Landlock,
-    /// Nothing: `full-access`, or no Landlock in the kernel and `requireKernelSandbox` off.
+    /// Nothing: `full-access`, or no usable Landlock and `requireKernelSandbox` off.
     None,
 }
 
@@ -58,52 +82,69 @@ pub fn confine(
     if policy.mode == SandboxMode::FullAccess {
         return Ok(Confinement::None);
     }
-    if landlock_abi().is_none() {
-        return if policy.require_kernel {
-            Err(unavailable_message())
-        } else {
-            Ok(Confinement::None)
-        };
+    let built = match landlock_abi() {
+        None => Err(unavailable_message()),
+        Some(_) => ruleset(policy).map_err(|err| {
+            format!(
+                "the shell cannot run sandboxed: this kernel's Landlock cannot hold it ({err}); set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access"
+            )
+        }),
+    };
+    let ruleset = match built {
+        Ok(ruleset) => ruleset,
+        Err(message) if policy.require_kernel => return Err(message),
+        Err(_) => return Ok(Confinement::None),
+    };
+    // Ways out that Landlock does not see: pith's own API keys, and the sockets of agents and
+    // multiplexers that run commands or sign for the user outside the sandbox.
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if text.ends_with("_API_KEY") || WITHHELD.contains(&text.as_ref()) {
+            command.env_remove(&name);
+        }
     }
-    let ruleset =
-        ruleset(policy).map_err(|err| format!("cannot build the shell's sandbox: {err}"))?;
-    let slot = std::sync::Mutex::new(Some(ruleset));
-    // SAFETY: the closure runs in the forked child before exec; it takes the ruleset built
-    // here (its own mutex, uncontended) and makes two system calls (no_new_privs and
-    // landlock_restrict_self).
+    let mut ruleset = Some(ruleset);
+    // SAFETY: the closure runs in the forked child before exec: it takes the ruleset built
+    // here and makes the system calls of `restrict_self` (no_new_privs, then
+    // landlock_restrict_self); nothing is allocated unless the kernel refuses.
     unsafe {
-        command.pre_exec(move || {
-            let ruleset = slot.lock().ok().and_then(|mut slot| slot.take());
-            if let Some(ruleset) = ruleset {
-                ruleset
-                    .restrict_self()
-                    .map_err(|err| std::io::Error::other(err.to_string()))?;
-            }
-            Ok(())
+        command.pre_exec(move || match ruleset.take() {
+            Some(ruleset) => ruleset
+                .restrict_self()
+                .map(|_| ())
+                .map_err(|_| std::io::Error::last_os_error()),
+            // Spawned again with the same command: never run unconfined.
+            None => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
         });
     }
     Ok(Confinement::Landlock)
 }
 
-/// The ruleset of `policy` (not `full-access`).
+/// The ruleset of `policy` (not `full-access`), every handled right required of the kernel.
 fn ruleset(policy: &SandboxPolicy) -> Result<RulesetCreated, landlock::RulesetError> {
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(TARGET_ABI))?;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(FS_ABI))?;
     if !policy.network {
-        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
+        ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
     }
-    let readable = tree::readable_roots(&policy.deny_read, true);
-    // Writes: the mode's directories, and /dev (/dev/null, the terminal; device files keep
-    // their own permissions).
-    let writable: Vec<PathBuf> = policy
-        .writable()
-        .into_iter()
-        .chain(std::iter::once(PathBuf::from("/dev")))
-        .collect();
+    // Where the kernel has them (v6): no abstract unix sockets or signals out of the sandbox.
+    ruleset = ruleset
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::from_all(ABI::V6))?
+        .set_compatibility(CompatLevel::HardRequirement);
+    let readable = tree::cached_roots(&policy.deny_read, true);
+    let writable = policy.writable_area(true);
+    let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
+    let device_rights = AccessFs::from_read(FS_ABI) | AccessFs::WriteFile | AccessFs::Truncate;
+    // The rules themselves adapt to what each path is (a file takes no directory rights).
     ruleset
         .create()?
+        .set_compatibility(CompatLevel::BestEffort)
         .add_rules(path_beneath_rules(
-            readable,
-            AccessFs::from_read(TARGET_ABI),
+            readable.iter(),
+            AccessFs::from_read(FS_ABI),
         ))?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(TARGET_ABI)))
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI)))?
+        .add_rules(path_beneath_rules(devices, device_rights))
 }

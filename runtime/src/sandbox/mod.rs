@@ -93,6 +93,9 @@ pub struct SandboxPolicy {
     pub require_kernel: bool,
     /// `sandbox.approval`.
     pub approval: Approval,
+    /// The agent directory: never writable in a sandboxed mode (its settings and trust record
+    /// would widen the next run), even inside the workspace.
+    pub agent_dir: PathBuf,
 }
 
 impl SandboxPolicy {
@@ -106,14 +109,23 @@ impl SandboxPolicy {
             network: true,
             require_kernel: false,
             approval: Approval::Never,
+            agent_dir: PathBuf::new(),
         }
     }
 
     /// The default policy (`workspace-write`, the default roots and deny list) for `workspace`.
     pub fn workspace_write(workspace: &Path) -> SandboxPolicy {
         let agent_dir = crate::agent_dir::AgentDir::resolve(None);
-        SandboxPolicy::from_settings(None, &Settings::default(), workspace, agent_dir.root())
-            .unwrap_or_else(|_| SandboxPolicy::full_access(workspace))
+        let mut policy = SandboxPolicy::full_access(workspace);
+        if let Ok(default) =
+            SandboxPolicy::from_settings(None, &Settings::default(), workspace, agent_dir.root())
+        {
+            policy = default;
+        } else {
+            // Never wider than the default when the defaults cannot be read.
+            policy.mode = SandboxMode::ReadOnly;
+        }
+        policy
     }
 
     /// The policy from `--sandbox` (else `sandbox.mode`) and the `sandbox` settings; `agent_dir`
@@ -167,9 +179,16 @@ impl SandboxPolicy {
         let writable_roots: Vec<PathBuf> = writable_roots.into_iter().map(canonical).collect();
         let workspace = canonical(workspace.to_path_buf());
         let home = home_dir();
-        let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ.iter().map(|p| home.join(p)).collect();
-        deny_read.push(agent_dir.join("auth.json"));
-        deny_read.extend(paths("denyRead")?);
+        let mut listed: Vec<PathBuf> = DEFAULT_DENY_READ.iter().map(|p| home.join(p)).collect();
+        listed.push(agent_dir.join("auth.json"));
+        listed.extend(paths("denyRead")?);
+        // Each as written (cleaned) and as the filesystem resolves it (through links on the way).
+        let mut deny_read: Vec<PathBuf> = Vec::new();
+        for path in listed {
+            let clean = clean(&path);
+            deny_read.push(resolved(&clean));
+            deny_read.push(clean);
+        }
         deny_read.sort();
         deny_read.dedup();
         Ok(SandboxPolicy {
@@ -180,6 +199,7 @@ impl SandboxPolicy {
             network: flag_of("network", true)?,
             require_kernel: flag_of("requireKernelSandbox", true)?,
             approval,
+            agent_dir: resolved(&clean(agent_dir)),
         })
     }
 
@@ -199,9 +219,43 @@ impl SandboxPolicy {
         }
     }
 
+    /// What writes may never reach in a sandboxed mode: the deny list and the agent directory.
+    fn protected(&self) -> Vec<PathBuf> {
+        self.deny_read
+            .iter()
+            .cloned()
+            .chain((!self.agent_dir.as_os_str().is_empty()).then(|| self.agent_dir.clone()))
+            .collect()
+    }
+
+    /// True when `dir` is, or holds, a path writes may never reach (the deny list, the agent
+    /// directory): such a directory is never opened whole for a call.
+    pub fn holds_protected(&self, dir: &Path) -> bool {
+        self.protected()
+            .iter()
+            .any(|p| p.starts_with(dir) || dir.starts_with(p))
+    }
+
+    /// The writable area as roots: the mode's directories without the protected paths in them
+    /// (directories only, or with `files` the files beside them too).
+    pub fn writable_area(&self, files: bool) -> Vec<PathBuf> {
+        if self.mode == SandboxMode::FullAccess {
+            return vec![PathBuf::from("/")];
+        }
+        let protected = self.protected();
+        self.writable()
+            .iter()
+            .flat_map(|dir| tree::roots_under(dir, &protected, files))
+            .collect()
+    }
+
     /// True when writes to `path` (absolute) are allowed.
     pub fn may_write(&self, path: &Path) -> bool {
+        if self.mode == SandboxMode::FullAccess {
+            return true;
+        }
         self.writable().iter().any(|root| path.starts_with(root))
+            && !self.protected().iter().any(|p| path.starts_with(p))
     }
 
     /// Why a write to `path` is denied, with the setting or flag that would allow it.
@@ -264,6 +318,33 @@ pub fn announce(policy: &SandboxPolicy) {
             );
         }
     }
+}
+
+/// `path` without `.` and `..` components (lexically).
+fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` as the filesystem resolves it: its nearest existing ancestor canonicalized, the rest
+/// appended.
+fn resolved(path: &Path) -> PathBuf {
+    for ancestor in path.ancestors() {
+        if let Ok(real) = ancestor.canonicalize() {
+            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            return real.join(rest);
+        }
+    }
+    path.to_path_buf()
 }
 
 /// `path` made absolute against `base`.

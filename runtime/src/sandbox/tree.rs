@@ -9,34 +9,45 @@ use std::path::{Path, PathBuf};
 /// `files` the files and symlinks beside the ancestors of a denied path too. A symlink whose
 /// target is denied, or holds a denied path, is left out.
 pub fn readable_roots(denied: &[PathBuf], files: bool) -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    expand(Path::new("/"), denied, files, &mut roots);
-    roots
+    roots_under(Path::new("/"), denied, files)
 }
 
-/// How long a computed list of readable directories is used before it is made again (new
-/// directories beside a denied path's ancestors appear after at most this long).
+/// How long a computed list of roots is used before it is made again (new entries beside an
+/// excluded path's ancestors appear after at most this long).
 const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The directories of [`readable_roots`] for `denied` (the tools' WASI views open them at
-/// every call), made again when older than [`FRESH_FOR`] or for another deny list.
-pub fn cached_readable_dirs(denied: &[PathBuf]) -> std::sync::Arc<Vec<PathBuf>> {
+/// [`readable_roots`] for `denied` (the tools' WASI views open them at every call, the shell's
+/// ruleset at every command), made again when older than [`FRESH_FOR`].
+pub fn cached_roots(denied: &[PathBuf], files: bool) -> std::sync::Arc<Vec<PathBuf>> {
+    use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
     use std::time::Instant;
-    type Cached = Mutex<Option<(Vec<PathBuf>, Instant, Arc<Vec<PathBuf>>)>>;
+    type Key = (Vec<PathBuf>, bool);
+    type Cached = Mutex<HashMap<Key, (Instant, Arc<Vec<PathBuf>>)>>;
     static CACHE: OnceLock<Cached> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(None));
-    let mut slot = cache
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut cache = cache
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    match &*slot {
-        Some((key, made, roots)) if key == denied && made.elapsed() < FRESH_FOR => roots.clone(),
+    let key = (denied.to_vec(), files);
+    match cache.get(&key) {
+        Some((made, roots)) if made.elapsed() < FRESH_FOR => roots.clone(),
         _ => {
-            let roots = Arc::new(readable_roots(denied, false));
-            *slot = Some((denied.to_vec(), Instant::now(), roots.clone()));
+            let roots = Arc::new(readable_roots(denied, files));
+            if cache.len() > 16 {
+                cache.clear();
+            }
+            cache.insert(key, (Instant::now(), roots.clone()));
             roots
         }
     }
+}
+
+/// The roots that cover `base` but the `excluded` paths (as [`readable_roots`] does for `/`).
+pub fn roots_under(base: &Path, excluded: &[PathBuf], files: bool) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    expand(base, excluded, files, &mut roots);
+    roots
 }
 
 fn is_denied(path: &Path, denied: &[PathBuf]) -> bool {

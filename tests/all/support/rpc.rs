@@ -68,7 +68,9 @@ impl Options {
 impl Pith {
     /// Spawns pith in a fresh temporary working and agent directory.
     pub async fn spawn(options: Options) -> Pith {
-        let dir = tempfile::tempdir().unwrap();
+        // Outside the temp dir, as a user's agent directory is: the temp dir is a writable
+        // root of the default sandbox, and one holding the agent directory is split around it.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
         std::fs::create_dir_all(dir.path().join("agent")).unwrap();

@@ -76,22 +76,46 @@ async fn the_host_answers_every_kind_of_dialog() {
             _ => &["type", "id", "method", "title", "prefill"],
         };
         assert_eq!(keys(&request), expected_keys, "{request}");
-        // An answer to an unknown id is ignored.
-        pith.send(json!({"type": "extension_ui_response", "id": "nobody", "value": "x"}))
+        // An answer to an unknown id, or of the wrong type, is an error that says why; the
+        // dialog stays open.
+        let unknown = pith
+            .call(
+                "nobody",
+                json!({"type": "extension_ui_response", "value": "x"}),
+            )
             .await;
+        assert_eq!(
+            unknown,
+            json!({"id": "nobody", "type": "response", "command": "extension_ui_response", "success": false,
+                "error": "No open dialog with id \"nobody\": it was answered, cancelled or timed out"})
+        );
+        if method == "confirm" {
+            let id = request["id"].as_str().unwrap();
+            let wrong = pith
+                .call(
+                    id,
+                    json!({"type": "extension_ui_response", "confirmed": "yes"}),
+                )
+                .await;
+            assert_eq!(
+                wrong["error"],
+                "Field \"confirmed\" must be true or false, got \"yes\" (the dialog stays open)"
+            );
+        }
         let mut reply = answer.clone();
         reply["type"] = json!("extension_ui_response");
         reply["id"] = request["id"].clone();
         pith.send(reply).await;
         assert_eq!(notified(&mut pith, "answer:").await, expected);
     }
+    // The good answers got no response (as in pi): only the bad ones did.
     assert_eq!(
         pith.frames
             .iter()
-            .filter(|f| f["type"] == "response" && f["success"] == false)
+            .filter(|f| f["type"] == "response" && f["command"] == "extension_ui_response")
             .count(),
-        0,
-        "no error frames: {:#?}",
+        5,
+        "{:#?}",
         pith.frames
     );
 }

@@ -203,7 +203,7 @@ async fn handle_line(
             format!("expected a JSON object, got {}", fields::kind(&value)),
         );
     };
-    if commands::side_channel(session, &frame) {
+    if commands::side_channel(session, events, &frame) {
         return;
     }
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");

@@ -85,13 +85,27 @@ impl UiBridge {
         }
     }
 
-    /// Takes an `extension_ui_response` frame; true when it answered a waiting dialog.
-    pub fn on_response(&self, frame: &Map<String, Value>) -> bool {
+    /// Takes an `extension_ui_response` frame and answers the dialog it names. An error (the
+    /// dialog is left open) when the frame names no open dialog or an answer has the wrong
+    /// type: the message says which and what is expected.
+    pub fn on_response(&self, frame: &Map<String, Value>) -> Result<(), String> {
         let Some(id) = frame.get("id").and_then(Value::as_str) else {
-            return false;
+            return Err(
+                "extension_ui_response needs the \"id\" of the extension_ui_request it answers"
+                    .into(),
+            );
         };
+        for (key, expected) in [("cancelled", "true"), ("confirmed", "true or false")] {
+            if let Some(value) = frame.get(key).filter(|v| !v.is_boolean() && !v.is_null()) {
+                return Err(format!(
+                    "Field \"{key}\" must be {expected}, got {value} (the dialog stays open)"
+                ));
+            }
+        }
         let Some(waiting) = self.pending().remove(id) else {
-            return false;
+            return Err(format!(
+                "No open dialog with id \"{id}\": it was answered, cancelled or timed out"
+            ));
         };
         let answer = if frame.get("cancelled").and_then(Value::as_bool) == Some(true) {
             UiAnswer::Cancelled
@@ -107,7 +121,7 @@ impl UiBridge {
             UiAnswer::Cancelled
         };
         let _ = waiting.send(answer);
-        true
+        Ok(())
     }
 
     /// Resolves every waiting dialog with its default (the session is closing).

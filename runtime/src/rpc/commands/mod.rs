@@ -85,8 +85,9 @@ impl<'a> Command<'a> {
 }
 
 /// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
-/// false when it is a command.
-pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
+/// false when it is a command. An answer pi would take silently gets no response (as in pi);
+/// one that names no open dialog or has a wrong type gets an error response saying why.
+pub fn side_channel(session: &Session, events: &RpcEvents, frame: &Map<String, Value>) -> bool {
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
     let id = frame.get("id").and_then(Value::as_str).unwrap_or("");
     let result = |key: &str| {
@@ -96,7 +97,13 @@ pub fn side_channel(session: &Session, frame: &Map<String, Value>) -> bool {
     };
     match kind {
         "extension_ui_response" => {
-            session.shared().ui.on_response(frame);
+            if let Err(error) = session.shared().ui.on_response(frame) {
+                events.out().send(&response(
+                    frame.get("id"),
+                    "extension_ui_response",
+                    Err(error),
+                ));
+            }
             true
         }
         "host_tool_result" => match result("result") {

@@ -112,3 +112,33 @@ pub fn shell_hint(output: &str) -> Option<String> {
         "[sandbox] this may be the sandbox: mode {mode} allows {writes}{network}, and no reads of the deny list (sandbox.writableRoots, sandbox.network, sandbox.denyRead; --sandbox full-access lifts it)"
     ))
 }
+
+/// A hint for a tool error that reads like a filesystem denial (a WASI error number such as
+/// `os error 44`, 63 or 76) when pith said the plugin has no workspace grant or a read-only one
+/// (`PITH_WORKSPACE_ACCESS`): what to add to the manifest. `None` otherwise.
+pub fn grant_hint(message: &str) -> Option<String> {
+    let access = std::env::var("PITH_WORKSPACE_ACCESS").ok()?;
+    let denial = [
+        "os error 2)",
+        "os error 44)",
+        "os error 63)",
+        "os error 76)",
+        "os error 69)",
+    ]
+    .iter()
+    .any(|code| message.contains(code));
+    if !denial {
+        return None;
+    }
+    match access.as_str() {
+        "none" => Some(
+            " (this plugin has no workspace grant: add `workspace = \"read\"` or `\"write\"` under [capabilities] in its pith.toml)"
+                .into(),
+        ),
+        "read" => Some(
+            " (this plugin's workspace grant is read-only: `workspace = \"write\"` under [capabilities] in its pith.toml lets it write)"
+                .into(),
+        ),
+        _ => None,
+    }
+}

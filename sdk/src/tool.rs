@@ -81,6 +81,12 @@ pub fn __try_execute<T: Tool>(
         Ok(arguments) => T::execute(ToolCall {
             id: call_id.to_string(),
             arguments,
+        })
+        .map_err(|mut error| {
+            if let Some(hint) = crate::sandbox::grant_hint(&error.message) {
+                error.message.push_str(&hint);
+            }
+            error
         }),
         Err(err) => Err(ToolError::new(format!("Invalid arguments JSON: {err}"))),
     })

@@ -439,3 +439,42 @@ fn an_untrusted_projects_plugin_does_not_load() {
     );
     assert!(listed(&["--approve"]).0);
 }
+
+/// A tool whose manifest declares no workspace access fails to read with a hint naming the
+/// grant it lacks, not a bare WASI error number.
+#[test]
+fn a_missing_workspace_grant_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(
+        support::built_component("word-count"),
+        plugins.join("word_count.wasm"),
+    )
+    .unwrap();
+    std::fs::write(
+        plugins.join("word_count.toml"),
+        "id = \"word-count\"\nversion = \"0.1.0\"\nkind = \"tool\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x y\n").unwrap();
+    let call = pith(
+        &[
+            "tool",
+            "word_count",
+            "{\"path\":\"a.txt\"}",
+            "--plugins-dir",
+            plugins.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&call.stdout),
+        String::from_utf8_lossy(&call.stderr)
+    );
+    assert!(
+        out.contains("this plugin has no workspace grant: add `workspace = \\\"read\\\"` or `\\\"write\\\"` under [capabilities] in its pith.toml"),
+        "{out}"
+    );
+}

@@ -114,7 +114,11 @@ async fn writing_through_a_read_only_grant_is_refused() {
         )
         .await,
     );
-    assert_eq!(text, "write failed: Operation not permitted (os error 63)");
+    // The SDK names the grant the write lacked.
+    assert_eq!(
+        text,
+        "write failed: Operation not permitted (os error 63) (this plugin's workspace grant is read-only: `workspace = \"write\"` under [capabilities] in its pith.toml lets it write)"
+    );
     assert!(!fixture.workspace.join("new.txt").exists());
     still_serves(&host).await;
 

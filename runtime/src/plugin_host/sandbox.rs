@@ -95,6 +95,15 @@ impl StoreState {
             .allow_udp(false)
             .allow_ip_name_lookup(false);
         let mut workspace_guest = None;
+        // The plugin's workspace access, so that the SDK can say what grant a failure lacked.
+        builder.env(
+            "PITH_WORKSPACE_ACCESS",
+            match spec.capabilities.workspace {
+                WorkspaceAccess::None => "none",
+                WorkspaceAccess::Read => "read",
+                WorkspaceAccess::Write => "write",
+            },
+        );
         if spec.first_party
             && spec.capabilities.workspace != WorkspaceAccess::None
             && let Some(dir) = &spec.workspace

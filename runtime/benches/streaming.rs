@@ -2,7 +2,7 @@
 //! streaming 5,000 text deltas, every `message_update` frame read from stdout. Measures
 //! prompt → `agent_end` under each protocol profile (pi 1.5's frames, the default; pi 0.73's
 //! full snapshots) and with pith's lean `messageUpdates: "delta"` frames, and reports bytes
-//! written and peak memory (VmHWM). `bench/streaming_vs_pi.py` puts the same answer beside
+//! written and peak memory (VmHWM). `bench/vs_pi.py` puts the same answer beside
 //! pi 1.5.2.
 
 use std::io::{BufRead, BufReader, Write};

@@ -233,8 +233,12 @@ fn preopen_mode_view(
         let mut hidden = policy.deny_read.clone();
         hidden.push(PathBuf::from("/proc"));
         for root in crate::sandbox::tree::cached_roots(&hidden, false).iter() {
-            // A directory that went away since the list was made is simply not there.
-            if !writable.iter().any(|w| root.starts_with(w)) {
+            // A link in the (cached) list is checked again now: it may have been repointed
+            // into what is hidden since the list was made.
+            if !writable.iter().any(|w| root.starts_with(w))
+                && !crate::sandbox::tree::leads_into(root, &hidden)
+            {
+                // A directory that went away since the list was made is simply not there.
                 let _ = open(builder, root, FsPerms::ReadOnly);
             }
         }

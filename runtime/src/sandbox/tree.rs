@@ -50,6 +50,19 @@ pub fn roots_under(base: &Path, excluded: &[PathBuf], files: bool) -> Vec<PathBu
     roots
 }
 
+/// True when `path` is a symlink whose target is, or holds, one of `denied` (or cannot be
+/// resolved): such a root is not opened.
+pub fn leads_into(path: &Path, denied: &[PathBuf]) -> bool {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return false;
+    }
+    match path.canonicalize() {
+        Ok(target) => is_denied(&target, denied) || holds_denied(&target, denied),
+        Err(_) => true,
+    }
+}
+
 fn is_denied(path: &Path, denied: &[PathBuf]) -> bool {
     denied.iter().any(|d| path.starts_with(d))
 }
@@ -121,5 +134,9 @@ mod tests {
             "a link into a denied path"
         );
         assert_eq!(readable_roots(&[], false), [PathBuf::from("/")]);
+        // A link repointed after the list was made is caught when a view is opened.
+        assert!(leads_into(&h.join("keys"), &denied));
+        assert!(!leads_into(&h.join("code"), &denied));
+        assert!(!leads_into(&h.join("src"), &denied));
     }
 }

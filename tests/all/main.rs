@@ -10,6 +10,7 @@ mod engine;
 mod extensions;
 mod fork_features;
 mod hot_reload;
+mod liveness;
 mod models;
 mod pi_1_5;
 mod pi_client_1_5;

@@ -56,6 +56,10 @@ pub struct RpcEvents {
     legacy: AtomicBool,
     protocol: Protocol,
     streamed: Mutex<Streamed>,
+    /// Set by `shutdown`: the serve loop stops reading and exits.
+    shutdown: tokio::sync::watch::Sender<bool>,
+    /// When serving began (for `ping`).
+    started: std::time::Instant,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,7 +77,25 @@ impl RpcEvents {
             legacy: AtomicBool::new(legacy),
             protocol,
             streamed: Mutex::new(Streamed::default()),
+            shutdown: tokio::sync::watch::channel(false).0,
+            started: std::time::Instant::now(),
         }
+    }
+
+    /// How long pith has been serving.
+    pub fn uptime(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
+    /// Asks the serve loop to stop (the `shutdown` command).
+    pub fn request_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    /// Resolves once a shutdown was requested.
+    pub async fn shutdown_requested(&self) {
+        let mut requested = self.shutdown.subscribe();
+        let _ = requested.wait_for(|requested| *requested).await;
     }
 
     /// The protocol profile.

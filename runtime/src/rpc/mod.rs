@@ -61,12 +61,18 @@ where
     tokio::spawn(async move { starting.start_extensions().await });
     let mut terminated = false;
     let intake = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let mut shut_down = false;
     loop {
         let line = tokio::select! {
             line = reader.next_line() => line,
             _ = terminations.next() => {
                 terminated = true;
                 session.abort().await;
+                break;
+            }
+            // `shutdown` answered: stop reading, as at the end of stdin.
+            _ = events.shutdown_requested() => {
+                shut_down = true;
                 break;
             }
         };
@@ -98,6 +104,11 @@ where
                 break;
             }
         }
+    }
+    if shut_down {
+        session.host_tools().close();
+        session.shared().ui.cancel_all();
+        session.wait_idle().await;
     }
     drop(events);
     drop(session);

@@ -45,6 +45,12 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
             session.abort_retry();
             command.ok();
         }
+        // Liveness: answered at once, whatever runs.
+        "ping" => command.data(serde_json::json!({
+            "pong": true,
+            "uptimeMs": command.events.uptime().as_millis() as u64,
+            "runActive": session.is_streaming(),
+        })),
         _ => return false,
     }
     true

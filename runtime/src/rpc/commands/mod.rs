@@ -129,7 +129,14 @@ pub fn side_channel(session: &Session, events: &RpcEvents, frame: &Map<String, V
 }
 
 /// Commands answered at once whatever is in flight (they never wait for a place).
-pub const PRIORITY: &[&str] = &["abort", "abort_bash", "abort_retry", "get_state"];
+pub const PRIORITY: &[&str] = &[
+    "abort",
+    "abort_bash",
+    "abort_retry",
+    "get_state",
+    "ping",
+    "shutdown",
+];
 
 /// Runs one command and writes its response; `place` is its place among the commands in flight.
 pub async fn command(

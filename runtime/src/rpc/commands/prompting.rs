@@ -46,6 +46,13 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             session.abort().await;
             command.ok();
         }
+        // For hosts that cannot close stdin (Erlang ports): end the run, answer, then stop
+        // reading; the output is flushed and pith exits 0.
+        "shutdown" => {
+            session.abort().await;
+            command.ok();
+            command.events.request_shutdown();
+        }
         "abort_and_prompt" => match message(command) {
             Ok((text, images)) => {
                 session.abort().await;

@@ -22,6 +22,15 @@ async fn pith_with(home: &Path, settings: Value, extra: &[&str], script: Value) 
     Pith::spawn(options).await
 }
 
+/// The first tool result of a run.
+fn first_tool_result(end: &Value) -> Value {
+    end["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|m| m["role"] == "toolResult"))
+        .cloned()
+        .expect("a tool result in the run")
+}
+
 async fn bash(pith: &mut Pith, id: &str, command: &str) -> Value {
     let response = pith
         .call(id, json!({"type": "bash", "command": command}))
@@ -141,13 +150,7 @@ async fn the_bash_tool_is_held_too_and_says_why() {
     pith.call("p", json!({"type": "prompt", "message": "go"}))
         .await;
     let end = pith.until_agent_end().await;
-    let result = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "toolResult")
-        .unwrap()
-        .clone();
+    let result = first_tool_result(&end);
     let text = result["content"][0]["text"].as_str().unwrap();
     assert_eq!(result["isError"], true);
     assert!(text.contains("Permission denied"), "{text}");
@@ -198,13 +201,7 @@ async fn the_default_mode_reads_outside_the_workspace() {
     pith.call("p", json!({"type": "prompt", "message": "read the file"}))
         .await;
     let end = pith.until_agent_end().await;
-    let result = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "toolResult")
-        .unwrap()
-        .clone();
+    let result = first_tool_result(&end);
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["content"][0]["text"], "from /tmp\n");
 }

@@ -26,17 +26,7 @@ fn access(tool: &str) -> Option<bool> {
 
 /// `path` resolved against `cwd` and cleaned of `.` and `..`.
 fn resolve(cwd: &Path, path: &str) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in cwd.join(path.trim_start_matches('@')).components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    crate::sandbox::clean(&cwd.join(path.trim_start_matches('@')))
 }
 
 /// The directory a call needs beyond the mode, and the reason the mode refuses it; `None` when

@@ -321,7 +321,7 @@ pub fn announce(policy: &SandboxPolicy) {
 }
 
 /// `path` without `.` and `..` components (lexically).
-fn clean(path: &Path) -> PathBuf {
+pub fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {

@@ -854,3 +854,21 @@ async fn kill_at_many_points_leaves_a_valid_file() {
         assert_eq!(answer["stopReason"], "stop", "round {round}: {answer}");
     }
 }
+
+/// A damaged file whose duplicate ids link entries in a cycle (found by the session-file fuzz
+/// target) still gives its tree, at once and bounded.
+#[test]
+fn a_cycle_of_duplicate_ids_does_not_hang_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cycle.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/"}"#,
+        r#"{"type":"session_info","id":"a","parentId":"b","timestamp":"2026-01-01T00:00:01Z","name":"x"}"#,
+        r#"{"type":"session_info","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02Z","name":"y"}"#,
+        r#"{"type":"session_info","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:03Z","name":"z"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (file, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    let tree = file.tree();
+    assert!(tree.len() <= 3, "{tree:?}");
+}

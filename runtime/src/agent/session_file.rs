@@ -529,7 +529,12 @@ impl SessionFile {
         let mut built: HashMap<usize, Value> = HashMap::new();
         let mut order: Vec<usize> = Vec::new();
         let mut stack: Vec<usize> = roots.clone();
+        // A damaged file can link entries in a cycle (duplicate ids): each is placed once.
+        let mut placed = std::collections::HashSet::new();
         while let Some(position) = stack.pop() {
+            if !placed.insert(position) {
+                continue;
+            }
             order.push(position);
             if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
                 stack.extend(kids.iter().copied());

@@ -3,9 +3,8 @@
 //! nothing is written until the conversation has an assistant message. A file with bad lines
 //! loads the good ones and reports the others.
 //!
-//! One concern in one file a little over 600 lines: the session-file fuzz target compiles this
-//! file on its own (with `message.rs`), so the format's reading, writing, context and tree stay
-//! together.
+//! The tree view (`get_tree`) is in `session_tree.rs`, a child module included by path so that
+//! the session-file fuzz target, which compiles this file on its own, includes it too.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -14,6 +13,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::message::AgentMessage;
+
+#[path = "session_tree.rs"]
+mod tree;
 use crate::time::{iso, now_millis};
 
 /// pi's session format version.
@@ -488,69 +490,6 @@ impl SessionFile {
             .cloned()
             .map(Value::Object)
             .collect())
-    }
-
-    /// `get_tree`: pi's tree of entries (`{entry, children, label?}` nodes, children oldest
-    /// first; an entry whose parent is missing is a root).
-    pub fn tree(&self) -> Vec<Value> {
-        let mut labels: HashMap<&str, &Value> = HashMap::new();
-        for entry in &self.entries {
-            if entry.get("type").and_then(Value::as_str) == Some("label")
-                && let Some(target) = entry.get("targetId").and_then(Value::as_str)
-            {
-                match entry.get("label") {
-                    Some(label) if !label.is_null() => labels.insert(target, label),
-                    _ => labels.remove(target),
-                };
-            }
-        }
-        let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
-        let mut roots = Vec::new();
-        for (position, entry) in self.entries.iter().enumerate() {
-            let id = entry_id(entry).unwrap_or("");
-            match entry.get("parentId").and_then(Value::as_str) {
-                Some(parent) if parent != id && self.index.contains_key(parent) => {
-                    children.entry(parent).or_default().push(position)
-                }
-                _ => roots.push(position),
-            }
-        }
-        let node = |position: usize| -> Value {
-            let entry = &self.entries[position];
-            let mut node = serde_json::Map::new();
-            node.insert("entry".into(), Value::Object(entry.clone()));
-            node.insert("children".into(), Value::Array(Vec::new()));
-            if let Some(label) = entry_id(entry).and_then(|id| labels.get(id)) {
-                node.insert("label".into(), (*label).clone());
-            }
-            Value::Object(node)
-        };
-        // Built bottom-up without recursion (deep sessions must not overflow the stack).
-        let mut built: HashMap<usize, Value> = HashMap::new();
-        let mut order: Vec<usize> = Vec::new();
-        let mut stack: Vec<usize> = roots.clone();
-        // A damaged file can link entries in a cycle (duplicate ids): each is placed once.
-        let mut placed = std::collections::HashSet::new();
-        while let Some(position) = stack.pop() {
-            if !placed.insert(position) {
-                continue;
-            }
-            order.push(position);
-            if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
-                stack.extend(kids.iter().copied());
-            }
-        }
-        for position in order.into_iter().rev() {
-            let mut value = node(position);
-            if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
-                let mut kids: Vec<usize> = kids.clone();
-                kids.sort_by_key(|k| timestamp_of(&self.entries[*k]));
-                value["children"] =
-                    Value::Array(kids.iter().filter_map(|k| built.remove(k)).collect());
-            }
-            built.insert(position, value);
-        }
-        roots.iter().filter_map(|r| built.remove(r)).collect()
     }
 
     /// The entries from the root to the leaf (pi's branch entries).

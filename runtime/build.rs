@@ -3,9 +3,20 @@
 //!
 //! The plugins have their own cargo workspace and target directory, so building them from
 //! here neither waits on this build's lock nor rebuilds them per profile.
+//!
+//! The embedded components are also compiled to native code here, with the same code-generation
+//! settings as the runtime's engine (`src/plugin_host/codegen.rs`), so the first start on an
+//! empty compile cache runs them without compiling. When precompiling fails (a target Cranelift
+//! does not support), the component is embedded without it and compiled at run time instead.
+//! Their `describe()` answers are read here too (`build/describe.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "src/plugin_host/codegen.rs"]
+mod codegen;
+#[path = "build/describe.rs"]
+mod describe;
 
 const TARGET: &str = "wasm32-wasip2";
 /// The plugin groups embedded in the binary; `examples/` and `testing/` are built but not embedded.
@@ -28,10 +39,19 @@ fn main() {
     build_plugins(&plugins, &target_dir);
 
     let out_dir = target_dir.join(TARGET).join("release");
+    let precompiled_dir = PathBuf::from(env("OUT_DIR")).join("precompiled");
+    std::fs::create_dir_all(&precompiled_dir).expect("create $OUT_DIR/precompiled");
+    let precompiler = precompiler();
     let mut entries = String::new();
     for group in EMBEDDED_GROUPS {
         for crate_dir in plugin_crates(&plugins.join(group)) {
-            entries.push_str(&embedded_entry(&crate_dir, &out_dir));
+            entries.push_str(&embedded_entry(
+                group,
+                &crate_dir,
+                &out_dir,
+                precompiler.as_ref(),
+                &precompiled_dir,
+            ));
         }
     }
     let generated = format!(
@@ -133,8 +153,51 @@ fn plugin_crates(group: &Path) -> Vec<PathBuf> {
     crates
 }
 
+/// The engine that precompiles the embedded components for the build's target, or none (with
+/// a warning) when Cranelift cannot target it.
+fn precompiler() -> Option<wasmtime::Engine> {
+    let mut config = wasmtime::Config::new();
+    codegen::configure_codegen(&mut config);
+    let target = env("TARGET");
+    if target != env("HOST")
+        && let Err(err) = config.target(&target)
+    {
+        println!("cargo:warning=not precompiling the plugins for {target}: {err}");
+        return None;
+    }
+    match wasmtime::Engine::new(&config) {
+        Ok(engine) => Some(engine),
+        Err(err) => {
+            println!("cargo:warning=not precompiling the plugins: {err}");
+            None
+        }
+    }
+}
+
+/// Compiles `wasm` to `<dir>/<name>.cwasm` and returns that path, or none (with a warning).
+fn precompile(engine: &wasmtime::Engine, name: &str, wasm: &[u8], dir: &Path) -> Option<PathBuf> {
+    let path = dir.join(format!("{name}.cwasm"));
+    match engine.precompile_component(wasm) {
+        Ok(code) => {
+            std::fs::write(&path, code)
+                .unwrap_or_else(|err| panic!("write {}: {err}", path.display()));
+            Some(path)
+        }
+        Err(err) => {
+            println!("cargo:warning=not precompiling {name}: {err}");
+            None
+        }
+    }
+}
+
 /// One `EmbeddedPlugin { … }` entry for the crate at `crate_dir`.
-fn embedded_entry(crate_dir: &Path, out_dir: &Path) -> String {
+fn embedded_entry(
+    group: &str,
+    crate_dir: &Path,
+    out_dir: &Path,
+    precompiler: Option<&wasmtime::Engine>,
+    precompiled_dir: &Path,
+) -> String {
     let manifest = crate_dir.join("pith.toml");
     assert!(
         manifest.exists(),
@@ -154,8 +217,25 @@ fn embedded_entry(crate_dir: &Path, out_dir: &Path) -> String {
     let wasm = out_dir.join(format!("{}.wasm", name.replace('-', "_")));
     let bytes = std::fs::read(&wasm).unwrap_or_else(|err| panic!("read {}: {err}", wasm.display()));
     let hash = blake3::hash(&bytes).to_hex().to_string();
+    let precompiled_path =
+        precompiler.and_then(|engine| precompile(engine, &name, &bytes, precompiled_dir));
+    let precompiled = precompiled_path.as_ref().map_or_else(
+        || "&[]".to_string(),
+        |path| format!("include_bytes!({:?})", path.display().to_string()),
+    );
+    let described = match (precompiler, &precompiled_path) {
+        (Some(engine), Some(path)) => {
+            let code =
+                std::fs::read(path).unwrap_or_else(|err| panic!("read {}: {err}", path.display()));
+            describe::describe(engine, group, &code).unwrap_or_else(|err| {
+                println!("cargo:warning={name} is described at run time: {err}");
+                String::new()
+            })
+        }
+        _ => String::new(),
+    };
     format!(
-        "    EmbeddedPlugin {{ name: {name:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}), hash: {hash:?} }},\n",
+        "    EmbeddedPlugin {{ name: {name:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}), precompiled: {precompiled}, described: {described:?}, hash: {hash:?} }},\n",
         manifest.display().to_string(),
         wasm.display().to_string(),
     )

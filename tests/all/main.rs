@@ -5,6 +5,7 @@
 mod support;
 
 mod binary;
+mod cold_start;
 mod conformance;
 mod engine;
 mod extensions;

@@ -7,6 +7,8 @@ pub mod imports {
         world: "host-imports",
         path: "../wit",
         imports: { default: async },
+        // The embedded plugins' `describe()` answers are read at build time as JSON.
+        additional_derives: [serde::Deserialize],
         with: {
             "pith:plugin/http.response": crate::plugin_host::imports::http::HttpResponse,
             "pith:plugin/process.child": crate::plugin_host::imports::process::ChildProcess,
@@ -25,6 +27,7 @@ macro_rules! plugin_world {
                 path: "../wit",
                 imports: { default: async },
                 exports: { default: async },
+                additional_derives: [serde::Deserialize],
                 with: {
                     "pith:plugin/types": crate::plugin_host::bindings::imports::pith::plugin::types,
                     "pith:plugin/host": crate::plugin_host::bindings::imports::pith::plugin::host,

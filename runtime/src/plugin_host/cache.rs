@@ -21,15 +21,17 @@ pub enum CacheOutcome {
     Hit,
     /// Compiled (and written to the cache when there is one).
     Compiled,
+    /// Loaded from native code compiled when pith was built (first-party components).
+    Precompiled,
 }
 
 /// The cache directory, or none (everything is compiled in memory).
 pub struct Cache {
     dir: Option<PathBuf>,
-    engine_tag: String,
     index: Mutex<HashIndex>,
     compiled: AtomicUsize,
     hits: AtomicUsize,
+    precompiled: AtomicUsize,
 }
 
 /// Counts of how components were obtained.
@@ -39,6 +41,8 @@ pub struct CacheStats {
     pub compiled: usize,
     /// Components deserialized from the disk cache.
     pub hits: usize,
+    /// First-party components loaded from the native code built into the binary.
+    pub precompiled: usize,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -51,7 +55,7 @@ struct HashIndex {
 
 impl Cache {
     /// A cache in `dir` (created on first write), or an in-memory-only one with `None`.
-    pub fn new(dir: Option<PathBuf>, engine: &PluginEngine) -> Cache {
+    pub fn new(dir: Option<PathBuf>) -> Cache {
         let index = dir
             .as_ref()
             .and_then(|d| std::fs::read(d.join("index.json")).ok())
@@ -59,10 +63,10 @@ impl Cache {
             .unwrap_or_default();
         Cache {
             dir,
-            engine_tag: engine.compatibility_tag(),
             index: Mutex::new(index),
             compiled: AtomicUsize::new(0),
             hits: AtomicUsize::new(0),
+            precompiled: AtomicUsize::new(0),
         }
     }
 
@@ -106,17 +110,34 @@ impl Cache {
         }
     }
 
-    /// The component with content `hash`: deserialized from the cache, else compiled from
-    /// `bytes()` and cached. A corrupt cache entry is recompiled and replaced.
+    /// The component with content `hash`: from the native code built into the binary when
+    /// there is some that fits this engine, else deserialized from the cache, else compiled
+    /// from `bytes()` and cached. A corrupt cache entry is recompiled and replaced.
     pub fn component(
         &self,
         engine: &PluginEngine,
         hash: &str,
+        precompiled: &'static [u8],
         bytes: impl FnOnce() -> std::io::Result<Vec<u8>>,
     ) -> Result<(Component, CacheOutcome), CompileError> {
+        if !precompiled.is_empty() {
+            // SAFETY: `precompiled` is built into the binary by its build script from
+            // `Engine::precompile_component` (never read from outside), and wasmtime checks the
+            // header and that the code fits this engine's configuration before using it.
+            match unsafe { Component::deserialize(engine.engine(), precompiled) } {
+                Ok(component) => {
+                    self.precompiled.fetch_add(1, Ordering::Relaxed);
+                    return Ok((component, CacheOutcome::Precompiled));
+                }
+                Err(err) => tracing::info!(
+                    "compiling a first-party component: its built-in native code does not fit \
+                     this engine ({err})"
+                ),
+            }
+        }
         let path = self.dir.as_ref().map(|d| {
             d.join("components")
-                .join(format!("{hash}-{}.cwasm", self.engine_tag))
+                .join(format!("{hash}-{}.cwasm", engine.compatibility_tag()))
         });
         if let Some(path) = &path {
             // Read into memory rather than mapping the file: a file truncated under a mapping
@@ -157,6 +178,7 @@ impl Cache {
         CacheStats {
             compiled: self.compiled.load(Ordering::Relaxed),
             hits: self.hits.load(Ordering::Relaxed),
+            precompiled: self.precompiled.load(Ordering::Relaxed),
         }
     }
 

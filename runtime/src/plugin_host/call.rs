@@ -29,6 +29,9 @@ pub struct CallOptions {
     /// A directory beyond the sandbox mode opened for this call only (an escalation the host
     /// approved), for a first-party tool.
     pub escalated: Option<std::path::PathBuf>,
+    /// A first-party plugin's `describe()`: it reads no files, so the call gets no filesystem
+    /// view (opening the sandbox mode's directories costs more than the call itself).
+    pub describe_first_party: bool,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -84,6 +87,7 @@ impl PluginHost {
             cancel,
             extra_http,
             escalated,
+            describe_first_party,
         } = options;
         let limits = plugin.manifest.limits;
         let spec = SandboxSpec {
@@ -97,7 +101,11 @@ impl PluginHost {
             },
             config: plugin.config.clone(),
             limits,
-            workspace: self.workspace.clone(),
+            workspace: if describe_first_party && plugin.is_first_party() {
+                None
+            } else {
+                self.workspace.clone()
+            },
             read_dirs: self.read_dirs(),
             http: self.http.clone(),
             policy: self.sandbox(),
@@ -110,7 +118,7 @@ impl PluginHost {
                 reason,
             })?;
         state.cancel = cancel;
-        let mut store = Store::new(self.engine.engine(), state);
+        let mut store = Store::new(self.wasm(plugin)?.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);
         let deadline = Duration::from_millis(limits.deadline_ms);
         store.epoch_deadline_callback(move |context| {
@@ -136,7 +144,7 @@ impl PluginHost {
         let limits = plugin.manifest.limits;
         store.data_mut().clock = std::sync::Arc::new(CallClock::new());
         store.set_epoch_deadline(1);
-        let _ticking = self.engine.begin_call();
+        let _ticking = self.wasm(plugin)?.engine.begin_call();
         let outcome = {
             let run = body(store);
             let limited = async {

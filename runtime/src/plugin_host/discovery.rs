@@ -17,6 +17,12 @@ pub struct EmbeddedPlugin {
     pub manifest: &'static str,
     /// The component.
     pub wasm: &'static [u8],
+    /// The component compiled to native code at build time (`Engine::precompile_component`
+    /// with pith's code-generation settings), or empty when the build could not.
+    pub precompiled: &'static [u8],
+    /// Its `describe()` answer read at build time, as the JSON of the WIT value (the tools'
+    /// `list<tool-spec>` or the provider's `provider-info`), or empty when the build could not.
+    pub described: &'static str,
     /// The component's content hash, computed at build time.
     pub hash: &'static str,
 }

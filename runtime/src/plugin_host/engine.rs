@@ -77,8 +77,7 @@ impl PluginEngine {
     pub fn with_settings(settings: EngineSettings) -> wasmtime::Result<PluginEngine> {
         let stack = settings.max_wasm_stack_kb.clamp(64, 64 << 10) << 10;
         let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
+        super::codegen::configure_codegen(&mut config);
         config.max_wasm_stack(stack);
         config.async_stack_size(stack + (512 << 10));
         let engine = if settings.pooling {

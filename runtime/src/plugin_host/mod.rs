@@ -9,6 +9,7 @@
 pub mod bindings;
 pub mod cache;
 mod call;
+pub mod codegen;
 pub use call::CallOptions;
 use call::fresh_call;
 pub mod convert;
@@ -85,10 +86,17 @@ impl HostOptions {
     }
 }
 
-/// The loaded plugins and the machinery to call them.
-pub struct PluginHost {
+/// The wasmtime engine and the linker every plugin is instantiated against, built on the first
+/// load of a component: a start that finds every plugin's metadata in the cache needs neither.
+struct Wasm {
     engine: PluginEngine,
     linker: Linker<StoreState>,
+}
+
+/// The loaded plugins and the machinery to call them.
+pub struct PluginHost {
+    engine_settings: engine::EngineSettings,
+    wasm: std::sync::OnceLock<Result<Wasm, String>>,
     cache: Arc<Cache>,
     /// The current set, swapped whole by a reload; calls hold their own `Arc`s, so a call in
     /// flight finishes on the version it started with.
@@ -114,7 +122,6 @@ impl PluginHost {
                 ))
             })?,
         };
-        let engine = PluginEngine::with_settings(engine_settings)?;
         let http_timeouts = match options.settings.get("http") {
             None => imports::http::HttpTimeouts::default(),
             Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
@@ -123,12 +130,11 @@ impl PluginHost {
                 ))
             })?,
         };
-        let linker = build_linker(&engine)?;
-        let cache = Arc::new(Cache::new(options.cache_dir.clone(), &engine));
+        let cache = Arc::new(Cache::new(options.cache_dir.clone()));
         let workspace = options.workspace.canonicalize().ok();
         let host = PluginHost {
-            engine,
-            linker,
+            engine_settings,
+            wasm: std::sync::OnceLock::new(),
             cache,
             plugins: RwLock::new(Arc::new(Vec::new())),
             tools: RwLock::new(Arc::new(Vec::new())),
@@ -323,7 +329,17 @@ impl PluginHost {
         // passed validation against those worlds).
         let kinds: Vec<&str> = plugin.manifest.kinds.iter().map(|k| k.as_str()).collect();
         let meta_key = format!("{}-{}-m{META_VERSION}", plugin.hash, kinds.join("+"));
-        match self.cache.metadata::<PluginMeta>(&meta_key) {
+        let built_in = match &plugin.source {
+            ComponentSource::Embedded(embedded) if !embedded.described.is_empty() => {
+                PluginMeta::from_described(&plugin.manifest.kinds, embedded.described)
+                    .inspect_err(|err| {
+                        tracing::info!("describing {} at run time: {err}", plugin.manifest.id);
+                    })
+                    .ok()
+            }
+            _ => None,
+        };
+        match built_in.or_else(|| self.cache.metadata::<PluginMeta>(&meta_key)) {
             Some(meta) => plugin.meta = meta,
             None => {
                 let component_path = match &plugin.source {
@@ -331,7 +347,7 @@ impl PluginHost {
                     ComponentSource::Embedded(_) => plugin.path.clone(),
                 };
                 let meta = self
-                    .describe(&plugin)
+                    .describe_component(&plugin)
                     .await
                     .map_err(|err| LoadError::new(&component_path, err.to_string()))?;
                 self.cache.store_metadata(&meta_key, &meta);
@@ -339,6 +355,22 @@ impl PluginHost {
             }
         }
         Ok(Some(plugin))
+    }
+
+    /// The engine and linker, built on first use; an engine that cannot be built fails the
+    /// call that needed it, naming `plugin`.
+    fn wasm(&self, plugin: &Plugin) -> Result<&Wasm, CallError> {
+        let wasm = self.wasm.get_or_init(|| {
+            let engine = PluginEngine::with_settings(self.engine_settings)
+                .map_err(|err| format!("cannot start the WebAssembly engine: {err:#}"))?;
+            let linker = build_linker(&engine)
+                .map_err(|err| format!("cannot link pith's imports: {err:#}"))?;
+            Ok(Wasm { engine, linker })
+        });
+        wasm.as_ref().map_err(|reason| CallError::Load {
+            plugin: plugin.manifest.id.clone(),
+            reason: reason.clone(),
+        })
     }
 
     /// Compiles (or deserializes) and pre-instantiates a plugin, once.
@@ -350,15 +382,17 @@ impl PluginHost {
         plugin
             .loaded
             .get_or_try_init(|| async {
-                let engine = self.engine.clone();
                 let source = plugin.source.clone();
                 let hash = plugin.hash.clone();
                 let cache = &self.cache;
-                let (component, _) = tokio::task::block_in_place(|| {
-                    cache.component(&engine, &hash, || source.bytes())
-                })
-                .map_err(|err| load_error(err.0))?;
-                let pre = self.linker.instantiate_pre(&component).map_err(|err| {
+                let (wasm, component) = tokio::task::block_in_place(|| {
+                    let wasm = self.wasm(plugin)?;
+                    cache
+                        .component(&wasm.engine, &hash, source.precompiled(), || source.bytes())
+                        .map(|(component, _)| (wasm, component))
+                        .map_err(|err| load_error(err.0))
+                })?;
+                let pre = wasm.linker.instantiate_pre(&component).map_err(|err| {
                     load_error(format!(
                         "imports something pith does not provide: {}",
                         error_text(&err)
@@ -372,16 +406,21 @@ impl PluginHost {
             .cloned()
     }
 
-    /// Instantiates the plugin and reads its metadata from `describe()`.
-    async fn describe(&self, plugin: &Plugin) -> Result<PluginMeta, CallError> {
+    /// Asks the component itself what it offers: instantiates it and reads its `describe()`
+    /// (startup uses the answer read at build time or cached on disk when there is one).
+    pub async fn describe_component(&self, plugin: &Plugin) -> Result<PluginMeta, CallError> {
         let loaded = self.loaded(plugin).await?;
         let mut meta = PluginMeta::default();
         resources::describe_resources(self, plugin, &loaded, &mut meta).await?;
+        let describe = || CallOptions {
+            describe_first_party: true,
+            ..CallOptions::default()
+        };
         if let Some(pre) = loaded.tool.clone() {
             let specs = self
                 .run_call(
                     plugin,
-                    CallOptions::default(),
+                    describe(),
                     fresh_call!(pre, |instance, store| instance
                         .pith_plugin_tool()
                         .call_describe(&mut *store)
@@ -401,7 +440,7 @@ impl PluginHost {
             let info = self
                 .run_call(
                     plugin,
-                    CallOptions::default(),
+                    describe(),
                     fresh_call!(pre, |instance, store| instance
                         .pith_plugin_provider()
                         .call_describe(&mut *store)

@@ -34,6 +34,14 @@ impl ComponentSource {
             ComponentSource::File(path) => std::fs::read(path),
         }
     }
+
+    /// The native code built into the binary for an embedded component (empty for files).
+    pub fn precompiled(&self) -> &'static [u8] {
+        match self {
+            ComponentSource::Embedded(plugin) => plugin.precompiled,
+            ComponentSource::File(_) => &[],
+        }
+    }
 }
 
 /// What `describe()` said, cached on disk by content hash so startup does not instantiate.
@@ -54,6 +62,29 @@ pub struct PluginMeta {
     /// The templates of a prompt-template pack.
     #[serde(default)]
     pub templates: Vec<super::resources::TemplateMeta>,
+}
+
+impl PluginMeta {
+    /// The metadata of an embedded plugin from its `describe()` answer read at build time
+    /// (the JSON of the WIT value: `list<tool-spec>` for a tool plugin, `provider-info` for a
+    /// provider), converted as a live answer is.
+    pub fn from_described(kinds: &[Kind], json: &str) -> Result<PluginMeta, String> {
+        let mut meta = PluginMeta::default();
+        if kinds.contains(&Kind::Tool) {
+            let specs: Vec<super::bindings::imports::pith::plugin::types::ToolSpec> =
+                serde_json::from_str(json).map_err(|err| err.to_string())?;
+            meta.tools = specs
+                .into_iter()
+                .map(ToolSpec::from_wit)
+                .collect::<Result<_, _>>()?;
+        } else if kinds.contains(&Kind::Provider) {
+            let info = serde_json::from_str(json).map_err(|err| err.to_string())?;
+            meta.provider = Some(super::provider::ProviderMeta::from_wit(info));
+        } else {
+            return Err("only tool and provider plugins are described at build time".into());
+        }
+        Ok(meta)
+    }
 }
 
 /// The version of [`PluginMeta`]'s layout, part of its cache key.

@@ -96,12 +96,22 @@ impl Fixture {
         settings: Value,
         cache_dir: Option<PathBuf>,
     ) -> (PluginHost, Vec<LoadError>) {
+        self.host_with_embedded(settings, cache_dir, false).await
+    }
+
+    /// Loads a host with a given cache directory, with or without the first-party plugins.
+    pub async fn host_with_embedded(
+        &self,
+        settings: Value,
+        cache_dir: Option<PathBuf>,
+        embedded: bool,
+    ) -> (PluginHost, Vec<LoadError>) {
         PluginHost::load(HostOptions {
             workspace: self.workspace.clone(),
             plugin_dirs: vec![(self.plugins.clone(), Origin::Flag)],
             cache_dir,
             settings: Settings::from_value(settings),
-            embedded: false,
+            embedded,
             plugin_files: Vec::new(),
             no_extensions: false,
             sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(

@@ -46,21 +46,36 @@ impl Default for HttpTimeouts {
     }
 }
 
-/// The shared client (no redirects, HTTP/1 and HTTP/2, rustls) and its timeouts.
+/// The shared client (no redirects, HTTP/1 and HTTP/2, rustls) and its timeouts. The client
+/// (its TLS configuration above all) is built on the first request: a run that never calls a
+/// provider or a plugin's HTTP import never pays for it.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: reqwest::Client,
+    client: std::sync::Arc<std::sync::OnceLock<reqwest::Client>>,
     timeouts: HttpTimeouts,
+}
+
+impl HttpClient {
+    /// The client, built on first use.
+    fn get(&self) -> &reqwest::Client {
+        self.client.get_or_init(|| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(Duration::from_millis(
+                    self.timeouts.connect_timeout_ms.max(1),
+                ))
+                .build()
+                .unwrap_or_default()
+        })
+    }
 }
 
 /// The shared client with these timeouts.
 pub fn client(timeouts: HttpTimeouts) -> HttpClient {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_millis(timeouts.connect_timeout_ms.max(1)))
-        .build()
-        .unwrap_or_default();
-    HttpClient { client, timeouts }
+    HttpClient {
+        client: std::sync::Arc::default(),
+        timeouts,
+    }
 }
 
 impl Host for StoreState {
@@ -72,7 +87,7 @@ impl Host for StoreState {
         }
         let method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| HttpError::InvalidRequest(format!("bad method {:?}", req.method)))?;
-        let mut builder = self.spec.http.client.request(method, url);
+        let mut builder = self.spec.http.get().request(method, url);
         for header in &req.headers {
             let name =
                 reqwest::header::HeaderName::from_bytes(header.name.as_bytes()).map_err(|_| {

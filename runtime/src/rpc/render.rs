@@ -252,15 +252,15 @@ impl MessageRender {
                 head.into_bytes()
             }
             UpdateMode::Full => {
-                let mut message_json =
-                    Vec::with_capacity(self.blocks.iter().map(String::len).sum::<usize>() + 512);
-                self.write_message(message, &mut message_json);
-                let mut out = Vec::with_capacity(head.len() + 2 * message_json.len() + 32);
+                // The snapshot is written twice straight into the frame (no intermediate copy:
+                // these frames grow with the answer, so every copy counts).
+                let blocks: usize = self.blocks.iter().map(String::len).sum();
+                let mut out = Vec::with_capacity(head.len() + 2 * (blocks + 512) + 32);
                 out.extend_from_slice(head.as_bytes());
                 out.extend_from_slice(b",\"partial\":");
-                out.extend_from_slice(&message_json);
+                self.write_message(message, &mut out);
                 out.extend_from_slice(b"},\"message\":");
-                out.extend_from_slice(&message_json);
+                self.write_message(message, &mut out);
                 out.extend_from_slice(b"}\n");
                 out
             }

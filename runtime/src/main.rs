@@ -155,7 +155,10 @@ async fn run(mut args: Args) -> ExitCode {
         no_extensions: args.no_extensions,
         sandbox: std::sync::Arc::new(sandbox),
     };
-    let (host, errors) = match PluginHost::load(options).await {
+    // Serving hosts is not held up by compiling new third-party plugins; the one-shot commands
+    // need every plugin at once.
+    let defer = matches!(args.command, Some(Command::Rpc));
+    let (host, errors) = match PluginHost::load_deferring(options, defer).await {
         Ok(loaded) => loaded,
         Err(err) => {
             eprintln!("pith: cannot start the plugin host: {err}");

@@ -40,6 +40,8 @@ pub const SKIPPED: &str = "Skipped due to queued user message.";
 /// Runs until the model stops and no steering or follow-up is left, or until cancelled; a
 /// transient provider error is retried with backoff (see [`super::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
+    // Plugins still compiling after start-up are part of the first run (with their hooks).
+    shared.host.deferred_settled().await;
     let mut initial = hooks::before_agent_start(&shared, initial).await;
     // The plugin tools this run shows the model and calls: a hot reload applies from the next
     // run, so a call never reaches a different version than the one the model was shown.

@@ -318,7 +318,7 @@ pub async fn serve(
     let host = Arc::new(host);
     let session = Session::new(host.clone(), events.clone(), models, config);
     let reloaded = Arc::downgrade(session.shared());
-    let _watching = match watch::watch(host, move |report| {
+    let _watching = match watch::watch(host.clone(), move |report| {
         if let Some(shared) = reloaded.upgrade() {
             let session = Session::from_shared(shared);
             tokio::spawn(async move { session.plugins_reloaded(report).await });
@@ -330,5 +330,18 @@ pub async fn serve(
             None
         }
     };
+    if host.has_deferred() {
+        // New or changed third-party plugins compile while the host is already served; a run
+        // waits for them (`PluginHost::deferred_settled`).
+        let session = Session::from_shared(session.shared().clone());
+        tokio::spawn(async move {
+            let report = host.load_deferred().await;
+            for error in &report.errors {
+                eprintln!("pith: plugin refused: {error}");
+            }
+            session.plugins_reloaded(report).await;
+            host.deferred_done();
+        });
+    }
     crate::rpc::serve(session, events, tokio::io::stdin(), writer).await
 }

@@ -3,8 +3,9 @@
 //! allows, caches compiled code and `describe()` metadata by content hash, and calls them in
 //! fresh sandboxed stores.
 //!
-//! Startup is flat in the number of plugins: with a warm cache it reads manifests and cached
-//! metadata only; a component is deserialized and pre-instantiated on its first call.
+//! Startup is flat in the number of plugins: it reads manifests and metadata (built into the
+//! binary for the first-party plugins, cached on disk for the others) only; the engine is built
+//! and a component deserialized and pre-instantiated on its first call.
 
 pub mod bindings;
 pub mod cache;
@@ -108,12 +109,26 @@ pub struct PluginHost {
     options: HostOptions,
     reloading: tokio::sync::Mutex<()>,
     read_dirs: RwLock<Arc<Vec<PathBuf>>>,
+    /// True while plugins left out at start-up (they need compiling) are not yet loaded.
+    deferred: tokio::sync::watch::Sender<bool>,
 }
 
 impl PluginHost {
     /// Finds, validates and registers every plugin. Plugins that fail are reported in the
     /// returned list and left out; the others load.
     pub async fn load(options: HostOptions) -> wasmtime::Result<(PluginHost, Vec<LoadError>)> {
+        PluginHost::load_deferring(options, false).await
+    }
+
+    /// As [`PluginHost::load`], but with `defer`, a plugin whose component would have to be
+    /// compiled to learn what it offers (a new or changed third-party plugin; not a provider,
+    /// whose models the start-up may need) is left out, so
+    /// start-up never waits for a compile: [`PluginHost::load_deferred`] loads those later,
+    /// and [`PluginHost::deferred_settled`] waits for that.
+    pub async fn load_deferring(
+        options: HostOptions,
+        defer: bool,
+    ) -> wasmtime::Result<(PluginHost, Vec<LoadError>)> {
         let engine_settings = match options.settings.get("engine") {
             None => engine::EngineSettings::default(),
             Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
@@ -143,11 +158,15 @@ impl PluginHost {
             options,
             reloading: tokio::sync::Mutex::new(()),
             read_dirs: RwLock::new(Arc::new(Vec::new())),
+            deferred: tokio::sync::watch::Sender::new(false),
         };
         let mut plugins = Vec::new();
         let mut errors = Vec::new();
         for candidate in host.candidates(&mut errors) {
-            match host.register(candidate, &host.options.settings).await {
+            match host
+                .register(candidate, &host.options.settings, defer)
+                .await
+            {
                 Ok(Some(plugin)) => insert(&mut plugins, Arc::new(plugin)),
                 Ok(None) => {}
                 Err(err) => errors.push(err),
@@ -243,11 +262,36 @@ impl PluginHost {
         dirs
     }
 
-    /// Validates one candidate; `Ok(None)` when the settings disable it.
+    /// True when plugins were left out at start-up to be loaded by
+    /// [`PluginHost::load_deferred`].
+    pub fn has_deferred(&self) -> bool {
+        *self.deferred.borrow()
+    }
+
+    /// Loads the plugins left out at start-up (compiling them; a reload of every directory)
+    /// and says what changed. [`PluginHost::deferred_done`] then releases the waiters.
+    pub async fn load_deferred(&self) -> reload::ReloadReport {
+        self.reload().await
+    }
+
+    /// Marks the deferred plugins as loaded (and their changes taken in by the session).
+    pub fn deferred_done(&self) {
+        self.deferred.send_replace(false);
+    }
+
+    /// Waits until no plugin left out at start-up is still loading (at once when none was).
+    pub async fn deferred_settled(&self) {
+        let mut pending = self.deferred.subscribe();
+        let _ = pending.wait_for(|pending| !*pending).await;
+    }
+
+    /// Validates one candidate; `Ok(None)` when the settings disable it, or when `defer` and
+    /// learning what it offers needs a compile (it is then marked as deferred).
     async fn register(
         &self,
         found: Found,
         settings: &Settings,
+        defer: bool,
     ) -> Result<Option<Plugin>, LoadError> {
         let (manifest_text, path, origin, source, hash) = match found {
             Found::Embedded(embedded) => (
@@ -341,6 +385,12 @@ impl PluginHost {
         };
         match built_in.or_else(|| self.cache.metadata::<PluginMeta>(&meta_key)) {
             Some(meta) => plugin.meta = meta,
+            // Providers are not deferred: the model named at start-up may be theirs.
+            None if defer && !plugin.manifest.has_kind(Kind::Provider) => {
+                tracing::info!("{} is compiled after start-up", plugin.path);
+                self.deferred.send_replace(true);
+                return Ok(None);
+            }
             None => {
                 let component_path = match &plugin.source {
                     ComponentSource::File(path) => path.display().to_string(),

@@ -46,7 +46,10 @@ impl PluginHost {
                 insert(&mut next, previous.clone());
                 continue;
             }
-            let outcome = match self.register(candidate, &self.options.settings).await {
+            let outcome = match self
+                .register(candidate, &self.options.settings, false)
+                .await
+            {
                 Ok(Some(plugin)) => match &previous {
                     Some(previous)
                         if previous.hash == plugin.hash && previous.manifest == plugin.manifest =>

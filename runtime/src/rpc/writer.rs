@@ -84,9 +84,32 @@ impl WriterHandle {
     }
 }
 
-/// Starts the writer on `out` in its own thread: plain blocking writes through a buffer,
-/// flushed whenever the queue runs empty, so a burst of frames costs few system calls and
-/// no async machinery per frame. It ends when every sink is dropped, after flushing.
+/// Frames written with one system call at most (the `writev` limit on Linux).
+const BATCH_FRAMES: usize = 1024;
+/// Bytes gathered into one batch at most.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Writes every line, gathered (`writev`): the frames are not copied into a buffer first.
+fn write_lines(out: &mut impl Write, lines: &[&[u8]]) -> std::io::Result<()> {
+    let mut slices: Vec<std::io::IoSlice<'_>> = lines
+        .iter()
+        .map(|line| std::io::IoSlice::new(line))
+        .collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match out.write_vectored(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(written) => std::io::IoSlice::advance_slices(&mut rest, written),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+/// Starts the writer on `out` in its own thread: the frames queued at that moment are written
+/// as one gathered write (no copy into a buffer; a burst costs few system calls and no async
+/// machinery per frame), then flushed. It ends when every sink is dropped, after flushing.
 pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
     let (done_tx, done) = tokio::sync::oneshot::channel();
@@ -96,20 +119,26 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
     let spawned = std::thread::Builder::new()
         .name("pith-stdout".into())
         .spawn(move || {
-            let mut out = std::io::BufWriter::with_capacity(256 << 10, out);
+            let mut out = out;
             let mut written = 0usize;
-            'frames: while let Some((line, permit, epoch)) = rx.blocking_recv() {
-                if !stale(epoch) && out.write_all(&line).is_err() {
-                    break;
+            let mut batch: Vec<Frame> = Vec::new();
+            while let Some(first) = rx.blocking_recv() {
+                let mut bytes = first.0.len();
+                batch.push(first);
+                while bytes < BATCH_BYTES && batch.len() < BATCH_FRAMES {
+                    let Ok(more) = rx.try_recv() else { break };
+                    bytes += more.0.len();
+                    batch.push(more);
                 }
-                drop(permit);
-                while let Ok((more, permit, epoch)) = rx.try_recv() {
-                    if !stale(epoch) && out.write_all(&more).is_err() {
-                        break 'frames;
-                    }
-                    drop(permit);
-                }
-                if out.flush().is_err() {
+                let lines: Vec<&[u8]> = batch
+                    .iter()
+                    .filter(|(_, _, epoch)| !stale(*epoch))
+                    .map(|(line, _, _)| line.as_slice())
+                    .collect();
+                let result = write_lines(&mut out, &lines).and_then(|()| out.flush());
+                // Written: the budget the frames held is free again.
+                batch.clear();
+                if result.is_err() {
                     break;
                 }
                 written += 1;

@@ -106,18 +106,34 @@ impl Fixture {
         cache_dir: Option<PathBuf>,
         embedded: bool,
     ) -> (PluginHost, Vec<LoadError>) {
-        PluginHost::load(HostOptions {
-            workspace: self.workspace.clone(),
-            plugin_dirs: vec![(self.plugins.clone(), Origin::Flag)],
-            cache_dir,
-            settings: Settings::from_value(settings),
-            embedded,
-            plugin_files: Vec::new(),
-            no_extensions: false,
-            sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(
-                &self.workspace,
-            )),
-        })
+        self.host_deferring(settings, cache_dir, embedded, false)
+            .await
+    }
+
+    /// Loads a host as `pith --mode rpc` does when `defer`: plugins that need compiling are
+    /// left for [`PluginHost::load_deferred`].
+    pub async fn host_deferring(
+        &self,
+        settings: Value,
+        cache_dir: Option<PathBuf>,
+        embedded: bool,
+        defer: bool,
+    ) -> (PluginHost, Vec<LoadError>) {
+        PluginHost::load_deferring(
+            HostOptions {
+                workspace: self.workspace.clone(),
+                plugin_dirs: vec![(self.plugins.clone(), Origin::Flag)],
+                cache_dir,
+                settings: Settings::from_value(settings),
+                embedded,
+                plugin_files: Vec::new(),
+                no_extensions: false,
+                sandbox: std::sync::Arc::new(pith::sandbox::SandboxPolicy::workspace_write(
+                    &self.workspace,
+                )),
+            },
+            defer,
+        )
         .await
         .expect("the plugin host starts")
     }

@@ -160,6 +160,11 @@ pub async fn command(
         events.out().send(&Value::Object(out));
         return;
     };
+    // Plugins compiling after start-up (new third-party ones) are part of every answer but the
+    // priority ones': `get_state` and the liveness commands never wait for a compile.
+    if !PRIORITY.contains(&kind) {
+        session.shared().host.deferred_settled().await;
+    }
     let command = Command {
         session: &session,
         events: &events,

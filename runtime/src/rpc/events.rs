@@ -238,7 +238,7 @@ impl EventSink for RpcEvents {
 }
 
 /// An `extension_ui_request` frame in pi's key order (absent fields left out).
-fn ui_frame(id: &str, request: &UiRequest) -> Value {
+pub(super) fn ui_frame(id: &str, request: &UiRequest) -> Value {
     let mut frame = Map::new();
     frame.insert("type".into(), json!("extension_ui_request"));
     frame.insert("id".into(), json!(id));

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -20,8 +20,26 @@ pub const EMIT_TITLE_ENV: &str = "PI_RPC_EMIT_TITLE";
 /// The dialogs waiting for the host.
 pub struct UiBridge {
     out: Arc<dyn EventSink>,
-    pending: Mutex<HashMap<String, oneshot::Sender<UiAnswer>>>,
+    pending: Mutex<HashMap<String, Waiting>>,
     emit_title: bool,
+}
+
+/// A dialog sent to the host and not yet answered.
+struct Waiting {
+    answer: oneshot::Sender<UiAnswer>,
+    request: UiRequest,
+    opened: Instant,
+}
+
+/// A dialog open now, as [`UiBridge::open_dialogs`] lists it.
+#[derive(Debug, Clone)]
+pub struct OpenDialog {
+    /// The id of its `extension_ui_request`.
+    pub id: String,
+    /// What it asks.
+    pub request: UiRequest,
+    /// The time left before it resolves with its default, when it has a timeout.
+    pub remaining: Option<Duration>,
 }
 
 impl UiBridge {
@@ -40,7 +58,7 @@ impl UiBridge {
         }
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<UiAnswer>>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
         self.pending
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -53,18 +71,23 @@ impl UiBridge {
         }
         let id = uuid::Uuid::new_v4().to_string();
         let timeout = request.timeout_ms();
-        let dialog = is_dialog(&request);
-        let event = SessionEvent::UiRequest {
-            id: id.clone(),
-            request,
-        };
-        if !dialog {
-            self.out.emit(&event);
+        if !is_dialog(&request) {
+            self.out.emit(&SessionEvent::UiRequest { id, request });
             return UiAnswer::Cancelled;
         }
         let (answer, answered) = oneshot::channel();
-        self.pending().insert(id.clone(), answer);
-        self.out.emit(&event);
+        self.pending().insert(
+            id.clone(),
+            Waiting {
+                answer,
+                request: request.clone(),
+                opened: Instant::now(),
+            },
+        );
+        self.out.emit(&SessionEvent::UiRequest {
+            id: id.clone(),
+            request,
+        });
         let outcome = match timeout.filter(|ms| *ms > 0) {
             Some(ms) => tokio::time::timeout(Duration::from_millis(ms.into()), answered)
                 .await
@@ -120,8 +143,30 @@ impl UiBridge {
         } else {
             UiAnswer::Cancelled
         };
-        let _ = waiting.send(answer);
+        let _ = waiting.answer.send(answer);
         Ok(())
+    }
+
+    /// The dialogs open now, oldest first: what a host that reconnects or lost a frame needs
+    /// to show them again and answer them by id.
+    pub fn open_dialogs(&self) -> Vec<OpenDialog> {
+        let pending = self.pending();
+        let mut open: Vec<(&Instant, OpenDialog)> = pending
+            .iter()
+            .map(|(id, waiting)| {
+                let remaining = waiting.request.timeout_ms().filter(|ms| *ms > 0).map(|ms| {
+                    Duration::from_millis(ms.into()).saturating_sub(waiting.opened.elapsed())
+                });
+                let dialog = OpenDialog {
+                    id: id.clone(),
+                    request: waiting.request.clone(),
+                    remaining,
+                };
+                (&waiting.opened, dialog)
+            })
+            .collect();
+        open.sort_by_key(|(opened, _)| **opened);
+        open.into_iter().map(|(_, dialog)| dialog).collect()
     }
 
     /// Resolves every waiting dialog with its default (the session is closing).

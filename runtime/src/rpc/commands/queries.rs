@@ -1,6 +1,28 @@
 //! Read-only queries of the session.
 
+use serde_json::{Value, json};
+
 use super::Command;
+use crate::agent::session::Session;
+
+/// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
+/// with `remainingMs` when it has a timeout, oldest first.
+fn pending_ui_requests(session: &Session) -> Value {
+    let requests: Vec<Value> = session
+        .shared()
+        .ui
+        .open_dialogs()
+        .into_iter()
+        .map(|dialog| {
+            let mut frame = crate::rpc::events::ui_frame(&dialog.id, &dialog.request);
+            if let (Some(remaining), Value::Object(fields)) = (dialog.remaining, &mut frame) {
+                fields.insert("remainingMs".into(), json!(remaining.as_millis() as u64));
+            }
+            frame
+        })
+        .collect();
+    json!({ "requests": requests })
+}
 
 /// Answers the queries; false for any other command.
 pub(super) fn handle(command: &Command<'_>) -> bool {
@@ -15,6 +37,7 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
         "get_tree" => session.tree_json(),
         "get_commands" => session.commands_json(),
         "get_plugins" => session.plugins_json(),
+        "get_pending_ui_requests" => pending_ui_requests(session),
         "get_entries" => {
             command.respond(
                 command

@@ -37,6 +37,7 @@ mod records;
 mod state;
 mod switching;
 mod todo_list;
+mod tool_set;
 
 pub use state::{InterruptMode, PiBehaviour, SessionConfig, State};
 use switching::new_session_file;

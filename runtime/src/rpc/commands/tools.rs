@@ -12,6 +12,13 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .and_then(|tools| session.set_host_tools(tools))
                 .map(Some),
         ),
+        "get_tools" => command.data(session.tools_json()),
+        "set_active_tools" => command.respond(
+            fields
+                .parse("names")
+                .and_then(|names| session.set_active_tools(names))
+                .map(Some),
+        ),
         "bash" => match fields
             .string("command")
             .and_then(|line| Ok((line, fields.opt_boolean("excludeFromContext")?)))

@@ -1,0 +1,95 @@
+//! The session's tool set as a host sees and changes it: `get_tools` lists every tool the
+//! session could offer the model, with where it comes from and whether it is active;
+//! `set_active_tools` chooses the active ones by name (from the next turn on, which records the
+//! change as pi 1.5's system-message update).
+
+use serde_json::{Value, json};
+
+use super::Session;
+use crate::agent::tools::{SessionTool, ToolSelection, session_tools};
+
+impl Session {
+    /// `get_tools`: `{"tools": [{name, description, parameters, kind, plugin, active}]}` in the
+    /// order the model sees them; `kind` is `plugin`, `extension` or `host`, `plugin` the id of
+    /// the plugin that provides it (null for a host tool).
+    pub fn tools_json(&self) -> Value {
+        let shared = self.shared();
+        let selection = shared.state().tools.clone();
+        let tools: Vec<Value> = self
+            .available_tools()
+            .iter()
+            .map(|tool| {
+                let (kind, plugin, active) = match tool {
+                    SessionTool::Plugin(spec, plugin) => (
+                        "plugin",
+                        json!(plugin.manifest.id),
+                        selection.allows(&spec.name),
+                    ),
+                    SessionTool::Extension(spec, plugin) => {
+                        ("extension", json!(plugin), selection.allows(&spec.name))
+                    }
+                    SessionTool::Host(_) => ("host", Value::Null, true),
+                };
+                json!({
+                    "name": tool.name(),
+                    "description": tool.description(),
+                    "parameters": tool.parameters(),
+                    "kind": kind,
+                    "plugin": plugin,
+                    "active": active,
+                })
+            })
+            .collect();
+        json!({ "tools": tools })
+    }
+
+    /// `set_active_tools {names}`: exactly these plugin and extension tools are active from the
+    /// next turn on (host tools always are: `set_host_tools` chooses them). An unknown name is
+    /// an error naming it and the tools there are; nothing changes then.
+    pub fn set_active_tools(&self, names: Vec<String>) -> Result<Value, String> {
+        let available = self.available_tools();
+        let known = |name: &str| {
+            available
+                .iter()
+                .any(|t| t.name() == name && !matches!(t, SessionTool::Host(_)))
+        };
+        let unknown: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !known(n))
+            .collect();
+        if !unknown.is_empty() {
+            let there: Vec<&str> = available
+                .iter()
+                .filter(|t| !matches!(t, SessionTool::Host(_)))
+                .map(SessionTool::name)
+                .collect();
+            return Err(format!(
+                "Unknown tools: {} (the tools there are: {}; get_tools lists them)",
+                unknown.join(", "),
+                there.join(", ")
+            ));
+        }
+        self.shared().state().tools = ToolSelection {
+            only: Some(names.clone()),
+            exclude: Vec::new(),
+        };
+        Ok(json!({ "activeTools": names }))
+    }
+
+    /// Every tool the session could offer, active or not.
+    fn available_tools(&self) -> Vec<SessionTool> {
+        let shared = self.shared();
+        let every = ToolSelection {
+            only: Some(vec!["*".into()]),
+            exclude: Vec::new(),
+        };
+        let host_tools = shared.state().host_tools.clone();
+        session_tools(
+            &shared.host.tools(),
+            &every,
+            shared.extensions.tools(),
+            &host_tools,
+        )
+    }
+}

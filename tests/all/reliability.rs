@@ -436,6 +436,36 @@ async fn silent_and_stalled_servers_time_out_and_are_retried() {
     assert_eq!(text_of(&last), "recovered");
 }
 
+/// `retry.streamIdleTimeoutMs` (pi's name) sets the stall timeout of a streamed answer: a
+/// provider that goes silent ends as a retryable error naming the setting, and the run ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_stream_ends_after_retry_stream_idle_timeout() {
+    let server = FakeLlm::start(json!([
+        {"text": "a long answer that stops", "chunks": 10, "stall_after": 4},
+        {"text": "recovered"}
+    ]))
+    .await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"retry": {"baseDelayMs": 10, "streamIdleTimeoutMs": 300}}).to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let retry = pith.wait_for(|f| f["type"] == "auto_retry_start").await;
+    let error = retry["errorMessage"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("stalled: no data for 300 ms")
+            && error.contains("retry.streamIdleTimeoutMs"),
+        "{error}"
+    );
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(text_of(&last), "recovered");
+    pith.wait_for(|f| f["type"] == "agent_settled").await;
+}
+
 /// An answer longer than `answer.maxBytes` is stopped with an error that names the setting
 /// (and one SSE event over 16 MiB is refused by the providers' parser: `pith-sdk`'s tests).
 #[tokio::test(flavor = "multi_thread")]

@@ -128,7 +128,7 @@ impl PluginHost {
                 ))
             })?,
         };
-        let http_timeouts = match options.settings.get("http") {
+        let mut http_timeouts = match options.settings.get("http") {
             None => imports::http::HttpTimeouts::default(),
             Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
                 wasmtime::Error::msg(format!(
@@ -136,6 +136,16 @@ impl PluginHost {
                 ))
             })?,
         };
+        // pi's name for the stall timeout of a streamed answer; `http.idleTimeoutMs` wins.
+        let idle_set = options
+            .settings
+            .get("http")
+            .is_some_and(|http| http.get("idleTimeoutMs").is_some());
+        if let Some(ms) = options.settings.number("retry", "streamIdleTimeoutMs")
+            && !idle_set
+        {
+            http_timeouts.idle_timeout_ms = ms;
+        }
         let cache = Arc::new(Cache::new(options.cache_dir.clone()));
         let workspace = options.workspace.canonicalize().ok();
         let host = PluginHost {

@@ -168,7 +168,7 @@ impl HostResponse for StoreState {
         else {
             response.done = true;
             return Err(HttpError::Body(format!(
-                "the response stalled: no data for {idle} ms (settings http.idleTimeoutMs)"
+                "the response stalled: no data for {idle} ms (settings retry.streamIdleTimeoutMs or http.idleTimeoutMs)"
             )));
         };
         match next {

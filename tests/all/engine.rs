@@ -82,7 +82,7 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
     let session = Session::new(Arc::new(host), sink.clone(), models, config);
 
     session
-        .prompt("what is here?", Vec::new(), None)
+        .prompt("what is here?", Vec::new(), None, None)
         .unwrap()
         .expect("a run")
         .start();

@@ -5,6 +5,7 @@
 mod support;
 
 mod binary;
+mod client_message_ids;
 mod cold_start;
 mod conformance;
 mod engine;

@@ -327,9 +327,27 @@ pub(super) fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
     }
 }
 
-/// Appends a message and emits its `message_start` / `message_end`.
+/// Appends a message and emits its `message_start` / `message_end`; the first user message of
+/// a run carries the `clientMessageId` its prompt was given.
 fn deliver(shared: &Shared, message: AgentMessage, run_messages: &mut Vec<AgentMessage>) {
-    shared.emit(&events::message_start(&message));
+    let client_id = match &message {
+        AgentMessage::User(_) => shared.state().prompt_client_id.take(),
+        _ => None,
+    };
+    deliver_as(shared, message, client_id, run_messages);
+}
+
+/// Appends a message and emits its `message_start` (with `client_id`) / `message_end`.
+fn deliver_as(
+    shared: &Shared,
+    message: AgentMessage,
+    client_id: Option<String>,
+    run_messages: &mut Vec<AgentMessage>,
+) {
+    shared.emit(&SessionEvent::MessageStart {
+        message: message.clone(),
+        client_message_id: client_id,
+    });
     shared.emit(&events::message_end(&message));
     shared.state().append(message.clone());
     run_messages.push(message);
@@ -342,7 +360,7 @@ fn deliver_queued(shared: &Shared, queued: Vec<Queued>, run_messages: &mut Vec<A
     }
     shared.emit_queue_update();
     for item in queued {
-        deliver(shared, item.message, run_messages);
+        deliver_as(shared, item.message, item.client_id, run_messages);
     }
 }
 
@@ -464,6 +482,7 @@ async fn stream_turn(
                             Produced::Started(snapshot) => {
                                 shared.emit(&SessionEvent::MessageStart {
                                     message: AgentMessage::Assistant(*snapshot),
+                                    client_message_id: None,
                                 })
                             }
                             Produced::Update {
@@ -474,6 +493,7 @@ async fn stream_turn(
                                 if let Some(snapshot) = assembler.ensure_started() {
                                     shared.emit(&SessionEvent::MessageStart {
                                         message: AgentMessage::Assistant(snapshot),
+                                        client_message_id: None,
                                     });
                                 }
                                 let update = AssistantUpdate {

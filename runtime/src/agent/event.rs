@@ -66,6 +66,9 @@ pub enum SessionEvent {
     MessageStart {
         /// The message (an answer as it is when the stream starts).
         message: AgentMessage,
+        /// The id the host gave the user message (`clientMessageId`), echoed.
+        #[serde(rename = "clientMessageId", skip_serializing_if = "Option::is_none")]
+        client_message_id: Option<String>,
     },
     /// A message is complete.
     MessageEnd {
@@ -79,6 +82,10 @@ pub enum SessionEvent {
         steering: Vec<String>,
         /// Follow-up texts.
         follow_up: Vec<String>,
+        /// The ids the host gave the queued messages (`clientMessageId`), one per text (null
+        /// where none was given); absent when no queued message has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        client_message_ids: Option<QueueIds>,
     },
     /// A tool call began.
     #[serde(rename_all = "camelCase")]
@@ -528,6 +535,16 @@ impl EventSink for NullSink {
     }
 }
 
+/// The `clientMessageId`s of the queued messages, one per text of each queue.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueIds {
+    /// The steering queue's.
+    pub steering: Vec<Option<String>>,
+    /// The follow-up queue's.
+    pub follow_up: Vec<Option<String>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,11 +566,13 @@ mod tests {
             },
             SessionEvent::MessageStart {
                 message: message.clone(),
+                client_message_id: None,
             },
             SessionEvent::MessageEnd { message },
             SessionEvent::QueueUpdate {
                 steering: Vec::new(),
                 follow_up: Vec::new(),
+                client_message_ids: None,
             },
             SessionEvent::ThinkingLevelChanged {
                 level: "off".into(),

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::event::{ResultObject, SessionEvent};
 use super::message::{AgentMessage, ToolResultMessage};
+use super::queue::Queue;
 use crate::content::ToolOutput;
 
 /// `agent_start`
@@ -36,6 +37,7 @@ pub fn turn_end(message: &AgentMessage, tool_results: &[ToolResultMessage]) -> S
 pub fn message_start(message: &AgentMessage) -> SessionEvent {
     SessionEvent::MessageStart {
         message: message.clone(),
+        client_message_id: None,
     }
 }
 
@@ -46,11 +48,23 @@ pub fn message_end(message: &AgentMessage) -> SessionEvent {
     }
 }
 
-/// `queue_update` with the queues' texts.
-pub fn queue_update(steering: Vec<String>, follow_up: Vec<String>) -> SessionEvent {
+/// `queue_update` with the queues' texts (and their `clientMessageId`s when any has one).
+pub fn queue_update(steering: &Queue, follow_up: &Queue) -> SessionEvent {
+    let ids = |queue: &Queue| -> Vec<Option<String>> {
+        queue.items().map(|q| q.client_id.clone()).collect()
+    };
+    let (steering_ids, follow_up_ids) = (ids(steering), ids(follow_up));
+    let any = steering_ids
+        .iter()
+        .chain(&follow_up_ids)
+        .any(Option::is_some);
     SessionEvent::QueueUpdate {
-        steering,
-        follow_up,
+        steering: steering.texts(),
+        follow_up: follow_up.texts(),
+        client_message_ids: any.then_some(super::event::QueueIds {
+            steering: steering_ids,
+            follow_up: follow_up_ids,
+        }),
     }
 }
 

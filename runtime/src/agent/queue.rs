@@ -44,6 +44,9 @@ pub struct Queued {
     pub text: String,
     /// The message delivered.
     pub message: AgentMessage,
+    /// The id the host gave it (`clientMessageId`), echoed in `queue_update` and in its
+    /// `message_start`, and the handle of `remove_queued`.
+    pub client_id: Option<String>,
 }
 
 /// A queue with its mode.
@@ -79,6 +82,19 @@ impl Queue {
     /// Takes everything.
     pub fn drain(&mut self) -> Vec<Queued> {
         self.items.drain(..).collect()
+    }
+
+    /// The messages waiting, in order.
+    pub fn items(&self) -> impl Iterator<Item = &Queued> {
+        self.items.iter()
+    }
+
+    /// Takes out the message with the host's id `client_id`; false when none has it.
+    pub fn remove(&mut self, client_id: &str) -> bool {
+        let before = self.items.len();
+        self.items
+            .retain(|q| q.client_id.as_deref() != Some(client_id));
+        self.items.len() != before
     }
 
     /// The texts waiting.

@@ -197,6 +197,7 @@ impl EventSink for RpcEvents {
             }
             SessionEvent::MessageStart {
                 message: AgentMessage::Assistant(_),
+                ..
             } => {
                 let mode = lock(&self.filter).updates;
                 *lock(&self.streamed) = Streamed {

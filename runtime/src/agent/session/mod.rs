@@ -137,13 +137,13 @@ impl Shared {
         )
     }
 
-    /// Emits `queue_update` with the queues' texts.
+    /// Emits `queue_update` with the queues' texts (and `clientMessageId`s).
     pub fn emit_queue_update(&self) {
-        let (steering, follow_up) = {
+        let event = {
             let state = self.state();
-            (state.steering.texts(), state.follow_up.texts())
+            events::queue_update(&state.steering, &state.follow_up)
         };
-        self.emit(&events::queue_update(steering, follow_up));
+        self.emit(&event);
     }
 
     /// Marks a compaction under way (prompts wait for it).
@@ -287,6 +287,7 @@ impl Session {
             host_tools: Vec::new(),
             pending_bash: Vec::new(),
             next_turn: Vec::new(),
+            prompt_client_id: None,
             system_prompt_override: None,
             todos: Vec::new(),
             todo_generation: 0,
@@ -359,7 +360,11 @@ impl Session {
             return;
         }
         if state.streaming {
-            let queued = Queued { text, message };
+            let queued = Queued {
+                text,
+                message,
+                client_id: None,
+            };
             match deliver_as {
                 Some(Delivery::FollowUp) => state.follow_up.push(queued),
                 _ => state.steering.push(queued),
@@ -398,12 +403,14 @@ impl Session {
     }
 
     /// `prompt`: claims a run (started with [`PendingRun::start`] once the response is out), or
-    /// queues the message when one is streaming (`Ok(None)`).
+    /// queues the message when one is streaming (`Ok(None)`). `client_id` (the host's
+    /// `clientMessageId`) is echoed in the user message's `message_start`.
     pub fn prompt(
         &self,
         text: &str,
         images: Vec<Content>,
         behavior: Option<StreamingBehavior>,
+        client_id: Option<String>,
     ) -> Result<Option<PendingRun>, String> {
         let message = AgentMessage::user(text, images);
         {
@@ -412,6 +419,7 @@ impl Session {
                 let queued = Queued {
                     text: text.to_string(),
                     message,
+                    client_id,
                 };
                 match behavior {
                     None => return Err(ALREADY_PROCESSING.to_string()),
@@ -423,7 +431,9 @@ impl Session {
                 return Ok(None);
             }
         }
-        self.claim_run(vec![message]).map(Some)
+        let run = self.claim_run(vec![message])?;
+        self.shared.state().prompt_client_id = client_id;
+        Ok(Some(run))
     }
 
     /// Claims a run that starts with `messages` (and the extension messages kept for the next
@@ -438,6 +448,7 @@ impl Session {
                 return Err(no_model_message());
             }
             state.streaming = true;
+            state.prompt_client_id = None;
             for record in std::mem::take(&mut state.pending_bash) {
                 state.append(record);
             }
@@ -453,11 +464,19 @@ impl Session {
         })
     }
 
-    /// `steer` / `follow_up`: queues a message (delivered during the run, or in the next one).
-    pub fn enqueue(&self, text: &str, images: Vec<Content>, behavior: StreamingBehavior) {
+    /// `steer` / `follow_up`: queues a message (delivered during the run, or in the next one),
+    /// with the host's `clientMessageId` when it gave one.
+    pub fn enqueue(
+        &self,
+        text: &str,
+        images: Vec<Content>,
+        behavior: StreamingBehavior,
+        client_id: Option<String>,
+    ) {
         let queued = Queued {
             text: text.to_string(),
             message: AgentMessage::user(text, images),
+            client_id,
         };
         {
             let mut state = self.shared.state();
@@ -467,6 +486,23 @@ impl Session {
             }
         }
         self.shared.emit_queue_update();
+    }
+
+    /// `remove_queued {clientMessageId}`: takes that message out of its queue (announced with
+    /// `queue_update`); an error when no queued message has the id.
+    pub fn remove_queued(&self, client_id: &str) -> Result<(), String> {
+        let removed = {
+            let mut state = self.shared.state();
+            state.steering.remove(client_id) || state.follow_up.remove(client_id)
+        };
+        if !removed {
+            return Err(format!(
+                "No queued message with clientMessageId \"{client_id}\": it was delivered, \
+                 removed, or never queued with that id"
+            ));
+        }
+        self.shared.emit_queue_update();
+        Ok(())
     }
 
     /// `abort`: cancels the run and waits until it has ended.

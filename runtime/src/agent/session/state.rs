@@ -168,6 +168,9 @@ pub struct State {
     pub(super) pending_bash: Vec<AgentMessage>,
     /// Extension messages delivered with the next prompt (`next-turn`).
     pub(super) next_turn: Vec<AgentMessage>,
+    /// The `clientMessageId` of the prompt that started the run, echoed in the `message_start`
+    /// of its user message.
+    pub(crate) prompt_client_id: Option<String>,
     /// The system prompt an extension set for the current run (`before_agent_start`).
     pub(super) system_prompt_override: Option<String>,
     /// The todo list.

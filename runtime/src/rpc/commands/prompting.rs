@@ -23,7 +23,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 }
             };
             match message(command) {
-                Ok((text, images)) => start(command, text, images, behavior).await,
+                Ok((text, images, id)) => start(command, text, images, behavior, id).await,
                 Err(err) => command.respond(Err(err)),
             }
         }
@@ -34,14 +34,17 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 StreamingBehavior::FollowUp
             };
             match message(command) {
-                Ok((text, images)) => {
+                Ok((text, images, id)) => {
                     let text = session.expand(text).await;
-                    session.enqueue(&text, images, behavior);
+                    session.enqueue(&text, images, behavior, id);
                     command.data(disposition("queued"));
                 }
                 Err(err) => command.respond(Err(err)),
             }
         }
+        "remove_queued" => command.with(command.fields.string("clientMessageId"), |id| {
+            command.respond(session.remove_queued(id).map(|()| None))
+        }),
         "abort" => {
             session.abort().await;
             command.ok();
@@ -54,9 +57,9 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             command.events.request_shutdown();
         }
         "abort_and_prompt" => match message(command) {
-            Ok((text, images)) => {
+            Ok((text, images, id)) => {
                 session.abort().await;
-                start(command, text, images, Some(StreamingBehavior::Steer)).await;
+                start(command, text, images, Some(StreamingBehavior::Steer), id).await;
             }
             Err(err) => command.respond(Err(err)),
         },
@@ -71,10 +74,12 @@ fn disposition(how: &str) -> serde_json::Value {
     serde_json::json!({ "disposition": how })
 }
 
-/// The command's `message` and `images`.
-fn message<'a>(command: &Command<'a>) -> Result<(&'a str, Vec<Content>), String> {
+/// The command's `message`, `images` and `clientMessageId` (the host's id for the message,
+/// echoed in `queue_update` and `message_start`).
+fn message<'a>(command: &Command<'a>) -> Result<(&'a str, Vec<Content>, Option<String>), String> {
     let text = command.fields.string("message")?;
-    Ok((text, command.fields.images()?))
+    let id = command.fields.opt_string("clientMessageId")?;
+    Ok((text, command.fields.images()?, id.map(str::to_string)))
 }
 
 /// Sends a prompt: through extension commands and the `input` hook, then to the model (the
@@ -84,6 +89,7 @@ async fn start(
     text: &str,
     images: Vec<Content>,
     behavior: Option<StreamingBehavior>,
+    client_id: Option<String>,
 ) {
     let session = command.session;
     let (text, images) = match session.process_input(text, images).await {
@@ -100,7 +106,7 @@ async fn start(
         Input::Handled => return command.data(disposition("handled")),
         Input::Prompt { text, images } => (text, images),
     };
-    match session.prompt(&text, images, behavior) {
+    match session.prompt(&text, images, behavior, client_id) {
         Ok(Some(run)) => {
             command.data(disposition("started"));
             run.start();

@@ -63,6 +63,10 @@ pub struct Extensions {
     slots: Mutex<Arc<Vec<Arc<Slot>>>>,
     observed: mpsc::UnboundedSender<(String, Value)>,
     observer: Mutex<Option<mpsc::UnboundedReceiver<(String, Value)>>>,
+    /// Observed events queued so far, and delivered so far: a command waits until the
+    /// extensions have seen every event emitted before it.
+    observed_sent: std::sync::atomic::AtomicU64,
+    observed_done: tokio::sync::watch::Sender<u64>,
 }
 
 impl Extensions {
@@ -77,6 +81,8 @@ impl Extensions {
             slots: Mutex::new(Arc::new(Vec::new())),
             observed,
             observer: Mutex::new(Some(observer)),
+            observed_sent: std::sync::atomic::AtomicU64::new(0),
+            observed_done: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -152,6 +158,7 @@ impl Extensions {
                     extensions
                         .hook(&kind, Event::Observe((kind.clone(), text)))
                         .await;
+                    extensions.observed_done.send_modify(|done| *done += 1);
                 }
             });
         }
@@ -175,7 +182,20 @@ impl Extensions {
     /// Queues an event (its pi JSON, made only when someone listens) for the extensions that
     /// observe it; they see it after the front-end does.
     pub fn observe(&self, kind: &str, json: impl FnOnce() -> Value) {
-        if !kind.is_empty() && self.wants(kind) {
+        self.observe_after(kind, || {}, json);
+    }
+
+    /// Runs `write` (the front-end's copy of the event), then queues the event as
+    /// [`Extensions::observe`] does; a command that starts once `write` has run waits for the
+    /// extensions to see the event.
+    pub fn observe_after(&self, kind: &str, write: impl FnOnce(), json: impl FnOnce() -> Value) {
+        let wanted = !kind.is_empty() && self.wants(kind);
+        if wanted {
+            self.observed_sent
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        write();
+        if wanted {
             let _ = self.observed.send((kind.to_string(), json()));
         }
     }
@@ -263,6 +283,11 @@ impl Extensions {
 
     /// Runs an extension command; a failure is reported as `extension_error`.
     pub async fn run_command(&self, slot: &Slot, name: &str, args: &str) {
+        // The extensions see every event emitted before the command first (a host that read
+        // `agent_end` and then runs a command finds the extension has seen it).
+        let emitted = self.observed_sent.load(std::sync::atomic::Ordering::SeqCst);
+        let mut delivered = self.observed_done.subscribe();
+        let _ = delivered.wait_for(|done| *done >= emitted).await;
         let mut instance = slot.instance.lock().await;
         let error = match instance.run_command(&self.host, name, args).await {
             Ok(Ok(())) => return,

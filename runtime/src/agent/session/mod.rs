@@ -85,12 +85,14 @@ impl Shared {
 
     /// Sends a session event to the front-end, then to the extensions that observe it.
     pub fn emit(&self, event: &SessionEvent) {
-        self.events.emit(event);
-        if event.observable() {
-            self.extensions.observe(event.kind(), || {
-                serde_json::to_value(event).unwrap_or(Value::Null)
-            });
+        if !event.observable() {
+            return self.events.emit(event);
         }
+        self.extensions.observe_after(
+            event.kind(),
+            || self.events.emit(event),
+            || serde_json::to_value(event).unwrap_or(Value::Null),
+        );
     }
 
     /// Sends a change of the answer being streamed, waiting while the front-end is behind.

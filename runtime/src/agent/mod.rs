@@ -19,6 +19,7 @@ pub mod queue;
 pub mod retry;
 pub mod session;
 pub mod session_file;
+pub mod session_index;
 pub mod stream;
 pub mod system_prompt;
 pub mod system_record;

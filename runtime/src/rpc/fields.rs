@@ -32,6 +32,19 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An optional non-negative integer.
+    pub fn opt_u64(&self, name: &str) -> Result<Option<u64>, String> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+                format!(
+                    "Field \"{name}\" must be a non-negative integer, got {}",
+                    kind(value)
+                )
+            }),
+        }
+    }
+
     /// A required boolean.
     pub fn boolean(&self, name: &str) -> Result<bool, String> {
         self.opt_boolean(name)?

@@ -30,6 +30,7 @@ use crate::content::Content;
 use crate::plugin_host::PluginHost;
 use crate::resources::Resources;
 
+mod catalog;
 mod compaction_run;
 mod controls;
 mod queries;

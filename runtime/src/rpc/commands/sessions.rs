@@ -1,4 +1,5 @@
-//! The session's lifecycle: new, switch, fork, clone, reset, name, compaction and export.
+//! The session's lifecycle: new, switch, fork, clone, reset, name, compaction and export; and
+//! the sessions on disk (`list_sessions`, `delete_session`).
 
 use super::Command;
 
@@ -10,6 +11,20 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             Ok(parent) => command.data(session.new_session(parent).await),
             Err(err) => command.respond(Err(err)),
         },
+        "list_sessions" => command.respond(
+            fields
+                .opt_string("scope")
+                .and_then(|scope| Ok((scope, fields.opt_u64("limit")?)))
+                .and_then(|(scope, limit)| Ok((scope, limit, fields.opt_string("cursor")?)))
+                .and_then(|(scope, limit, cursor)| session.list_sessions(scope, limit, cursor))
+                .map(Some),
+        ),
+        "delete_session" => command.respond(
+            fields
+                .string("path")
+                .and_then(|path| session.delete_session(path))
+                .map(Some),
+        ),
         "switch_session" => match fields.string("sessionPath") {
             Ok(path) => command.respond(session.switch_session(path).await.map(Some)),
             Err(err) => command.respond(Err(err)),

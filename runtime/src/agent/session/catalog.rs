@@ -1,0 +1,134 @@
+//! The sessions on disk as a host manages them: `list_sessions` pages through summaries (newest
+//! first) and `delete_session` removes a file, never the open one nor one outside the sessions
+//! directory.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::Session;
+use crate::agent::session_index::{self, MAX_PAGE};
+
+/// Summaries per page when the host does not say.
+const DEFAULT_PAGE: usize = 50;
+
+impl Session {
+    /// `list_sessions {scope?, limit?, cursor?}` → `{"sessions": [...], "nextCursor"?}`:
+    /// `scope` `cwd` (the default: this working directory's sessions) or `all` (every working
+    /// directory's, in pi's layout), newest first.
+    pub fn list_sessions(
+        &self,
+        scope: Option<&str>,
+        limit: Option<u64>,
+        cursor: Option<&str>,
+    ) -> Result<Value, String> {
+        let dirs = self.session_dirs(scope.unwrap_or("cwd"))?;
+        let limit = match limit {
+            None => DEFAULT_PAGE,
+            Some(n) if (1..=MAX_PAGE as u64).contains(&n) => n as usize,
+            Some(n) => return Err(format!("limit must be 1 to {MAX_PAGE}, got {n}")),
+        };
+        let start = match cursor {
+            None => 0,
+            Some(text) => text.parse::<usize>().map_err(|_| {
+                format!("Invalid cursor {text:?}: pass the nextCursor of the previous page")
+            })?,
+        };
+        let files = session_index::session_files(&dirs);
+        let mut sessions = Vec::new();
+        let mut next = None;
+        for (index, (modified, path)) in files.iter().enumerate().skip(start) {
+            if sessions.len() == limit {
+                next = Some(index);
+                break;
+            }
+            if let Some(summary) = session_index::summarize(path, *modified) {
+                sessions.push(summary.to_json());
+            }
+        }
+        let mut page = json!({ "sessions": sessions });
+        if let Some(next) = next {
+            page["nextCursor"] = json!(next.to_string());
+        }
+        Ok(page)
+    }
+
+    /// `delete_session {path}`: removes a session file of the sessions directory (any working
+    /// directory's); refuses the open session, other files, and paths elsewhere.
+    pub fn delete_session(&self, path: &str) -> Result<Value, String> {
+        let file = Path::new(path)
+            .canonicalize()
+            .map_err(|_| format!("No session file at {path}"))?;
+        let roots: Vec<PathBuf> = self
+            .session_dirs("all")?
+            .iter()
+            .filter_map(|dir| dir.canonicalize().ok())
+            .collect();
+        if !file
+            .parent()
+            .is_some_and(|dir| roots.iter().any(|r| r == dir))
+        {
+            return Err(format!(
+                "{path} is not in the sessions directory: pith deletes only its session files"
+            ));
+        }
+        let open = self
+            .shared()
+            .state()
+            .store
+            .path()
+            .and_then(|p| p.canonicalize().ok());
+        if open.as_deref() == Some(file.as_path()) {
+            return Err(
+                "Cannot delete the open session: switch_session or new_session first".into(),
+            );
+        }
+        if session_index::summarize(&file, 0).is_none() {
+            return Err(format!("{path} is not a session file (no session header)"));
+        }
+        std::fs::remove_file(&file).map_err(|err| format!("Cannot delete {path}: {err}"))?;
+        Ok(json!({ "deleted": file.display().to_string() }))
+    }
+
+    /// The directories `scope` covers: this working directory's sessions directory, or for
+    /// `all` every working directory's beside it (pi's `--<cwd>--` layout; a `--session-dir`
+    /// is its own only one).
+    fn session_dirs(&self, scope: &str) -> Result<Vec<PathBuf>, String> {
+        let Some(dir) = self.shared().sessions_dir.clone() else {
+            return Err(
+                "This session is not saved (--no-session): there is no sessions directory".into(),
+            );
+        };
+        match scope {
+            "cwd" => Ok(vec![dir]),
+            "all" => {
+                let per_cwd = dir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.len() >= 4 && n.starts_with("--") && n.ends_with("--"));
+                let Some(root) = dir.parent().filter(|_| per_cwd) else {
+                    return Ok(vec![dir]);
+                };
+                let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+                    .map(|entries| {
+                        entries
+                            .filter_map(|e| e.ok())
+                            .map(|e| e.path())
+                            .filter(|p| p.is_dir())
+                            .filter(|p| {
+                                p.file_name()
+                                    .and_then(|n| n.to_str())
+                                    .is_some_and(|n| n.starts_with("--") && n.ends_with("--"))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+                Ok(dirs)
+            }
+            other => Err(format!("Unknown scope {other:?}: use \"cwd\" or \"all\"")),
+        }
+    }
+}

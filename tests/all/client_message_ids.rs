@@ -31,12 +31,7 @@ async fn client_message_ids_are_echoed_and_name_a_queued_message_to_remove() {
     .await;
     let start = frame(&mut pith, |f| is_user_start(f, "first")).await;
     assert_eq!(start["clientMessageId"], "c-1");
-    let keys: Vec<&str> = start
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = crate::support::keys(&start);
     assert_eq!(keys, ["type", "message", "clientMessageId"]);
     pith.wait_for(|f| f["type"] == "agent_settled").await;
 

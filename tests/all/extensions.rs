@@ -2,6 +2,7 @@
 //! switches or block tools, commands while streaming, and extensions that trap.
 
 use crate::support;
+use crate::support::keys;
 
 use crate::support::rpc::{Options, Pith};
 use serde_json::{Value, json};
@@ -37,10 +38,6 @@ pub(crate) async fn notified(pith: &mut Pith, prefix: &str) -> String {
         last["taken"] = json!(true);
     }
     frame["message"].as_str().unwrap().to_string()
-}
-
-fn keys(frame: &Value) -> Vec<String> {
-    frame.as_object().unwrap().keys().cloned().collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -92,12 +92,7 @@ async fn sessions_are_listed_newest_first_by_page_and_deleted_by_path() {
     assert_eq!(ids(&second), ["aaa"], "{second}");
     assert!(second["data"].get("nextCursor").is_none(), "{second}");
     let alpha = &second["data"]["sessions"][0];
-    let keys: Vec<&str> = alpha
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = crate::support::keys(alpha);
     assert_eq!(
         keys,
         [

@@ -17,12 +17,7 @@ async fn a_host_lists_the_tools_and_chooses_the_active_ones() {
     };
     let listed = tools(&pith.call("t1", json!({"type": "get_tools"})).await);
     let read = find(&listed, "read");
-    let keys: Vec<&str> = read
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = crate::support::keys(&read);
     assert_eq!(
         keys,
         [

@@ -139,6 +139,14 @@ impl Fixture {
     }
 }
 
+/// The keys of a JSON object in their order (frames are checked key by key against pi's).
+pub fn keys(value: &Value) -> Vec<String> {
+    value
+        .as_object()
+        .map(|object| object.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 /// Serves `body` with status 200 to every request on a loopback port; returns the base URL.
 pub async fn serve_text(body: &'static str) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -60,8 +60,9 @@ fn help_version_and_usage_errors() {
     );
 }
 
-#[test]
-fn plugins_lists_kinds_versions_sources_and_grants() {
+/// A temporary directory with a `plugins/` holding the word-count component (the caller
+/// writes its manifest).
+fn word_count_dir() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
@@ -70,6 +71,12 @@ fn plugins_lists_kinds_versions_sources_and_grants() {
         plugins.join("word_count.wasm"),
     )
     .unwrap();
+    (dir, plugins)
+}
+
+#[test]
+fn plugins_lists_kinds_versions_sources_and_grants() {
+    let (dir, plugins) = word_count_dir();
     std::fs::copy(
         support::repo_root().join("plugins/examples/word-count/pith.toml"),
         plugins.join("word_count.toml"),
@@ -444,14 +451,7 @@ fn an_untrusted_projects_plugin_does_not_load() {
 /// grant it lacks, not a bare WASI error number.
 #[test]
 fn a_missing_workspace_grant_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir_all(&plugins).unwrap();
-    std::fs::copy(
-        support::built_component("word-count"),
-        plugins.join("word_count.wasm"),
-    )
-    .unwrap();
+    let (dir, plugins) = word_count_dir();
     std::fs::write(
         plugins.join("word_count.toml"),
         "id = \"word-count\"\nversion = \"0.1.0\"\nkind = \"tool\"\n",

@@ -393,6 +393,15 @@ async fn sigterm_exits_even_when_the_host_never_reads() {
     );
 }
 
+/// Spawns pith on the fake Anthropic server with `settings.json` holding `settings`.
+fn with_settings(server: &FakeLlm, settings: Value) -> crate::support::rpc::Options {
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options
+        .agent_files
+        .push(("settings.json".into(), settings.to_string()));
+    options
+}
+
 /// A server that never answers, and one that goes silent mid-answer, end as retryable errors
 /// (settings `http.firstByteTimeoutMs`, `http.idleTimeoutMs`); the retry then succeeds and the
 /// run ends with `agent_end` and `agent_settled`.
@@ -404,16 +413,14 @@ async fn silent_and_stalled_servers_time_out_and_are_retried() {
         {"text": "recovered"}
     ]))
     .await;
-    let mut options = anthropic_fake(&server.url, "fake-model");
-    options.agent_files.push((
-        "settings.json".into(),
+    let mut pith = Pith::spawn(with_settings(
+        &server,
         json!({
             "http": {"firstByteTimeoutMs": 400, "idleTimeoutMs": 400},
             "retry": {"baseDelayMs": 10}
-        })
-        .to_string(),
-    ));
-    let mut pith = Pith::spawn(options).await;
+        }),
+    ))
+    .await;
     pith.call("p", json!({"type": "prompt", "message": "hi"}))
         .await;
     pith.wait_for(|f| f["type"] == "agent_settled").await;
@@ -445,12 +452,11 @@ async fn a_stalled_stream_ends_after_retry_stream_idle_timeout() {
         {"text": "recovered"}
     ]))
     .await;
-    let mut options = anthropic_fake(&server.url, "fake-model");
-    options.agent_files.push((
-        "settings.json".into(),
-        json!({"retry": {"baseDelayMs": 10, "streamIdleTimeoutMs": 300}}).to_string(),
-    ));
-    let mut pith = Pith::spawn(options).await;
+    let mut pith = Pith::spawn(with_settings(
+        &server,
+        json!({"retry": {"baseDelayMs": 10, "streamIdleTimeoutMs": 300}}),
+    ))
+    .await;
     pith.call("p", json!({"type": "prompt", "message": "hi"}))
         .await;
     let retry = pith.wait_for(|f| f["type"] == "auto_retry_start").await;

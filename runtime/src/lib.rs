@@ -10,6 +10,7 @@ pub mod agent_dir;
 pub mod cli;
 pub mod commands;
 pub mod content;
+pub mod file_search;
 pub mod js;
 pub mod model;
 pub mod plugin_host;

@@ -75,7 +75,8 @@
 //!
 //! Nothing but what its manifest declares and the user grants: the workspace (read or
 //! read-write) through ordinary `std::fs`, [`http`] to granted URL prefixes, [`host::config`]
-//! values for granted keys, and [`process`] only when granted. Anything else fails with a
+//! values for granted keys, [`process`] only when granted, and [`search`] over what it may
+//! read. Anything else fails with a
 //! typed `denied` error.
 
 extern crate self as pith_sdk;
@@ -86,6 +87,7 @@ pub mod host;
 pub mod http;
 pub mod process;
 pub mod sandbox;
+pub mod search;
 pub mod sse;
 pub mod text;
 pub mod walk;

@@ -27,6 +27,7 @@ mod reliability;
 mod resources;
 mod rpc_commands;
 mod sandbox;
+mod search_tools;
 mod session_catalog;
 mod sessions;
 mod tool_bash;

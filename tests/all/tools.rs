@@ -9,18 +9,19 @@ use pith::plugin_host::{HostOptions, PluginHost};
 use pith::settings::Settings;
 use serde_json::{Value, json};
 
-struct Workspace {
-    dir: tempfile::TempDir,
+/// A temporary workspace with the first-party tools loaded.
+pub struct Workspace {
+    pub dir: tempfile::TempDir,
     host: PluginHost,
 }
 
 impl Workspace {
-    async fn new() -> Workspace {
+    pub async fn new() -> Workspace {
         Workspace::with_sandbox(json!({})).await
     }
 
     /// A workspace whose tools run under the `sandbox` settings.
-    async fn with_sandbox(sandbox: Value) -> Workspace {
+    pub async fn with_sandbox(sandbox: Value) -> Workspace {
         let dir = tempfile::tempdir().unwrap();
         let policy = pith::sandbox::SandboxPolicy::from_settings(
             None,
@@ -50,7 +51,7 @@ impl Workspace {
         self.dir.path().canonicalize().unwrap()
     }
 
-    fn write(&self, name: &str, contents: &str) {
+    pub fn write(&self, name: &str, contents: &str) {
         let path = self.dir.path().join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, contents).unwrap();
@@ -60,7 +61,7 @@ impl Workspace {
         std::fs::read_to_string(self.dir.path().join(name)).unwrap()
     }
 
-    async fn call(&self, tool: &str, args: Value) -> ToolOutput {
+    pub async fn call(&self, tool: &str, args: Value) -> ToolOutput {
         self.host
             .call_tool(tool, "c", &args, None, None)
             .await

@@ -279,6 +279,7 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     shared::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::http::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::process::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    shared::search::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     bindings::tool_world::pith::plugin::tool_progress::add_to_linker::<_, HasSelf<_>>(
         &mut linker,
         |s| s,

@@ -68,6 +68,8 @@ pub struct StoreState {
     pub cancel: Option<tokio_util::sync::CancellationToken>,
     /// The session an extension belongs to, if any.
     pub extension: Option<Arc<dyn super::imports::ui::ExtensionContext>>,
+    /// The host directories preopened for the guest (each at its own path): what it may read.
+    pub readable: Vec<PathBuf>,
     stderr: MemoryOutputPipe,
 }
 
@@ -95,6 +97,7 @@ impl StoreState {
             .allow_udp(false)
             .allow_ip_name_lookup(false);
         let mut workspace_guest = None;
+        let mut readable = Vec::new();
         // The plugin's workspace access, so that the SDK can say what grant a failure lacked.
         builder.env(
             "PITH_WORKSPACE_ACCESS",
@@ -114,7 +117,7 @@ impl StoreState {
                 writes,
                 escalated: spec.escalated.as_deref(),
             };
-            preopen_mode_view(&mut builder, &spec.policy, &view)?;
+            readable = preopen_mode_view(&mut builder, &spec.policy, &view)?;
             workspace_guest = Some(dir.to_string_lossy().into_owned());
         } else if let (Some(dir), access) = (&spec.workspace, spec.capabilities.workspace)
             && access != WorkspaceAccess::None
@@ -127,6 +130,7 @@ impl StoreState {
             builder
                 .preopened_dir(dir, &guest, perms)
                 .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
+            readable.push(dir.clone());
             builder.env("PWD", &guest);
             for extra in spec.read_dirs.iter() {
                 if extra.starts_with(dir) || !extra.is_dir() {
@@ -136,6 +140,7 @@ impl StoreState {
                 builder
                     .preopened_dir(extra, &path, FsPerms::ReadOnly)
                     .map_err(|err| format!("cannot open {}: {err}", extra.display()))?;
+                readable.push(extra.clone());
             }
             workspace_guest = Some(guest);
         }
@@ -153,6 +158,7 @@ impl StoreState {
             progress,
             cancel: None,
             extension: None,
+            readable,
             stderr,
         })
     }
@@ -203,19 +209,21 @@ struct ModeView<'a> {
 /// The filesystem of a first-party tool under the sandbox mode: everything readable but the
 /// deny list (read-only), and the mode's writable directories read-write when the tool writes;
 /// each at its own absolute path, with the policy in the environment (for error messages).
-/// The workspace and writable roots are whole: the deny list applies outside them.
+/// The workspace and writable roots are whole: the deny list applies outside them. Returns the
+/// directories opened.
 fn preopen_mode_view(
     builder: &mut WasiCtxBuilder,
     policy: &crate::sandbox::SandboxPolicy,
     view: &ModeView<'_>,
-) -> Result<(), String> {
+) -> Result<Vec<PathBuf>, String> {
     let (workspace, writes) = (view.workspace, view.writes);
     use crate::sandbox::SandboxMode;
-    let open = |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms| {
+    let mut opened = Vec::new();
+    let mut open = |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms| {
         let guest = dir.to_string_lossy().into_owned();
         builder
             .preopened_dir(dir, &guest, perms)
-            .map(|_| ())
+            .map(|_| opened.push(dir.to_path_buf()))
             .map_err(|err| format!("cannot open {}: {err}", dir.display()))
     };
     let write_perms = if writes {
@@ -253,7 +261,7 @@ fn preopen_mode_view(
         builder.env(&key, &value);
     }
     builder.env("PWD", workspace.to_string_lossy());
-    Ok(())
+    Ok(opened)
 }
 
 /// Caps linear memory and remembers a refused growth, so the error can say so.

@@ -1,11 +1,12 @@
 //! The `find` tool, as pi's: files (and directories) whose name — or path, when the pattern
 //! has a `/` — matches a glob, relative to the search directory, `.gitignore` respected,
-//! dotfiles included, at most `limit` (1,000) results or 50 KB.
+//! dotfiles included, at most `limit` (1,000) results or 50 KB. The host walks the tree
+//! (`pith_sdk::search`); this component parses the arguments and formats the answer.
 
 use pith_sdk::host::resolve_model_path;
+use pith_sdk::search::{self, SearchError, WalkOptions};
 use pith_sdk::text::{DEFAULT_MAX_BYTES, format_size, truncate_head};
 use pith_sdk::tool::*;
-use pith_sdk::walk::{glob_match, walk};
 
 #[derive(serde::Deserialize)]
 struct Args {
@@ -39,27 +40,30 @@ impl Tool for Find {
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
         let args: Args = call.parse()?;
         let root = resolve_model_path(args.path.as_deref().unwrap_or("."));
-        if !root.is_dir() {
-            return Err(ToolError::new(
-                pith_sdk::sandbox::explain_read(&root)
-                    .unwrap_or_else(|| format!("Path not found: {}", root.display())),
-            )
-            .with_details(json!({})));
-        }
         let limit = args.limit.map_or(1000, |l| l.max(1.0) as usize);
-        let by_path = args.pattern.contains('/');
-        let mut found = Vec::new();
-        walk(&root, |entry| {
-            let name = entry.relative.rsplit('/').next().unwrap_or(&entry.relative);
-            if glob_match(&args.pattern, if by_path { &entry.relative } else { name }) {
-                found.push(if entry.is_dir {
+        let listed = search::walk(&WalkOptions {
+            root: root.to_string_lossy().into_owned(),
+            glob: Some(args.pattern.clone()),
+            directories: true,
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+        })
+        .map_err(|err| {
+            let reason = match &err {
+                SearchError::NotFound(_) => pith_sdk::sandbox::explain_read(&root),
+                _ => None,
+            };
+            ToolError::new(reason.unwrap_or_else(|| search::message(&err))).with_details(json!({}))
+        })?;
+        let found: Vec<String> = listed
+            .into_iter()
+            .map(|entry| {
+                if entry.is_dir {
                     format!("{}/", entry.relative)
                 } else {
-                    entry.relative.clone()
-                });
-            }
-            found.len() < limit
-        });
+                    entry.relative
+                }
+            })
+            .collect();
         if found.is_empty() {
             return Ok(ToolResult::text("No files found matching pattern"));
         }

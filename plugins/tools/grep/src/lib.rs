@@ -1,11 +1,13 @@
 //! The `grep` tool, as pi's: lines matching a regular expression (or a literal string) in the
 //! files under a path, `.gitignore` respected, as `path:line: text` with optional context lines
 //! `path-line- text`, at most `limit` (100) matches, lines cut at 500 characters, 50 KB in all.
+//! The host walks and searches (`pith_sdk::search`, ripgrep's searcher); this component parses
+//! the arguments and formats the answer.
 
 use pith_sdk::host::resolve_model_path;
+use pith_sdk::search::{self, GrepOptions, SearchError};
 use pith_sdk::text::{DEFAULT_MAX_BYTES, format_size, truncate_head};
 use pith_sdk::tool::*;
-use pith_sdk::walk::{glob_match, walk};
 
 /// The longest line shown.
 const MAX_LINE: usize = 500;
@@ -62,94 +64,36 @@ impl Tool for Grep {
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
         let args: Args = call.parse()?;
         let fail = |message: String| ToolError::new(message).with_details(json!({}));
-        let source = if args.literal == Some(true) {
-            regex::escape(&args.pattern)
-        } else {
-            args.pattern.clone()
-        };
-        let regex = regex::RegexBuilder::new(&source)
-            .case_insensitive(args.ignore_case == Some(true))
-            .build()
-            .map_err(|err| fail(format!("Invalid pattern: {err}")))?;
-        // Lines are matched one by one; this multi-line twin finds the files worth splitting.
-        let whole_file = regex::RegexBuilder::new(&source)
-            .case_insensitive(args.ignore_case == Some(true))
-            .multi_line(true)
-            .build()
-            .map_err(|err| fail(format!("Invalid pattern: {err}")))?;
         let root = resolve_model_path(args.path.as_deref().unwrap_or("."));
         let limit = args.limit.map_or(100, |l| l.max(1.0) as usize);
         let context = args.context.map_or(0, |c| c.max(0.0) as usize);
-        let files: Vec<(std::path::PathBuf, String)> = if root.is_file() {
-            let name = root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            vec![(root.clone(), name)]
-        } else if root.is_dir() {
-            let mut files = Vec::new();
-            walk(&root, |entry| {
-                let wanted = args.glob.as_deref().is_none_or(|g| {
-                    let name = entry.relative.rsplit('/').next().unwrap_or(&entry.relative);
-                    glob_match(
-                        g,
-                        if g.contains('/') {
-                            &entry.relative
-                        } else {
-                            name
-                        },
-                    )
-                });
-                if !entry.is_dir && wanted {
-                    files.push((entry.path.clone(), entry.relative.clone()));
-                }
-                true
-            });
-            files
-        } else {
-            return Err(fail(
-                pith_sdk::sandbox::explain_read(&root)
-                    .unwrap_or_else(|| format!("Path not found: {}", root.display())),
-            ));
-        };
+        let files = search::grep(&GrepOptions {
+            root: root.to_string_lossy().into_owned(),
+            pattern: args.pattern.clone(),
+            literal: args.literal == Some(true),
+            ignore_case: args.ignore_case == Some(true),
+            glob: args.glob.clone(),
+            context: u32::try_from(context).unwrap_or(u32::MAX),
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+        })
+        .map_err(|err| {
+            let reason = match &err {
+                SearchError::NotFound(_) => pith_sdk::sandbox::explain_read(&root),
+                _ => None,
+            };
+            fail(reason.unwrap_or_else(|| search::message(&err)))
+        })?;
         let mut out: Vec<String> = Vec::new();
         let mut matches = 0;
         let mut cut = false;
-        'files: for (path, shown) in files {
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            if bytes.contains(&0) {
-                continue; // binary
-            }
-            let text = String::from_utf8_lossy(&bytes);
-            // One search over the whole file first: most files have no match.
-            if !whole_file.is_match(&text) {
-                continue;
-            }
-            let lines: Vec<&str> = text.lines().collect();
-            let mut printed_until = 0usize;
-            for (i, line) in lines.iter().enumerate() {
-                if !regex.is_match(line) {
-                    continue;
-                }
-                let from = i.saturating_sub(context).max(printed_until);
-                for (j, before) in lines.iter().enumerate().take(i).skip(from) {
-                    out.push(format!("{shown}-{}- {}", j + 1, shorten(before, &mut cut)));
-                }
-                out.push(format!("{shown}:{}: {}", i + 1, shorten(line, &mut cut)));
-                let to = (i + 1 + context).min(lines.len());
-                for (j, after) in lines.iter().enumerate().take(to).skip(i + 1) {
-                    if regex.is_match(after) {
-                        break;
-                    }
-                    out.push(format!("{shown}-{}- {}", j + 1, shorten(after, &mut cut)));
-                }
-                printed_until = to;
-                matches += 1;
-                if matches >= limit {
-                    break 'files;
-                }
+        for file in &files {
+            for line in &file.lines {
+                let (sep, text) = (
+                    if line.is_match { ':' } else { '-' },
+                    shorten(&line.text, &mut cut),
+                );
+                out.push(format!("{}{sep}{}{sep} {text}", file.relative, line.number));
+                matches += usize::from(line.is_match);
             }
         }
         if matches == 0 {

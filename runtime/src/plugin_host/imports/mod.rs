@@ -5,4 +5,5 @@ pub mod host;
 pub mod http;
 pub mod process;
 pub mod progress;
+pub mod search;
 pub mod ui;

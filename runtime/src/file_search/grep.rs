@@ -124,12 +124,13 @@ pub fn grep(
                     .after_context(query.context)
                     .binary_detection(BinaryDetection::none())
                     .build();
+                let mut buffer = Vec::new();
                 while !done.load(Ordering::Relaxed) && !cancelled() {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some((path, relative)) = files.get(index) else {
                         break;
                     };
-                    let hit = search_file(&mut searcher, &matcher, path, relative, limit);
+                    let hit = search_file(&mut searcher, &matcher, &mut buffer, path, relative, limit);
                     let Ok(mut ordered) = ordered.lock() else {
                         break;
                     };
@@ -181,15 +182,17 @@ impl InOrder {
     }
 }
 
-/// One file's hit, at most `limit` matches (and the context after the last).
+/// One file's hit, at most `limit` matches (and the context after the last); `bytes` is the
+/// thread's reusable read buffer.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
+    bytes: &mut Vec<u8>,
     path: &Path,
     relative: &str,
     limit: usize,
 ) -> Option<GrepHit> {
-    let bytes = read_no_follow(path)?;
+    read_no_follow(path, bytes)?;
     if bytes.contains(&0) {
         return None; // binary
     }
@@ -198,16 +201,16 @@ fn search_file(
         matches: 0,
         limit,
     };
-    searcher.search_slice(matcher, &bytes, &mut sink).ok()?;
+    searcher.search_slice(matcher, bytes, &mut sink).ok()?;
     (sink.matches > 0).then(|| GrepHit {
         relative: relative.to_string(),
         lines: sink.lines,
     })
 }
 
-/// The bytes of the file at `path`, unless it is (now) a symbolic link: the walk saw a file,
-/// and a link swapped in since must not lead the search out of its root.
-fn read_no_follow(path: &Path) -> Option<Vec<u8>> {
+/// Reads the file at `path` into `bytes`, unless it is (now) a symbolic link: the walk saw a
+/// file, and a link swapped in since must not lead the search out of its root.
+fn read_no_follow(path: &Path, bytes: &mut Vec<u8>) -> Option<()> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
@@ -215,9 +218,9 @@ fn read_no_follow(path: &Path) -> Option<Vec<u8>> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .ok()?;
-    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
-    file.read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+    bytes.clear();
+    file.read_to_end(bytes).ok()?;
+    Some(())
 }
 
 /// Gathers a file's lines; stops at the first match past the limit.

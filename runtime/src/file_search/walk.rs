@@ -48,8 +48,14 @@ pub fn walk(
         return Err(SearchError::Cancelled);
     }
     let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    entries.sort_unstable_by(|a: &WalkEntry, b: &WalkEntry| {
-        a.relative.split('/').cmp(b.relative.split('/'))
+    // Depth-first name order is the order of the paths compared part by part, which is their
+    // byte order with `/` counted below every other byte.
+    entries.sort_by_cached_key(|entry| {
+        entry
+            .relative
+            .bytes()
+            .map(|b| if b == b'/' { 0 } else { b })
+            .collect::<Vec<u8>>()
     });
     Ok(entries)
 }
@@ -92,12 +98,18 @@ impl ParallelVisitor for Visitor<'_> {
         if entry.depth() == 0 {
             return WalkState::Continue;
         }
-        let Ok(relative) = entry.path().strip_prefix(self.root) else {
+        // The walker's paths are the root joined with names: the rest after it is relative.
+        let (path, root) = (
+            entry.path().as_os_str().as_encoded_bytes(),
+            self.root.as_os_str().as_encoded_bytes(),
+        );
+        let Some(relative) = path.strip_prefix(root) else {
             return WalkState::Continue;
         };
+        let relative = relative.strip_prefix(b"/").unwrap_or(relative);
         let kind = entry.file_type();
         self.local.push(WalkEntry {
-            relative: relative.to_string_lossy().into_owned(),
+            relative: String::from_utf8_lossy(relative).into_owned(),
             is_dir: kind.is_some_and(|t| t.is_dir()),
             is_link: kind.is_some_and(|t| t.is_symlink()),
         });

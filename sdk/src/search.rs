@@ -48,5 +48,6 @@ pub fn message(error: &SearchError) -> String {
         SearchError::NotFound(path) => format!("Path not found: {path}"),
         SearchError::Invalid(reason) => reason.clone(),
         SearchError::Cancelled => "The search was cancelled".to_string(),
+        SearchError::Failed(reason) => format!("The search failed: {reason}"),
     }
 }

@@ -1,15 +1,19 @@
-//! The search: the files of a walk (or one file) searched line by line with ripgrep's
+//! The search: the regular files of a walk (or one file) searched line by line with ripgrep's
 //! searcher on every core, reported in walk order and cut at the match limit as a sequential
-//! search would cut them — the threads take files in order and stop taking new ones once the
-//! files finished in order hold enough matches.
+//! search would cut them — the threads take files in order, at most [`AHEAD`] past the first
+//! unreported one, and stop once the files reported hold enough matches. Each file is opened
+//! beneath the root with no link in its path and read as a stream.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::{Condvar, Mutex};
 
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
+use super::beneath::{self, Links};
+use super::walk::EntryKind;
 use super::{EntryGlob, SearchError};
 
 /// What to search for.
@@ -77,66 +81,86 @@ impl GrepHit {
     }
 }
 
-/// Searches the file `root`, or the files under the directory `root` in walk order, for
-/// lines matching the query. Files that cannot be read or hold a NUL byte are skipped.
+/// Where [`grep`] searches.
+pub enum GrepRoot {
+    /// The files under this directory, in walk order.
+    Dir(OwnedFd),
+    /// This regular file, shown with this name.
+    File(OwnedFd, String),
+}
+
+/// How many files the threads may search ahead of the first one not yet reported (bounds the
+/// memory of hits waiting for their turn).
+const AHEAD: usize = 512;
+
+/// Searches `root` for lines matching the query. Files that cannot be read, that are not
+/// regular files, or that hold a NUL byte (binary) are skipped.
 pub fn grep(
-    root: &Path,
+    root: GrepRoot,
     query: &GrepQuery,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Vec<GrepHit>, SearchError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(query.ignore_case)
         .fixed_strings(query.literal)
-        .line_terminator(Some(b'\n'))
+        // `^` and `$` at every line's ends, `\r\n` ones included (as ripgrep's `--crlf`).
+        .multi_line(true)
+        .crlf(true)
         .build(&query.pattern)
         .map_err(|err| SearchError::Invalid(format!("Invalid pattern: {err}")))?;
-    let files: Vec<(PathBuf, String)> = if root.is_file() {
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        vec![(root.to_path_buf(), name)]
-    } else {
-        super::walk(root, cancelled)?
-            .into_iter()
-            .filter(|e| {
-                !e.is_dir
-                    && !e.is_link
-                    && query.glob.as_ref().is_none_or(|g| g.matches(&e.relative))
-            })
-            .map(|e| (root.join(&e.relative), e.relative))
-            .collect()
+    let (dir, files): (Option<OwnedFd>, Vec<(PathBuf, String)>) = match root {
+        GrepRoot::File(fd, name) => {
+            let searched = Searched {
+                file: std::fs::File::from(fd),
+            };
+            let hit = searched.search(
+                &mut searcher(query.context),
+                &matcher,
+                &name,
+                query.limit.max(1),
+            );
+            return Ok(hit.into_iter().collect());
+        }
+        GrepRoot::Dir(fd) => {
+            let files = super::walk(&fd, cancelled)?
+                .into_iter()
+                .filter(|e| e.kind == EntryKind::File)
+                .filter(|e| query.glob.as_ref().is_none_or(|g| g.matches(&e.relative)))
+                .map(|e| (e.path, e.relative))
+                .collect();
+            (Some(fd), files)
+        }
+    };
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
     };
     let limit = query.limit.max(1);
     let ordered = Mutex::new(InOrder {
         slots: vec![None; files.len()],
+        next: 0,
         reported: 0,
         matches: 0,
+        done: false,
         hits: Vec::new(),
     });
-    let (next, done) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let turn = Condvar::new();
     std::thread::scope(|scope| {
         for _ in 0..super::threads().min(files.len()) {
             scope.spawn(|| {
-                let mut searcher = SearcherBuilder::new()
-                    .line_number(true)
-                    .before_context(query.context)
-                    .after_context(query.context)
-                    .binary_detection(BinaryDetection::none())
-                    .build();
-                let mut buffer = Vec::new();
-                while !done.load(Ordering::Relaxed) && !cancelled() {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, relative)) = files.get(index) else {
-                        break;
-                    };
-                    let hit = search_file(&mut searcher, &matcher, &mut buffer, path, relative, limit);
-                    let Ok(mut ordered) = ordered.lock() else {
-                        break;
-                    };
-                    if ordered.finish(index, hit, limit, query.context) {
-                        done.store(true, Ordering::Relaxed);
-                    }
+                let mut searcher = searcher(query.context);
+                while let Some(index) = InOrder::take(&ordered, &turn, cancelled) {
+                    let (path, relative) = &files[index];
+                    let hit = beneath::open(&dir, path, beneath::READ, Links::Refused)
+                        .ok()
+                        .and_then(|fd| {
+                            let searched = Searched {
+                                file: std::fs::File::from(fd),
+                            };
+                            searched.search(&mut searcher, &matcher, relative, limit)
+                        });
+                    let mut state = ordered.lock().unwrap_or_else(|e| e.into_inner());
+                    state.finish(index, hit, limit, query.context);
+                    turn.notify_all();
                 }
             });
         }
@@ -144,25 +168,64 @@ pub fn grep(
     if cancelled() {
         return Err(SearchError::Cancelled);
     }
-    Ok(ordered.into_inner().map(|o| o.hits).unwrap_or_default())
+    Ok(ordered.into_inner().unwrap_or_else(|e| e.into_inner()).hits)
 }
+
+/// A searcher for `context` lines around matches, CRLF-aware, quitting at a NUL byte.
+fn searcher(context: usize) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .line_terminator(LineTerminator::crlf())
+        .binary_detection(BinaryDetection::quit(0))
+        // A line longer than this is not searched (the file is skipped).
+        .heap_limit(Some(MAX_LINE_BYTES))
+        .build()
+}
+
+/// The longest line the searcher holds in memory.
+const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Files finished out of order, reported in order.
 struct InOrder {
     /// Per file: `None` until searched, then its hit if it had one.
     slots: Vec<Option<Option<GrepHit>>>,
+    /// The next file to hand out.
+    next: usize,
     /// How many files from the start have been reported.
     reported: usize,
     /// The matches reported so far.
     matches: usize,
+    /// The limit is reached (or the search stopped).
+    done: bool,
     /// What was reported.
     hits: Vec<GrepHit>,
 }
 
 impl InOrder {
-    /// Records file `index`'s result and reports every file now in order; true once the limit
-    /// is reached.
-    fn finish(&mut self, index: usize, hit: Option<GrepHit>, limit: usize, context: usize) -> bool {
+    /// The next file to search; waits while the threads are [`AHEAD`] files ahead of the
+    /// reports; `None` when there is nothing more to do.
+    fn take(
+        state: &Mutex<InOrder>,
+        turn: &Condvar,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Option<usize> {
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if state.done || cancelled() || state.next >= state.slots.len() {
+                return None;
+            }
+            if state.next < state.reported + AHEAD {
+                state.next += 1;
+                return Some(state.next - 1);
+            }
+            state = turn.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Records file `index`'s result and reports every file now in order.
+    fn finish(&mut self, index: usize, hit: Option<GrepHit>, limit: usize, context: usize) {
         self.slots[index] = Some(hit);
         while self.matches < limit
             && let Some(slot) = self.slots.get_mut(self.reported)
@@ -178,58 +241,49 @@ impl InOrder {
                 self.hits.push(hit);
             }
         }
-        self.matches >= limit
+        self.done |= self.matches >= limit;
     }
 }
 
-/// One file's hit, at most `limit` matches (and the context after the last); `bytes` is the
-/// thread's reusable read buffer.
-fn search_file(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    bytes: &mut Vec<u8>,
-    path: &Path,
-    relative: &str,
-    limit: usize,
-) -> Option<GrepHit> {
-    read_no_follow(path, bytes)?;
-    if bytes.contains(&0) {
-        return None; // binary
+/// An open regular file to search.
+struct Searched {
+    file: std::fs::File,
+}
+
+impl Searched {
+    /// Its hit, at most `limit` matches (and the context after the last); `None` without a
+    /// match, when it is not a regular file, when it is binary or when reading fails.
+    fn search(
+        &self,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        relative: &str,
+        limit: usize,
+    ) -> Option<GrepHit> {
+        if !self.file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut sink = Collect {
+            lines: Vec::new(),
+            matches: 0,
+            limit,
+            binary: false,
+        };
+        searcher.search_file(matcher, &self.file, &mut sink).ok()?;
+        (sink.matches > 0 && !sink.binary).then(|| GrepHit {
+            relative: relative.to_string(),
+            lines: sink.lines,
+        })
     }
-    let mut sink = Collect {
-        lines: Vec::new(),
-        matches: 0,
-        limit,
-    };
-    searcher.search_slice(matcher, bytes, &mut sink).ok()?;
-    (sink.matches > 0).then(|| GrepHit {
-        relative: relative.to_string(),
-        lines: sink.lines,
-    })
 }
 
-/// Reads the file at `path` into `bytes`, unless it is (now) a symbolic link: the walk saw a
-/// file, and a link swapped in since must not lead the search out of its root.
-fn read_no_follow(path: &Path, bytes: &mut Vec<u8>) -> Option<()> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .ok()?;
-    bytes.clear();
-    file.read_to_end(bytes).ok()?;
-    Some(())
-}
-
-/// Gathers a file's lines; stops at the first match past the limit.
+/// Gathers a file's lines; stops at the first match past the limit, or at binary data.
 struct Collect {
     lines: Vec<GrepLine>,
     matches: usize,
     limit: usize,
+    binary: bool,
 }
-
 impl Collect {
     fn push(&mut self, first: Option<u64>, bytes: &[u8], is_match: bool) {
         let first = first.unwrap_or(0);
@@ -262,6 +316,11 @@ impl Sink for Collect {
         self.push(context.line_number(), context.bytes(), false);
         Ok(true)
     }
+
+    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
 }
 
 #[cfg(test)]
@@ -290,15 +349,20 @@ mod tests {
             .collect()
     }
 
+    fn search(dir: &std::path::Path, query: &GrepQuery) -> Result<Vec<GrepHit>, SearchError> {
+        let root = super::super::walk::open_dir(dir).unwrap();
+        grep(GrepRoot::Dir(root), query, &|| false)
+    }
+
     #[test]
     fn matches_come_in_walk_order_with_merged_context_and_are_cut_at_the_limit() {
-        let dir = std::env::temp_dir().join(format!("pith-grep-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
         std::fs::create_dir_all(dir.join("b")).unwrap();
         std::fs::write(dir.join("a.txt"), "x\nneedle 1\ny\nneedle 2\r\nz\nw\n").unwrap();
         std::fs::write(dir.join("b/c.txt"), "needle 3\n").unwrap();
         std::fs::write(dir.join("bin"), b"needle\0").unwrap();
-        let hits = grep(&dir, &query("needle", 1, 100), &|| false).unwrap();
+        let hits = search(dir, &query("needle", 1, 100)).unwrap();
         assert_eq!(
             render(&hits),
             [
@@ -310,17 +374,38 @@ mod tests {
                 "b/c.txt:1: needle 3"
             ]
         );
-        let cut = grep(&dir, &query("needle", 1, 1), &|| false).unwrap();
+        let cut = search(dir, &query("needle", 1, 1)).unwrap();
         assert_eq!(
             render(&cut),
             ["a.txt-1- x", "a.txt:2: needle 1", "a.txt-3- y"]
         );
-        let two = grep(&dir, &query("needle", 0, 2), &|| false).unwrap();
+        let two = search(dir, &query("needle", 0, 2)).unwrap();
         assert_eq!(render(&two), ["a.txt:2: needle 1", "a.txt:4: needle 2"]);
+        // `$` before a CRLF ending, as line-by-line matching of `str::lines` had it.
+        let end = search(dir, &query("2$", 0, 10)).unwrap();
+        assert_eq!(render(&end), ["a.txt:4: needle 2"]);
+        let end = search(dir, &query("1$", 0, 10)).unwrap();
+        assert_eq!(render(&end), ["a.txt:2: needle 1"]);
         assert!(matches!(
-            grep(&dir, &query("(", 0, 1), &|| false),
+            search(dir, &query("(", 0, 1)),
             Err(SearchError::Invalid(_))
         ));
-        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn special_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "needle\n").unwrap();
+        // A FIFO would block a reader forever.
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        let hits = search(dir.path(), &query("needle", 0, 10)).unwrap();
+        assert_eq!(render(&hits), ["a.txt:1: needle"]);
     }
 }

@@ -1,16 +1,18 @@
-//! Walking and searching a directory tree with ripgrep's own crates (`ignore` for the
-//! parallel walk with `.gitignore` rules, `grep-searcher` and `grep-regex` for the search), on
-//! every core. Plugins reach it through the `pith:plugin/search` import, confined to what they
+//! Walking and searching a directory tree on every core, with ripgrep's own crates (`ignore`'s
+//! gitignore matcher, `globset`, `grep-searcher` and `grep-regex`), everything opened beneath
+//! a directory handle without following links ([`beneath`]). Plugins reach it through the `pith:plugin/search` import, confined to what they
 //! may read (`plugin_host::imports::search`); this module knows nothing of plugins.
 //!
 //! Results are in depth-first name order (as a sequential walk that lists each directory
 //! sorted), whatever order the threads found them in.
 
+pub mod beneath;
 mod grep;
+mod ignore_files;
 mod walk;
 
-pub use grep::{GrepHit, GrepLine, GrepQuery, grep};
-pub use walk::{WalkEntry, walk};
+pub use grep::{GrepHit, GrepLine, GrepQuery, GrepRoot, grep};
+pub use walk::{EntryKind, WalkEntry, open_dir, walk};
 
 /// Why a walk or a search could not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,6 +39,8 @@ impl EntryGlob {
         let matcher = globset::GlobBuilder::new(glob)
             .literal_separator(true)
             .backslash_escape(true)
+            .empty_alternates(true)
+            .allow_unclosed_class(true)
             .build()
             .map_err(|err| SearchError::Invalid(format!("Invalid glob {glob:?}: {err}")))?
             .compile_matcher();

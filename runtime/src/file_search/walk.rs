@@ -1,128 +1,224 @@
-//! The parallel walk: `ignore`'s walker configured as the SDK's sequential `walk` (dotfiles
-//! included, `.git` skipped, `.gitignore` / `.ignore` / `.fdignore` inside the root respected,
-//! symbolic links listed but never followed), its entries sorted into depth-first name order.
+//! The parallel walk: every core lists directories from a shared stack, each opened beneath the
+//! root with no link anywhere in its path ([`super::beneath`]). Dotfiles are included, `.git`
+//! is skipped, the ignore files inside the root are respected ([`super::ignore_files`]), and
+//! links are listed but never followed. The entries are sorted into depth-first name order.
 
-use std::path::Path;
-use std::sync::Mutex;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
 
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use rustix::fs::{AtFlags, Dir, FileType, OFlags, statat};
 
 use super::SearchError;
+use super::beneath::{self, Links};
+use super::ignore_files::{IGNORE_FILES, Rules};
+
+/// What an entry is (links are not followed, so a link to a directory is a link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Link,
+    /// A device, socket or FIFO.
+    Other,
+}
 
 /// An entry found by [`walk`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkEntry {
-    /// The path relative to the root, with `/` separators.
+    /// The path relative to the root, with `/` separators (invalid UTF-8 replaced).
     pub relative: String,
-    /// True for a directory (a link to one is not: links are not followed).
-    pub is_dir: bool,
-    /// True for a symbolic link (listed, never followed or read).
-    pub is_link: bool,
+    /// The same path as the filesystem names it.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: EntryKind,
+}
+
+impl WalkEntry {
+    /// True for a directory.
+    pub fn is_dir(&self) -> bool {
+        self.kind == EntryKind::Dir
+    }
+}
+
+/// A directory waiting to be listed.
+struct Job {
+    relative: PathBuf,
+    rules: Option<Arc<Rules>>,
+}
+
+/// The shared stack of directories and how many are being listed.
+struct Work {
+    jobs: Vec<Job>,
+    active: usize,
+    stop: bool,
 }
 
 /// Every entry under the directory `root` that no ignore file excludes, in depth-first name
-/// order; `cancelled` is polled while walking.
+/// order; `cancelled` is polled between directories.
 pub fn walk(
-    root: &Path,
+    root: &OwnedFd,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Vec<WalkEntry>, SearchError> {
+    let work = Mutex::new(Work {
+        jobs: vec![Job {
+            relative: PathBuf::new(),
+            rules: None,
+        }],
+        active: 0,
+        stop: false,
+    });
+    let wake = Condvar::new();
     let found = Mutex::new(Vec::new());
-    let mut builder = Collector {
-        root,
-        found: &found,
-        cancelled,
-    };
-    WalkBuilder::new(root)
-        .hidden(false)
-        .parents(false)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .add_custom_ignore_filename(".fdignore")
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .threads(super::threads())
-        .build_parallel()
-        .visit(&mut builder);
+    std::thread::scope(|scope| {
+        for _ in 0..super::threads() {
+            scope.spawn(|| {
+                let mut local = Vec::new();
+                while let Some(job) = next_job(&work, &wake, cancelled) {
+                    let more = list(root, &job, &mut local);
+                    let mut work = work.lock().unwrap_or_else(|e| e.into_inner());
+                    work.jobs.extend(more);
+                    work.active -= 1;
+                    wake.notify_all();
+                }
+                found
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .append(&mut local);
+            });
+        }
+    });
     if cancelled() {
         return Err(SearchError::Cancelled);
     }
     let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
     // Depth-first name order is the order of the paths compared part by part, which is their
     // byte order with `/` counted below every other byte.
-    entries.sort_by_cached_key(|entry| {
+    entries.sort_by_cached_key(|entry: &WalkEntry| {
         entry
-            .relative
-            .bytes()
-            .map(|b| if b == b'/' { 0 } else { b })
+            .path
+            .as_os_str()
+            .as_bytes()
+            .iter()
+            .map(|b| if *b == b'/' { 0 } else { *b })
             .collect::<Vec<u8>>()
     });
     Ok(entries)
 }
 
-/// Makes one [`Visitor`] per walker thread.
-struct Collector<'a> {
-    root: &'a Path,
-    found: &'a Mutex<Vec<WalkEntry>>,
-    cancelled: &'a (dyn Fn() -> bool + Sync),
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            root: self.root,
-            found: self.found,
-            cancelled: self.cancelled,
-            local: Vec::new(),
-        })
+/// The next directory to list; `None` once every directory is listed (or the walk stopped).
+fn next_job(
+    work: &Mutex<Work>,
+    wake: &Condvar,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<Job> {
+    let mut state = work.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        if state.stop || cancelled() {
+            state.stop = true;
+            wake.notify_all();
+            return None;
+        }
+        if let Some(job) = state.jobs.pop() {
+            state.active += 1;
+            return Some(job);
+        }
+        if state.active == 0 {
+            return None;
+        }
+        state = wake.wait(state).unwrap_or_else(|e| e.into_inner());
     }
 }
 
-/// One walker thread's entries, handed over when the thread is done.
-struct Visitor<'a> {
-    root: &'a Path,
-    found: &'a Mutex<Vec<WalkEntry>>,
-    cancelled: &'a (dyn Fn() -> bool + Sync),
-    local: Vec<WalkEntry>,
-}
-
-impl ParallelVisitor for Visitor<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.local.len() % 256 == 255 && (self.cancelled)() {
-            return WalkState::Quit;
+/// Lists one directory into `found`; returns its subdirectories to list. A directory that
+/// cannot be opened (gone, unreadable, swapped for a link) is skipped.
+fn list(root: &OwnedFd, job: &Job, found: &mut Vec<WalkEntry>) -> Vec<Job> {
+    let flags = beneath::READ | OFlags::DIRECTORY;
+    let Ok(fd) = beneath::open(root, &job.relative, flags, Links::Refused) else {
+        return Vec::new();
+    };
+    let Ok(dir) = Dir::read_from(&fd) else {
+        return Vec::new();
+    };
+    let mut names: Vec<(Vec<u8>, EntryKind)> = Vec::new();
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
         }
-        // An unreadable directory or a broken entry is skipped, as `find` and `rg` do.
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
-        };
-        if entry.depth() == 0 {
-            return WalkState::Continue;
-        }
-        // The walker's paths are the root joined with names: the rest after it is relative.
-        let (path, root) = (
-            entry.path().as_os_str().as_encoded_bytes(),
-            self.root.as_os_str().as_encoded_bytes(),
-        );
-        let Some(relative) = path.strip_prefix(root) else {
-            return WalkState::Continue;
-        };
-        let relative = relative.strip_prefix(b"/").unwrap_or(relative);
-        let kind = entry.file_type();
-        self.local.push(WalkEntry {
-            relative: String::from_utf8_lossy(relative).into_owned(),
-            is_dir: kind.is_some_and(|t| t.is_dir()),
-            is_link: kind.is_some_and(|t| t.is_symlink()),
+        let kind = kind_of(entry.file_type()).unwrap_or_else(|| {
+            statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .and_then(|stat| kind_of(FileType::from_raw_mode(stat.st_mode)))
+                .unwrap_or(EntryKind::Other)
         });
-        WalkState::Continue
+        names.push((name.to_vec(), kind));
+    }
+    let present: Vec<&str> = IGNORE_FILES
+        .iter()
+        .copied()
+        .filter(|n| {
+            names
+                .iter()
+                .any(|(name, kind)| name == n.as_bytes() && *kind == EntryKind::File)
+        })
+        .collect();
+    let rules = if present.is_empty() {
+        job.rules.clone()
+    } else {
+        Rules::load(fd.as_fd(), &job.relative, &present, job.rules.clone())
+    };
+    let mut subdirs = Vec::new();
+    for (name, kind) in names {
+        if name == b".git" {
+            continue;
+        }
+        let path = job.relative.join(OsStr::from_bytes(&name));
+        if rules
+            .as_ref()
+            .is_some_and(|r| r.ignores(&path, kind == EntryKind::Dir))
+        {
+            continue;
+        }
+        if kind == EntryKind::Dir {
+            subdirs.push(Job {
+                relative: path.clone(),
+                rules: rules.clone(),
+            });
+        }
+        found.push(WalkEntry {
+            relative: path.to_string_lossy().into_owned(),
+            path,
+            kind,
+        });
+    }
+    subdirs
+}
+
+/// The kind a directory listing or a `stat` names; `None` when it does not say.
+fn kind_of(kind: FileType) -> Option<EntryKind> {
+    match kind {
+        FileType::Directory => Some(EntryKind::Dir),
+        FileType::RegularFile => Some(EntryKind::File),
+        FileType::Symlink => Some(EntryKind::Link),
+        FileType::Unknown => None,
+        _ => Some(EntryKind::Other),
     }
 }
 
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut found) = self.found.lock() {
-            found.append(&mut self.local);
-        }
-    }
+/// Opens the directory at `path` for a walk (tests and tools outside the plugin host).
+pub fn open_dir(path: &Path) -> std::io::Result<OwnedFd> {
+    rustix::fs::open(
+        path,
+        beneath::READ | OFlags::DIRECTORY,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(std::io::Error::from)
 }
 
 #[cfg(test)]
@@ -131,8 +227,7 @@ mod tests {
 
     #[test]
     fn entries_come_in_depth_first_name_order_with_ignore_rules() {
-        let dir = std::env::temp_dir().join(format!("pith-walk-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = tempfile::tempdir().unwrap();
         for file in [
             "a-b",
             "a/c",
@@ -142,16 +237,25 @@ mod tests {
             ".hidden",
             "t/out",
             ".git/HEAD",
+            "s/x.tmp",
+            "s/y",
         ] {
-            let path = dir.join(file);
+            let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "").unwrap();
         }
-        std::fs::write(dir.join(".gitignore"), "*.log\n!keep.log\nt/\n").unwrap();
-        let found: Vec<String> = walk(&dir, &|| false)
+        std::fs::write(dir.path().join(".gitignore"), "*.log\n!keep.log\nt/\n").unwrap();
+        std::fs::write(dir.path().join("s/.ignore"), "*.tmp\n").unwrap();
+        // A link is listed, never followed, and an ignore file through a link is not read
+        // (this one would ignore everything in `a/`).
+        std::os::unix::fs::symlink("/", dir.path().join("root-link")).unwrap();
+        std::fs::write(dir.path().join("rules.txt"), "*\n").unwrap();
+        std::os::unix::fs::symlink("../rules.txt", dir.path().join("a/.gitignore")).unwrap();
+        let root = open_dir(dir.path()).unwrap();
+        let found: Vec<String> = walk(&root, &|| false)
             .unwrap()
             .into_iter()
-            .map(|e| format!("{}{}", e.relative, if e.is_dir { "/" } else { "" }))
+            .map(|e| format!("{}{}", e.relative, if e.is_dir() { "/" } else { "" }))
             .collect();
         assert_eq!(
             found,
@@ -159,14 +263,19 @@ mod tests {
                 ".gitignore",
                 ".hidden",
                 "a/",
+                "a/.gitignore",
                 "a/b/",
                 "a/b/z",
                 "a/c",
                 "a-b",
-                "keep.log"
+                "keep.log",
+                "root-link",
+                "rules.txt",
+                "s/",
+                "s/.ignore",
+                "s/y"
             ]
         );
-        assert_eq!(walk(&dir, &|| true), Err(SearchError::Cancelled));
-        std::fs::remove_dir_all(dir).unwrap();
+        assert_eq!(walk(&root, &|| true), Err(SearchError::Cancelled));
     }
 }

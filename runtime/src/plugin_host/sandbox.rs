@@ -69,7 +69,7 @@ pub struct StoreState {
     /// The session an extension belongs to, if any.
     pub extension: Option<Arc<dyn super::imports::ui::ExtensionContext>>,
     /// The host directories preopened for the guest (each at its own path): what it may read.
-    pub readable: Vec<PathBuf>,
+    pub readable: Vec<ReadableRoot>,
     stderr: MemoryOutputPipe,
 }
 
@@ -130,7 +130,7 @@ impl StoreState {
             builder
                 .preopened_dir(dir, &guest, perms)
                 .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
-            readable.push(dir.clone());
+            readable.push(ReadableRoot::whole(dir));
             builder.env("PWD", &guest);
             for extra in spec.read_dirs.iter() {
                 if extra.starts_with(dir) || !extra.is_dir() {
@@ -140,7 +140,7 @@ impl StoreState {
                 builder
                     .preopened_dir(extra, &path, FsPerms::ReadOnly)
                     .map_err(|err| format!("cannot open {}: {err}", extra.display()))?;
-                readable.push(extra.clone());
+                readable.push(ReadableRoot::whole(extra));
             }
             workspace_guest = Some(guest);
         }
@@ -196,6 +196,26 @@ impl StoreState {
     }
 }
 
+/// A directory preopened for the guest.
+#[derive(Debug, Clone)]
+pub struct ReadableRoot {
+    /// Its path (the guest's and the host's).
+    pub path: PathBuf,
+    /// The workspace, a writable root or a granted directory: the deny list does not apply
+    /// inside it. Otherwise one of the readable roots around the deny list, which must not be
+    /// a link leading into it.
+    pub whole: bool,
+}
+
+impl ReadableRoot {
+    fn whole(path: &std::path::Path) -> ReadableRoot {
+        ReadableRoot {
+            path: path.to_path_buf(),
+            whole: true,
+        }
+    }
+}
+
 /// What a first-party tool's filesystem view is made of.
 struct ModeView<'a> {
     /// The workspace.
@@ -215,24 +235,30 @@ fn preopen_mode_view(
     builder: &mut WasiCtxBuilder,
     policy: &crate::sandbox::SandboxPolicy,
     view: &ModeView<'_>,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<ReadableRoot>, String> {
     let (workspace, writes) = (view.workspace, view.writes);
     use crate::sandbox::SandboxMode;
     let mut opened = Vec::new();
-    let mut open = |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms| {
-        let guest = dir.to_string_lossy().into_owned();
-        builder
-            .preopened_dir(dir, &guest, perms)
-            .map(|_| opened.push(dir.to_path_buf()))
-            .map_err(|err| format!("cannot open {}: {err}", dir.display()))
-    };
+    let mut open =
+        |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms, whole: bool| {
+            let guest = dir.to_string_lossy().into_owned();
+            builder
+                .preopened_dir(dir, &guest, perms)
+                .map(|_| {
+                    opened.push(ReadableRoot {
+                        path: dir.to_path_buf(),
+                        whole,
+                    })
+                })
+                .map_err(|err| format!("cannot open {}: {err}", dir.display()))
+        };
     let write_perms = if writes {
         FsPerms::ReadWrite
     } else {
         FsPerms::ReadOnly
     };
     if policy.mode == SandboxMode::FullAccess {
-        open(builder, std::path::Path::new("/"), write_perms)?;
+        open(builder, std::path::Path::new("/"), write_perms, true)?;
     } else {
         // The writable area (read-write for a tool that writes), then everything readable
         // outside it (read-only) — never pith's own /proc (its environment holds API keys).
@@ -247,11 +273,11 @@ fn preopen_mode_view(
                 && !crate::sandbox::tree::leads_into(root, &hidden)
             {
                 // A directory that went away since the list was made is simply not there.
-                let _ = open(builder, root, FsPerms::ReadOnly);
+                let _ = open(builder, root, FsPerms::ReadOnly, false);
             }
         }
         for dir in &writable {
-            let _ = open(builder, dir, write_perms);
+            let _ = open(builder, dir, write_perms, true);
         }
     }
     if !workspace.is_dir() {

@@ -19,6 +19,14 @@ pub enum Command {
         /// Its arguments as JSON text.
         arguments: String,
     },
+    /// Write a session file as the HTML viewer page (`pith export <file> [out.html]`, or pi's
+    /// `--export <file> [out.html]`).
+    Export {
+        /// The session file.
+        session: PathBuf,
+        /// Where to write the page (`pith-session-<file stem>.html` here when absent).
+        output: Option<PathBuf>,
+    },
     /// Remember whether a project is trusted (`pith trust [path]`, `pith untrust [path]`).
     Trust {
         /// The project (the current directory when absent).
@@ -114,6 +122,7 @@ Usage:
   pith --mode rpc [options]          serve pi's RPC protocol on stdin/stdout
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
+  pith export <session.jsonl> [out.html]  write a session as one HTML page (also --export)
   pith trust [path] | untrust [path]  remember whether a project's own plugins, settings and
                                      resources load (the current directory by default)
 
@@ -182,6 +191,7 @@ impl Args {
         let mut mode: Option<String> = None;
         let mut words: Vec<String> = Vec::new();
         let (mut json, mut help, mut version) = (false, false, false);
+        let mut export: Option<PathBuf> = None;
         while let Some(arg) = args.next() {
             let mut value = |flag: &str| {
                 args.next()
@@ -232,6 +242,7 @@ impl Args {
                 "--offline" => parsed.offline = true,
                 "--verbose" => parsed.verbose = true,
                 "--json" => json = true,
+                "--export" => export = Some(PathBuf::from(value(&arg)?)),
                 "-h" | "--help" => help = true,
                 "-V" | "--version" => version = true,
                 flag if flag.starts_with('-') && flag.len() > 1 => {
@@ -244,6 +255,11 @@ impl Args {
             Command::Help
         } else if version {
             Command::Version
+        } else if let Some(session) = export {
+            Command::Export {
+                session,
+                output: words.first().map(PathBuf::from),
+            }
         } else if let Some(mode) = mode {
             if mode != "rpc" {
                 return Err(UsageError(format!(
@@ -269,6 +285,15 @@ impl Args {
                         arguments: words.get(2).cloned().unwrap_or_else(|| "{}".into()),
                     }
                 }
+                Some("export") => Command::Export {
+                    session: words.get(1).map(PathBuf::from).ok_or_else(|| {
+                        UsageError(
+                            "pith export needs a session file: pith export <file> [out.html]"
+                                .into(),
+                        )
+                    })?,
+                    output: words.get(2).map(PathBuf::from),
+                },
                 Some(word @ ("trust" | "untrust")) => Command::Trust {
                     path: words.get(1).map(PathBuf::from),
                     trusted: word == "trust",
@@ -330,6 +355,21 @@ mod tests {
             Some(Command::Plugins { json: true })
         );
         assert!(parse(&["tool"]).is_err());
+        assert_eq!(
+            parse(&["export", "s.jsonl", "out.html"]).unwrap().command,
+            Some(Command::Export {
+                session: "s.jsonl".into(),
+                output: Some("out.html".into())
+            })
+        );
+        assert_eq!(
+            parse(&["--export", "s.jsonl"]).unwrap().command,
+            Some(Command::Export {
+                session: "s.jsonl".into(),
+                output: None
+            })
+        );
+        assert!(parse(&["export"]).is_err());
         assert_eq!(
             parse(&["--mode", "text"]).unwrap_err().0,
             "--mode text is not supported: pith is headless, use --mode rpc"

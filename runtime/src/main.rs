@@ -48,6 +48,9 @@ async fn run(mut args: Args) -> ExitCode {
             println!("pith {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
+        Some(Command::Export { session, output }) => {
+            return pith::commands::export::run(session, output.as_deref());
+        }
         _ => {}
     }
     let Ok(workspace) = std::env::current_dir() else {
@@ -177,6 +180,7 @@ async fn run(mut args: Args) -> ExitCode {
         Some(Command::Rpc) => {
             pith::commands::startup::serve(host, &args, &settings, workspace, &agent_dir).await
         }
-        Some(Command::Help | Command::Version | Command::Trust { .. }) | None => ExitCode::SUCCESS,
+        Some(Command::Help | Command::Version | Command::Trust { .. } | Command::Export { .. })
+        | None => ExitCode::SUCCESS,
     }
 }

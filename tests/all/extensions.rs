@@ -206,6 +206,10 @@ async fn session_switches_and_forks_are_cancelled_while_work_is_unsaved() {
         .call("k", json!({"type": "fork", "entryId": entry}))
         .await;
     assert_eq!(fork["data"]["cancelled"], true, "{fork}");
+    let moved = pith
+        .call("t", json!({"type": "navigate_tree", "entryId": entry}))
+        .await;
+    assert_eq!(moved["data"], json!({"cancelled": true}), "{moved}");
     // The conversation is still there.
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
     assert_eq!(

@@ -468,6 +468,23 @@ impl SessionFile {
         branched
     }
 
+    /// Moves the leaf to the entry `id` (`None`: before the first entry), so that the next
+    /// entry starts a branch there; an unknown id is an error.
+    pub fn set_leaf(&mut self, id: Option<&str>) -> Result<(), String> {
+        if let Some(id) = id
+            && !self.index.contains_key(id)
+        {
+            return Err(format!("Entry not found: {id}"));
+        }
+        self.leaf = id.map(str::to_string);
+        Ok(())
+    }
+
+    /// The header line.
+    pub fn header(&self) -> &Map<String, Value> {
+        &self.header
+    }
+
     /// The id of the leaf entry, if any.
     pub fn leaf_id(&self) -> Option<&str> {
         self.leaf.as_deref()
@@ -497,13 +514,6 @@ impl SessionFile {
         self.path_to(self.leaf.as_deref())
             .into_iter()
             .map(|e| Value::Object(e.clone()))
-            .collect()
-    }
-
-    /// Every line of the file as JSON (header first), for export.
-    pub fn all_entries(&self) -> Vec<Value> {
-        std::iter::once(Value::Object(self.header.clone()))
-            .chain(self.entries.iter().cloned().map(Value::Object))
             .collect()
     }
 }

@@ -1,5 +1,6 @@
 //! The binary's commands.
 
+pub mod export;
 pub mod plugins;
 pub mod startup;
 pub mod tool;

@@ -231,6 +231,7 @@ pub const EXTENSION_EVENTS: &[&str] = &[
     "session_start",
     "session_before_switch",
     "session_before_fork",
+    "session_before_tree",
     "session_before_compact",
     "input",
     "before_agent_start",
@@ -268,11 +269,10 @@ pub const EXTENSION_EVENTS: &[&str] = &[
     "plugins_changed",
     "session_switch",
     "session_fork",
+    "session_tree",
     // pi's, not fired by pith.
     "session_compact",
     "session_shutdown",
-    "session_before_tree",
-    "session_tree",
     "model_select",
     "user_bash",
 ];

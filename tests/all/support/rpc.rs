@@ -55,6 +55,22 @@ impl Default for Options {
     }
 }
 
+/// The faux provider's `faux-model` with session files written to `sessions/` in the working
+/// directory, plus `extra` arguments.
+pub fn persistent(script: Value, extra: &[&str]) -> Options {
+    let mut options = Options::faux(script);
+    options.args = vec![
+        "--provider".into(),
+        "faux".into(),
+        "--model".into(),
+        "faux-model".into(),
+        "--session-dir".into(),
+        "sessions".into(),
+    ];
+    options.args.extend(extra.iter().map(|s| s.to_string()));
+    options
+}
+
 impl Options {
     /// The default options with a faux script.
     pub fn faux(script: Value) -> Options {

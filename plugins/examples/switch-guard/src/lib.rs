@@ -1,6 +1,6 @@
 //! An example extension with state: it remembers the files the agent writes or edits, and
-//! while any are not marked saved (`/saved`) it cancels `new_session`, `switch_session` and
-//! `fork`, telling the user why.
+//! while any are not marked saved (`/saved`) it cancels `new_session`, `switch_session`, `fork`
+//! and `navigate_tree`, telling the user why.
 
 use std::collections::BTreeSet;
 
@@ -8,6 +8,21 @@ use pith_sdk::extension::*;
 
 struct SwitchGuard {
     unsaved: BTreeSet<String>,
+}
+
+impl SwitchGuard {
+    /// Tells the user which files are unsaved and cancels.
+    fn refuse(&self) -> EventResult {
+        let files: Vec<&str> = self.unsaved.iter().map(String::as_str).collect();
+        ui::notify(
+            &format!(
+                "Unsaved work in {}; run /saved to switch anyway",
+                files.join(", ")
+            ),
+            Some(ui::NotifyKind::Warning),
+        );
+        EventResult::Cancel
+    }
 }
 
 impl Extension for SwitchGuard {
@@ -24,6 +39,8 @@ impl Extension for SwitchGuard {
                 "tool_result".into(),
                 "session_before_switch".into(),
                 "session_before_fork".into(),
+                // Hooks added after the WIT's first version arrive as observed events.
+                "session_before_tree".into(),
             ],
             commands: vec![CommandSpec {
                 name: "saved".into(),
@@ -56,15 +73,12 @@ impl Extension for SwitchGuard {
             Event::SessionBeforeSwitch(_) | Event::SessionBeforeFork(_)
                 if !self.unsaved.is_empty() =>
             {
-                let files: Vec<&str> = self.unsaved.iter().map(String::as_str).collect();
-                ui::notify(
-                    &format!(
-                        "Unsaved work in {}; run /saved to switch anyway",
-                        files.join(", ")
-                    ),
-                    Some(ui::NotifyKind::Warning),
-                );
-                Ok(EventResult::Cancel)
+                Ok(self.refuse())
+            }
+            Event::Observe((name, _))
+                if name == "session_before_tree" && !self.unsaved.is_empty() =>
+            {
+                Ok(self.refuse())
             }
             _ => Ok(EventResult::Continue),
         }

@@ -1,12 +1,27 @@
-//! `export_html`: the conversation as one self-contained HTML page (no network, no scripts):
-//! user and assistant messages, reasoning folded, tool calls with their arguments and results,
-//! images inline, and the model and totals at the top.
+//! The session viewer: `export_html` and `pith export` write one self-contained HTML page
+//! holding the whole session (every entry of every branch) as JSON, and a script that builds
+//! the page from it in the browser: the tree with search and filters, the selected branch with
+//! markdown, highlighted code, diffs and images, the header figures, the system prompt and
+//! tools, a per-turn timeline, deep links (`#entry-<id>`) and a JSONL download.
+//!
+//! Safe by construction: the session reaches the page only as JSON inside a
+//! `<script type="application/json">` (every `<` escaped, so it cannot close the element), the
+//! script puts its text into the DOM as text, and the page's Content-Security-Policy allows no
+//! request at all and no script but its own (a nonce fresh per page).
 
-use super::message::{AgentMessage, AssistantBlock};
-use super::model::Model;
+use serde_json::{Value, json};
+
+use super::message::AgentMessage;
 use super::session_file::SessionFile;
-use crate::content::Content;
 
+/// The page, with `{{NAME}}` placeholders (listed at its top).
+const TEMPLATE: &str = include_str!("viewer.html");
+/// Its style sheet (light and dark themes).
+const STYLE: &str = include_str!("viewer.css");
+/// Its script.
+const SCRIPT: &str = include_str!("viewer.js");
+
+/// Escapes text for HTML.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -22,130 +37,111 @@ fn escape(text: &str) -> String {
     out
 }
 
-fn content_html(content: &[Content]) -> String {
-    content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => format!("<pre>{}</pre>", escape(text)),
-            Content::Image { data, mime_type } => format!(
-                "<img alt=\"image\" src=\"data:{};base64,{}\">",
-                escape(mime_type),
-                escape(data)
-            ),
-        })
-        .collect()
-}
-
-const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}\
-header{border-bottom:1px solid #ddd;margin-bottom:1.5rem}h1{font-size:1.4rem;margin:0 0 .3rem}\
-.meta{color:#666;font-size:.85rem}.msg{margin:1rem 0;padding:.7rem 1rem;border-radius:8px;background:#fff;border:1px solid #e5e5e5}\
-.user{border-left:4px solid #2b6cb0}.assistant{border-left:4px solid #2f855a}.tool{border-left:4px solid #b7791f;font-size:.9rem}\
-.error{border-left-color:#c53030;background:#fff5f5}.role{font-weight:600;font-size:.8rem;text-transform:uppercase;color:#555}\
-pre{white-space:pre-wrap;word-wrap:break-word;margin:.3rem 0;font:13px/1.45 ui-monospace,monospace}\
-details{color:#555}img{max-width:100%}code{font:13px ui-monospace,monospace}";
-
-/// Renders the page.
-pub fn render(
-    store: &SessionFile,
-    name: Option<&str>,
-    messages: &[AgentMessage],
-    model: Option<&Model>,
-) -> String {
-    let (mut input, mut output, mut cost) = (0u64, 0u64, 0f64);
-    let mut body = String::new();
+/// The system prompt and the tools the conversation's `system` messages leave in force (the
+/// last prompt; tools added minus those removed since).
+fn system_of(messages: &[AgentMessage]) -> (Option<String>, Vec<Value>) {
+    let mut prompt = None;
+    let mut tools: Vec<Value> = Vec::new();
     for message in messages {
-        match message {
-            AgentMessage::System(system) => {
-                let tools: Vec<&str> = system.tools_added.iter().map(|t| t.name.as_str()).collect();
-                body.push_str(&format!(
-                    "<details class=\"msg\"><summary class=\"role\">System prompt · tools: {}</summary><pre>{}</pre></details>\n",
-                    escape(&tools.join(", ")),
-                    escape(&system.sections.prompt())
-                ));
+        if let AgentMessage::System(system) = message {
+            prompt = Some(system.sections.prompt());
+            tools.retain(|t| {
+                !system
+                    .tools_removed
+                    .iter()
+                    .any(|name| t["name"].as_str() == Some(name.as_str()))
+            });
+            for tool in &system.tools_added {
+                tools.retain(|t| t["name"].as_str() != Some(tool.name.as_str()));
+                tools.push(json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                }));
             }
-            AgentMessage::User(user) => {
-                body.push_str(&format!(
-                    "<div class=\"msg user\"><div class=\"role\">User</div>{}</div>\n",
-                    content_html(&user.content.blocks())
-                ));
-            }
-            AgentMessage::Assistant(a) => {
-                input += a.usage.input + a.usage.cache_read + a.usage.cache_write;
-                output += a.usage.output;
-                cost += a.usage.cost.total;
-                let error = a.error_message.is_some();
-                body.push_str(&format!(
-                    "<div class=\"msg assistant{}\"><div class=\"role\">Assistant · {}</div>",
-                    if error { " error" } else { "" },
-                    escape(&a.model)
-                ));
-                for block in &a.content {
-                    match block {
-                        AssistantBlock::Text { text, .. } => {
-                            body.push_str(&format!("<pre>{}</pre>", escape(text)))
-                        }
-                        AssistantBlock::Thinking { thinking, .. } => body.push_str(&format!(
-                            "<details><summary>Thinking</summary><pre>{}</pre></details>",
-                            escape(thinking)
-                        )),
-                        AssistantBlock::ToolCall {
-                            name, arguments, ..
-                        } => body.push_str(&format!(
-                            "<div class=\"call\">→ <code>{}</code><pre>{}</pre></div>",
-                            escape(name),
-                            escape(&serde_json::to_string_pretty(arguments).unwrap_or_default())
-                        )),
-                    }
-                }
-                if let Some(message) = &a.error_message {
-                    body.push_str(&format!("<pre>{}</pre>", escape(message)));
-                }
-                body.push_str("</div>\n");
-            }
-            AgentMessage::ToolResult(result) => {
-                body.push_str(&format!(
-                    "<div class=\"msg tool{}\"><div class=\"role\">Result · {}</div>{}</div>\n",
-                    if result.is_error { " error" } else { "" },
-                    escape(&result.tool_name),
-                    content_html(&result.content)
-                ));
-            }
-            AgentMessage::BashExecution(bash) => {
-                body.push_str(&format!(
-                    "<div class=\"msg tool\"><div class=\"role\">$ {}</div><pre>{}</pre></div>\n",
-                    escape(&bash.command),
-                    escape(&bash.output)
-                ));
-            }
-            AgentMessage::CompactionSummary(summary) => {
-                body.push_str(&format!("<div class=\"msg\"><div class=\"role\">Summary of earlier conversation</div><pre>{}</pre></div>\n", escape(&summary.summary)));
-            }
-            AgentMessage::BranchSummary(summary) => {
-                body.push_str(&format!("<div class=\"msg\"><div class=\"role\">Branch summary</div><pre>{}</pre></div>\n", escape(&summary.summary)));
-            }
-            AgentMessage::Custom(custom) if custom.display => {
-                let text = custom
-                    .content
-                    .as_str()
-                    .map_or_else(|| custom.content.to_string(), str::to_string);
-                body.push_str(&format!(
-                    "<div class=\"msg\"><div class=\"role\">{}</div><pre>{}</pre></div>\n",
-                    escape(&custom.custom_type),
-                    escape(&text)
-                ));
-            }
-            AgentMessage::Custom(_) => {}
         }
     }
+    (prompt, tools)
+}
+
+/// The session as the viewer reads it (the shape is written at the top of `viewer.js`).
+fn data(store: &SessionFile, name: Option<&str>, messages: &[AgentMessage]) -> Value {
+    let (system_prompt, tools) = system_of(messages);
+    json!({
+        "header": store.header(),
+        "entries": store.entries_since(None).unwrap_or_default(),
+        "leafId": store.leaf_id(),
+        "name": name,
+        "systemPrompt": system_prompt,
+        "tools": tools,
+        "exportedAt": crate::time::iso(crate::time::now_millis()),
+        "generator": format!("pith {}", env!("CARGO_PKG_VERSION")),
+    })
+}
+
+/// Renders the page for the session `store` at its leaf, whose conversation is `messages`.
+pub fn render(store: &SessionFile, name: Option<&str>, messages: &[AgentMessage]) -> String {
     let title = name.map_or_else(|| format!("Session {}", store.id()), str::to_string);
-    let model = model.map_or_else(
-        || "no model".to_string(),
-        |m| format!("{}/{}", m.provider, m.id),
-    );
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title><style>{STYLE}</style></head><body>\n<header><h1>{title}</h1><div class=\"meta\">{model} · {} messages · {input} tokens in, {output} out · ${cost:.4}</div></header>\n{body}</body></html>\n",
-        messages.len(),
-        title = escape(&title),
-        model = escape(&model),
-    )
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    // In a script element only `</script` and `<!--` matter; no `<` at all is simplest.
+    let data = data(store, name, messages)
+        .to_string()
+        .replace('<', "\\u003c");
+    fill(TEMPLATE, |key| match key {
+        "TITLE" => Some(escape(&title)),
+        "NONCE" => Some(nonce.clone()),
+        "STYLE" => Some(STYLE.to_string()),
+        "SCRIPT" => Some(SCRIPT.to_string()),
+        "DATA" => Some(data.clone()),
+        _ => None,
+    })
+}
+
+/// Replaces each `{{NAME}}` of `template` in one pass (a value is never scanned again: the
+/// session may hold the same text); an unknown name is left as it is.
+fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after
+            .find("}}")
+            .and_then(|end| value(&after[..end]).map(|v| (end, v)))
+        {
+            Some((end, filled)) => {
+                out.push_str(&filled);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_filled_once_and_unknown_ones_kept() {
+        let filled = fill("a {{X}} b {{Y}} {{", |key| {
+            (key == "X").then(|| "{{X}}".to_string())
+        });
+        assert_eq!(filled, "a {{X}} b {{Y}} {{");
+        let filled = fill("<{{TITLE}}>", |_| Some("t".into()));
+        assert_eq!(filled, "<t>");
+    }
+
+    #[test]
+    fn the_template_names_only_known_placeholders() {
+        let known = ["TITLE", "NONCE", "STYLE", "SCRIPT", "DATA"];
+        let filled = fill(TEMPLATE, |key| known.contains(&key).then(String::new));
+        let body = filled.split("-->").nth(1).unwrap_or_default();
+        assert!(!body.contains("{{"), "an unfilled placeholder: {body}");
+    }
 }

@@ -39,6 +39,7 @@ mod state;
 mod switching;
 mod todo_list;
 mod tool_set;
+mod tree_moves;
 
 pub use state::{InterruptMode, PiBehaviour, SessionConfig, State};
 use switching::new_session_file;

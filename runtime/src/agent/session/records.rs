@@ -23,7 +23,6 @@ impl Session {
             &state.store,
             state.session_name.as_deref(),
             &state.messages,
-            state.model.as_ref(),
         );
         if let Some(dir) = target.parent() {
             std::fs::create_dir_all(dir)

@@ -1,4 +1,5 @@
-//! The session's lifecycle: new, switch, fork, clone, reset, name, compaction and export; and
+//! The session's lifecycle: new, switch, fork, clone, moves in the tree and labels, reset, name,
+//! compaction and export; and
 //! the sessions on disk (`list_sessions`, `delete_session`).
 
 use super::Command;
@@ -44,6 +45,17 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             }
         }
         "clone" => command.respond(session.clone_session().await.map(Some)),
+        "navigate_tree" => match fields.string("entryId") {
+            Ok(id) => command.respond(session.navigate_tree(id).await.map(Some)),
+            Err(err) => command.respond(Err(err)),
+        },
+        "set_entry_label" => command.respond(
+            fields
+                .string("entryId")
+                .and_then(|id| Ok((id, fields.opt_string("label")?)))
+                .and_then(|(id, label)| session.set_entry_label(id, label))
+                .map(|()| None),
+        ),
         "reset" => {
             let outcome = session.new_session(None).await;
             if outcome["cancelled"] == true {

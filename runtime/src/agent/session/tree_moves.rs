@@ -1,0 +1,87 @@
+//! Moving in the session tree without leaving the file: `navigate_tree` (the leaf moves to an
+//! entry, and the next prompt starts a branch there, as pi's `/tree` does) and
+//! `set_entry_label` (pi's label entries, shown in `get_tree`).
+//!
+//! Extensions are asked first with `session_before_tree` — delivered as an observed event
+//! (`{targetId, oldLeafId}`), which an extension cancels by answering `cancel`, so that
+//! extensions built before it existed still load — and told after with `session_tree`.
+
+use super::*;
+
+impl Session {
+    /// `navigate_tree`: makes `entry_id` the leaf. For a user message the leaf becomes its
+    /// parent and its text comes back as `editorText` (to edit and resend, as pi does); the
+    /// conversation becomes the path to the new leaf. Refused while a run streams.
+    pub async fn navigate_tree(&self, entry_id: &str) -> Result<Value, String> {
+        if self.is_streaming() {
+            return Err(
+                "Cannot navigate the session tree while the agent is running (abort it first)"
+                    .into(),
+            );
+        }
+        let (entry, old_leaf) = {
+            let state = self.shared.state();
+            let entry = state
+                .store
+                .entry(entry_id)
+                .cloned()
+                .ok_or_else(|| format!("Entry not found: {entry_id}"))?;
+            (entry, state.store.leaf_id().map(str::to_string))
+        };
+        let asked = json!({"targetId": entry_id, "oldLeafId": old_leaf});
+        let outcome = self
+            .shared
+            .extensions
+            .hook(
+                "session_before_tree",
+                HookEvent::Observe(("session_before_tree".into(), asked.to_string())),
+            )
+            .await;
+        if outcome.cancelled() {
+            return Ok(json!({"cancelled": true}));
+        }
+        let user = entry
+            .get("message")
+            .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok())
+            .and_then(|m| match m {
+                AgentMessage::User(user) => Some(user.content.text()),
+                _ => None,
+            });
+        let leaf = match &user {
+            Some(_) => entry
+                .get("parentId")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            None => Some(entry_id.to_string()),
+        };
+        {
+            let mut state = self.shared.state();
+            state.store.set_leaf(leaf.as_deref())?;
+            let context = state.store.context();
+            state.load_context(context);
+        }
+        let moved = json!({"newLeafId": leaf, "oldLeafId": old_leaf});
+        self.shared.extensions.observe("session_tree", || moved);
+        let mut answer = json!({"cancelled": false, "leafId": leaf});
+        if let Some(text) = user {
+            answer["editorText"] = json!(text);
+        }
+        Ok(answer)
+    }
+
+    /// `set_entry_label`: labels the entry `entry_id` (an empty or absent label clears it) with
+    /// a pi label entry.
+    pub fn set_entry_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String> {
+        let mut state = self.shared.state();
+        if state.store.entry(entry_id).is_none() {
+            return Err(format!("Entry not found: {entry_id}"));
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("targetId".into(), json!(entry_id));
+        if let Some(label) = label.map(str::trim).filter(|l| !l.is_empty()) {
+            fields.insert("label".into(), json!(label));
+        }
+        state.store.append("label", fields);
+        Ok(())
+    }
+}

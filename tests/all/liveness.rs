@@ -44,3 +44,39 @@ async fn ping_and_shutdown() {
     assert_eq!(pith.exit_code().await, Some(0));
     drop(stdin);
 }
+
+/// `tools.byName.<tool>.timeoutMs` (and `tools.timeoutMs` for every tool) stops a hung tool:
+/// the call ends as an error that keeps what the tool printed and names the setting, its
+/// processes are killed, and the run goes on to its end.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hung_tool_ends_at_its_timeout() {
+    let script = json!([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo started; sleep 30; echo never"}}]},
+        {"text": "went on"}
+    ]);
+    let mut options = Options::faux(script);
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"tools": {"timeoutMs": 60000, "byName": {"bash": {"timeoutMs": 700}}}}).to_string(),
+    ));
+    let mut pith = Pith::spawn(options).await;
+    let started = std::time::Instant::now();
+    pith.call("p", json!({"type": "prompt", "message": "hang"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "tool_execution_end").await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "stopped long before the command's 30 s"
+    );
+    assert_eq!(end["isError"], true, "{end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("started"), "{text}");
+    assert!(
+        text.ends_with("Tool bash timed out after 0.7 s and was stopped (settings tools.byName.bash.timeoutMs)."),
+        "{text}"
+    );
+    assert_eq!(end["result"]["details"]["timedOut"], true);
+    let done = pith.until_agent_end().await;
+    let last = done["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"][0]["text"], "went on");
+}

@@ -26,4 +26,5 @@ pub mod system_record;
 pub mod todos;
 pub mod tool_calls;
 pub mod tool_output;
+pub mod tool_timeout;
 pub mod tools;

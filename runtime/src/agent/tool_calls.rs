@@ -16,6 +16,7 @@ use super::message::{AgentMessage, AssistantMessage, ToolResultMessage, now_ms};
 use super::queue::Queued;
 use super::session::{InterruptMode, Shared};
 use super::todos;
+use super::tool_timeout;
 use super::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
 use crate::plugin_host::PluginTools;
@@ -109,7 +110,10 @@ pub(super) async fn run_tool_calls(
     plugin_tools: &PluginTools,
 ) -> (Vec<ToolResultMessage>, Vec<Queued>) {
     let tools = shared.tools_of(plugin_tools);
-    let interrupt = shared.state().interrupt_mode();
+    let (interrupt, timeouts) = {
+        let state = shared.state();
+        (state.interrupt_mode(), state.tool_timeouts())
+    };
     let calls: Vec<(String, String, Value)> = assistant
         .tool_calls()
         .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
@@ -176,24 +180,29 @@ pub(super) async fn run_tool_calls(
             }
         });
         let runner = shared.clone();
-        let (tool, id, args, cancel) = (
+        let (tool, id, args, cancel, timeouts) = (
             call.tool.clone(),
             call.id.clone(),
             call.args.clone(),
             cancel.clone(),
+            timeouts.clone(),
         );
         let running = tokio::spawn(async move {
-            tools::execute(
-                &runner.host,
-                &runner.extensions,
-                &runner.bridge,
-                &tool,
-                &id,
-                &args,
-                &cancel,
-                updates,
-                escalated,
-            )
+            let name = tool.name().to_string();
+            tool_timeout::run_within(&timeouts, &name, &cancel, |cancel| async move {
+                tools::execute(
+                    &runner.host,
+                    &runner.extensions,
+                    &runner.bridge,
+                    &tool,
+                    &id,
+                    &args,
+                    &cancel,
+                    updates,
+                    escalated,
+                )
+                .await
+            })
             .await
         });
         handles.push((call, running, forwarding));

@@ -184,6 +184,7 @@ pub fn session_config(
             .and_then(|n| usize::try_from(n).ok())
             .filter(|n| *n > 0)
             .unwrap_or(crate::agent::agent_loop::MAX_ANSWER_BYTES),
+        tool_timeouts: crate::agent::tool_timeout::ToolTimeouts::from_settings(settings),
         model_explicit: args.model.is_some(),
         session,
         name: args.name.clone(),

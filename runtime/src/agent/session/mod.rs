@@ -281,6 +281,7 @@ impl Session {
             compaction: config.compaction,
             tool_output: config.tool_output,
             max_answer_bytes: config.max_answer_bytes,
+            tool_timeouts: config.tool_timeouts,
             compacting: 0,
             behaviour: config.behaviour,
             auto_retry: config.auto_retry,

@@ -89,6 +89,8 @@ pub struct SessionConfig {
     pub tool_output: crate::agent::tool_output::OutputLimit,
     /// The most bytes one answer may stream (settings `answer.maxBytes`).
     pub max_answer_bytes: usize,
+    /// The wall-clock limit per tool call (settings `tools.timeoutMs`, `tools.byName`).
+    pub tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
     /// Retry attempts and delays.
@@ -147,6 +149,8 @@ pub struct State {
     pub(super) tool_output: crate::agent::tool_output::OutputLimit,
     /// The most bytes one answer may stream.
     pub(super) max_answer_bytes: usize,
+    /// The wall-clock limit per tool call.
+    pub(super) tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
     /// Which pi's behaviour the session follows.
     pub(super) behaviour: PiBehaviour,
     /// How many holds keep prompts waiting: a compaction running, and a run that will
@@ -226,6 +230,11 @@ impl State {
     /// The most bytes one answer may stream before it is stopped.
     pub fn max_answer_bytes(&self) -> usize {
         self.max_answer_bytes
+    }
+
+    /// The wall-clock limits of tool calls.
+    pub fn tool_timeouts(&self) -> crate::agent::tool_timeout::ToolTimeouts {
+        self.tool_timeouts.clone()
     }
 
     /// Whether automatic compaction is on.

@@ -25,6 +25,7 @@ mod provider_google;
 mod provider_openai_completions;
 mod provider_openai_responses;
 mod reliability;
+mod reload;
 mod resources;
 mod rpc_commands;
 mod sandbox;

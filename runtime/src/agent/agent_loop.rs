@@ -416,7 +416,7 @@ async fn stream_turn(
         system_prompt: &prompt,
         messages: &messages,
         tools: &tools,
-        api_key: shared.models.api_key(&model.provider),
+        api_key: shared.models().api_key(&model.provider),
         thinking,
         session_id: &session_id,
         output_limit,

@@ -15,6 +15,7 @@ pub mod message;
 pub use crate::model;
 pub mod models;
 pub mod plugins;
+pub mod policies;
 pub mod queue;
 pub mod retry;
 pub mod session;

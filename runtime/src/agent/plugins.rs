@@ -1,16 +1,20 @@
-//! The session's side of hot reload: after the plugin set changed, extensions are brought in
-//! line (new and updated ones get `session_start`), skills and templates are found again, the
-//! host hears `plugins_changed`, and each plugin that failed to load is an `extension_error`.
+//! The session's side of hot reload and of `reload`: after the plugin set changed, extensions
+//! are brought in line (new and updated ones get `session_start`), skills and templates are
+//! found again, the models of provider plugins are offered at once, the host hears
+//! `plugins_changed`, and each plugin that failed to load is an `extension_error`. `reload`
+//! also reads the settings, `models.json` and `auth.json` again and answers with what changed.
 
 use serde_json::{Value, json};
 
 use super::event::SessionEvent;
+use super::policies::Policies;
 use super::session::Session;
 use crate::plugin_host::reload::ReloadReport;
+use crate::settings::Settings;
 
 impl Session {
-    /// Applies a reload of the plugin set.
-    pub async fn plugins_reloaded(&self, report: ReloadReport) {
+    /// Applies a reload of the plugin set; true when it changed.
+    pub async fn plugins_reloaded(&self, report: ReloadReport) -> bool {
         let shared = self.shared();
         for error in &report.errors {
             shared
@@ -18,16 +22,60 @@ impl Session {
                 .error(&error.path, "reload", &error.reason);
         }
         if report.is_unchanged() {
-            return;
+            return false;
         }
         let fresh = shared.extensions.refresh();
         shared.reload_resources().await;
+        let (added, removed, problems) = shared.refresh_models();
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        if !added.is_empty() || !removed.is_empty() {
+            tracing::info!(?added, ?removed, "the models changed with the plugins");
+        }
         shared.emit(&SessionEvent::PluginsChanged {
             added: report.added,
             updated: report.updated,
             removed: report.removed,
         });
         shared.extensions.session_start(&fresh).await;
+        true
+    }
+
+    /// `reload`: reads the settings, the plugin directories, skills and templates,
+    /// `models.json` and `auth.json` again and answers with what changed. The sandbox, the
+    /// engine and the HTTP client keep their start-up settings.
+    pub async fn reload(&self) -> Value {
+        let shared = self.shared();
+        let sources = &shared.sources;
+        let settings = Settings::load(
+            &sources.global_settings,
+            sources.project_settings.as_deref(),
+        );
+        let mut problems = settings.problems.clone();
+        let policies = Policies::from_settings(&settings);
+        let policies_changed = shared.state().apply_policies(policies);
+        shared.host.set_settings(settings);
+        let report = shared.host.reload().await;
+        let plugins = json!({
+            "added": report.added,
+            "updated": report.updated,
+            "removed": report.removed,
+            "errors": report.errors.iter().map(|e| format!("{}: {}", e.path, e.reason)).collect::<Vec<_>>(),
+        });
+        if !self.plugins_reloaded(report).await {
+            shared.reload_resources().await;
+        }
+        let (added, removed, model_problems) = shared.refresh_models();
+        problems.extend(model_problems);
+        let resources = shared.resources();
+        json!({
+            "settings": {"changed": policies_changed, "problems": problems},
+            "plugins": plugins,
+            "models": {"added": added, "removed": removed},
+            "skills": resources.skills.len(),
+            "promptTemplates": resources.templates.len(),
+        })
     }
 
     /// `get_plugins`: every loaded plugin, as `pith plugins --json` lists it.

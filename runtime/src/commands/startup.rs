@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::models::ModelRegistry;
 use crate::agent::queue::QueueMode;
-use crate::agent::retry::RetryPolicy;
 use crate::agent::session::{Session, SessionConfig};
 use crate::agent::session_file::SessionFile;
 use crate::agent::system_prompt::PromptOptions;
@@ -60,6 +59,8 @@ pub fn session_config(
         ));
     }
     let (session, sessions_dir) = session_for(args, agent_dir, &cwd)?;
+    let policies = crate::agent::policies::Policies::from_settings(settings);
+    let project_settings = args.project_trusted().then(|| Settings::project_file(&cwd));
     let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
         settings
             .get("enabledModels")
@@ -169,37 +170,23 @@ pub fn session_config(
         auto_compaction: enabled("compaction"),
         auto_retry: enabled("retry"),
         scoped_models,
-        compaction: {
-            let number = |key: &str| settings.number("compaction", key);
-            let defaults = crate::agent::compaction::CompactionPolicy::default();
-            crate::agent::compaction::CompactionPolicy {
-                reserve_tokens: number("reserveTokens").unwrap_or(defaults.reserve_tokens),
-                keep_recent_tokens: number("keepRecentTokens")
-                    .unwrap_or(defaults.keep_recent_tokens),
-            }
+        compaction: policies.compaction,
+        tool_output: policies.tool_output,
+        max_answer_bytes: policies.max_answer_bytes,
+        tool_timeouts: policies.tool_timeouts,
+        sources: crate::agent::session::ReloadSources {
+            global_settings: agent_dir.settings_file(),
+            project_settings,
+            models_file: agent_dir.models_file(),
+            auth_file: agent_dir.auth_file(),
         },
-        tool_output: crate::agent::tool_output::limit_from_settings(settings),
-        max_answer_bytes: settings
-            .number("answer", "maxBytes")
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n > 0)
-            .unwrap_or(crate::agent::agent_loop::MAX_ANSWER_BYTES),
-        tool_timeouts: crate::agent::tool_timeout::ToolTimeouts::from_settings(settings),
         model_explicit: args.model.is_some(),
         session,
         name: args.name.clone(),
         session_id: args.session_id.clone(),
         behaviour: protocol(args, settings)?.behaviour(),
         sessions_dir,
-        retry: {
-            let number = |key: &str| settings.number("retry", key);
-            let defaults = RetryPolicy::default();
-            RetryPolicy {
-                max_retries: number("maxRetries")
-                    .map_or(defaults.max_retries, |n| n.min(100) as u32),
-                base_delay_ms: number("baseDelayMs").unwrap_or(defaults.base_delay_ms),
-            }
-        },
+        retry: policies.retry,
     })
 }
 

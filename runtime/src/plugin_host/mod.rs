@@ -102,6 +102,10 @@ pub struct PluginHost {
     read_dirs: RwLock<Arc<Vec<PathBuf>>>,
     /// True while plugins left out at start-up (they need compiling) are not yet loaded.
     deferred: tokio::sync::watch::Sender<bool>,
+    /// The settings grants, limits and config come from (replaced by `reload`).
+    settings: RwLock<Arc<Settings>>,
+    /// Set when the settings were replaced: the next reload grants every plugin again.
+    regrant: std::sync::atomic::AtomicBool,
 }
 
 impl PluginHost {
@@ -148,6 +152,7 @@ impl PluginHost {
         }
         let cache = Arc::new(Cache::new(options.cache_dir.clone()));
         let workspace = options.workspace.canonicalize().ok();
+        let settings = RwLock::new(Arc::new(options.settings.clone()));
         let host = PluginHost {
             engine_settings,
             wasm: std::sync::OnceLock::new(),
@@ -160,6 +165,8 @@ impl PluginHost {
             reloading: tokio::sync::Mutex::new(()),
             read_dirs: RwLock::new(Arc::new(Vec::new())),
             deferred: tokio::sync::watch::Sender::new(false),
+            settings,
+            regrant: std::sync::atomic::AtomicBool::new(false),
         };
         let mut plugins = Vec::new();
         let mut errors = Vec::new();

@@ -29,10 +29,34 @@ impl ReloadReport {
 }
 
 impl PluginHost {
+    /// The settings grants, limits and plugin config come from now.
+    pub fn settings(&self) -> Arc<crate::settings::Settings> {
+        self.settings
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Replaces the settings; the next [`PluginHost::reload`] grants every plugin again (a
+    /// plugin whose grants, limits or config changed counts as updated). The engine's and the
+    /// HTTP client's settings stay as they were at start-up.
+    pub fn set_settings(&self, settings: crate::settings::Settings) {
+        *self
+            .settings
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(settings);
+        self.regrant
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Re-reads the plugin directories and swaps in the new set at once. Unchanged plugins keep
     /// their compiled code; new versions are compiled and pre-instantiated before the swap.
     pub async fn reload(&self) -> ReloadReport {
         let _one_at_a_time = self.reloading.lock().await;
+        let regrant = self
+            .regrant
+            .swap(false, std::sync::atomic::Ordering::SeqCst);
+        let settings = self.settings();
         let old = self.plugins();
         let mut report = ReloadReport::default();
         let mut next: Vec<Arc<Plugin>> = Vec::new();
@@ -42,17 +66,17 @@ impl PluginHost {
                 Found::File { manifest, .. } => manifest.display().to_string(),
             };
             let previous = old.iter().find(|p| p.path == path).cloned();
-            if let (Found::Embedded(_), Some(previous)) = (&candidate, &previous) {
+            if let (Found::Embedded(_), Some(previous), false) = (&candidate, &previous, regrant) {
                 insert(&mut next, previous.clone());
                 continue;
             }
-            let outcome = match self
-                .register(candidate, &self.options.settings, false)
-                .await
-            {
+            let outcome = match self.register(candidate, &settings, false).await {
                 Ok(Some(plugin)) => match &previous {
                     Some(previous)
-                        if previous.hash == plugin.hash && previous.manifest == plugin.manifest =>
+                        if previous.hash == plugin.hash
+                            && previous.manifest == plugin.manifest
+                            && previous.capabilities == plugin.capabilities
+                            && previous.config == plugin.config =>
                     {
                         Ok(Some(previous.clone()))
                     }

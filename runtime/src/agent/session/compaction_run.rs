@@ -199,7 +199,7 @@ async fn summarize_cut(
         previous,
     } = cut;
     use crate::agent::compaction::summarize;
-    let key = || shared.models.api_key(&model.provider);
+    let key = || shared.models().api_key(&model.provider);
     let run = |messages, previous| {
         with_retries(shared, reason, move || {
             summarize(

@@ -30,7 +30,7 @@ impl Session {
     pub fn set_model(&self, provider: &str, id: &str) -> Result<Value, String> {
         let model = self
             .shared
-            .models
+            .models()
             .find_available(provider, id)
             .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
         let level = {
@@ -51,7 +51,7 @@ impl Session {
             state
                 .scoped_models
                 .iter()
-                .filter(|(m, _)| self.shared.models.has_key(&m.provider))
+                .filter(|(m, _)| self.shared.models().has_key(&m.provider))
                 .cloned()
                 .collect()
         };
@@ -60,7 +60,7 @@ impl Session {
             scoped
         } else {
             self.shared
-                .models
+                .models()
                 .available()
                 .into_iter()
                 .map(|m| (m, None))

@@ -41,7 +41,7 @@ mod todo_list;
 mod tool_set;
 mod tree_moves;
 
-pub use state::{InterruptMode, PiBehaviour, SessionConfig, State};
+pub use state::{InterruptMode, PiBehaviour, ReloadSources, SessionConfig, State};
 use switching::new_session_file;
 
 /// What the run task and the commands share.
@@ -53,7 +53,9 @@ pub struct Shared {
     /// Host-defined tools' bridge.
     pub bridge: Arc<HostToolBridge>,
     /// Models and keys.
-    pub models: ModelRegistry,
+    models: std::sync::RwLock<Arc<ModelRegistry>>,
+    /// Where the settings and the model files are read from (for `reload`).
+    pub sources: ReloadSources,
     /// Where new sessions are written; in memory when `None`.
     pub sessions_dir: Option<PathBuf>,
     /// The working directory.
@@ -83,6 +85,53 @@ impl Shared {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The model registry now (a reload or a new provider plugin replaces it).
+    pub fn models(&self) -> Arc<ModelRegistry> {
+        self.models
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Builds the registry again from the provider plugins loaded now, `models.json` and
+    /// `auth.json` (keys given on the command line kept); returns the models added and
+    /// removed (`provider/id`) and the files' problems.
+    pub fn refresh_models(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let old = self.models();
+        let mut fresh = ModelRegistry::from_host(&self.host);
+        fresh.runtime_keys = old.runtime_keys.clone();
+        let mut problems = Vec::new();
+        if let Err(problem) = fresh.load_custom(&self.sources.models_file) {
+            problems.push(format!("models.json ignored: {problem}"));
+        }
+        if let Err(problem) = fresh.load_auth(&self.sources.auth_file) {
+            problems.push(format!("auth.json ignored: {problem}"));
+        }
+        let names = |registry: &ModelRegistry| -> Vec<String> {
+            registry
+                .all()
+                .iter()
+                .map(|m| format!("{}/{}", m.provider, m.id))
+                .collect()
+        };
+        let (before, after) = (names(&old), names(&fresh));
+        let added = after
+            .iter()
+            .filter(|m| !before.contains(m))
+            .cloned()
+            .collect();
+        let removed = before
+            .iter()
+            .filter(|m| !after.contains(m))
+            .cloned()
+            .collect();
+        *self
+            .models
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
+        (added, removed, problems)
     }
 
     /// Sends a session event to the front-end, then to the extensions that observe it.
@@ -324,7 +373,8 @@ impl Session {
                 host,
                 events,
                 bridge,
-                models,
+                models: std::sync::RwLock::new(Arc::new(models)),
+                sources: config.sources,
                 sessions_dir: config.sessions_dir,
                 cwd: config.cwd,
                 prompt: config.prompt,

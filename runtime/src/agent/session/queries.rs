@@ -168,7 +168,7 @@ impl Session {
 
     /// `get_available_models`'s data.
     pub fn available_models(&self) -> Value {
-        json!({"models": self.shared.models.available()})
+        json!({"models": self.shared.models().available()})
     }
 
     /// `get_available_thinking_levels`: the levels of the current model (`off` only without

@@ -64,6 +64,19 @@ impl Default for PiBehaviour {
     }
 }
 
+/// Where `reload` reads the settings and the model files.
+#[derive(Debug, Clone, Default)]
+pub struct ReloadSources {
+    /// The agent directory's `settings.json`.
+    pub global_settings: PathBuf,
+    /// The project's `.pith/settings.json`, when the project is trusted.
+    pub project_settings: Option<PathBuf>,
+    /// `models.json`.
+    pub models_file: PathBuf,
+    /// `auth.json`.
+    pub auth_file: PathBuf,
+}
+
 /// How a session starts.
 #[derive(Debug, Clone, Default)]
 pub struct SessionConfig {
@@ -91,6 +104,8 @@ pub struct SessionConfig {
     pub max_answer_bytes: usize,
     /// The wall-clock limit per tool call (settings `tools.timeoutMs`, `tools.byName`).
     pub tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
+    /// Where `reload` reads the settings and the model files.
+    pub sources: ReloadSources,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
     /// Retry attempts and delays.
@@ -336,6 +351,30 @@ impl State {
             return None;
         };
         Some(self.append_entry("context_edit", fields))
+    }
+
+    /// Takes the settings' limits (`reload`); true when any differs from before.
+    pub fn apply_policies(&mut self, policies: crate::agent::policies::Policies) -> bool {
+        let before = (
+            self.compaction,
+            self.retry,
+            self.tool_output,
+            self.max_answer_bytes,
+            self.tool_timeouts.clone(),
+        );
+        self.compaction = policies.compaction;
+        self.retry = policies.retry;
+        self.tool_output = policies.tool_output;
+        self.max_answer_bytes = policies.max_answer_bytes;
+        self.tool_timeouts = policies.tool_timeouts;
+        before
+            != (
+                self.compaction,
+                self.retry,
+                self.tool_output,
+                self.max_answer_bytes,
+                self.tool_timeouts.clone(),
+            )
     }
 
     /// Replaces the conversation with the session's context at its leaf.

@@ -94,7 +94,7 @@ impl Session {
             state.steering.drain();
             state.follow_up.drain();
             if let Some((provider, id)) = &context.model
-                && let Some(model) = self.shared.models.find_available(provider, id)
+                && let Some(model) = self.shared.models().find_available(provider, id)
             {
                 state.model = Some(model);
             }

@@ -13,6 +13,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .map(Some),
         ),
         "get_tools" => command.data(session.tools_json()),
+        "reload" => command.data(session.reload().await),
         "set_active_tools" => command.respond(
             fields
                 .parse("names")

@@ -1,0 +1,60 @@
+//! What the settings tune in a running session, read at start-up and again by `reload`:
+//! compaction's reserve and kept tokens, retry attempts and delay, the limit on a tool
+//! result, the cap on an answer, and the tool timeouts.
+
+use super::agent_loop::MAX_ANSWER_BYTES;
+use super::compaction::CompactionPolicy;
+use super::retry::RetryPolicy;
+use super::tool_output::{OutputLimit, limit_from_settings};
+use super::tool_timeout::ToolTimeouts;
+use crate::settings::Settings;
+
+/// The session's settings-driven limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policies {
+    /// `compaction.reserveTokens`, `compaction.keepRecentTokens`.
+    pub compaction: CompactionPolicy,
+    /// `retry.maxRetries`, `retry.baseDelayMs`.
+    pub retry: RetryPolicy,
+    /// `toolResults`.
+    pub tool_output: OutputLimit,
+    /// `answer.maxBytes`.
+    pub max_answer_bytes: usize,
+    /// `tools.timeoutMs`, `tools.byName`.
+    pub tool_timeouts: ToolTimeouts,
+}
+
+impl Policies {
+    /// Reads them from `settings`, with the defaults for what is not set.
+    pub fn from_settings(settings: &Settings) -> Policies {
+        let compaction = {
+            let number = |key: &str| settings.number("compaction", key);
+            let defaults = CompactionPolicy::default();
+            CompactionPolicy {
+                reserve_tokens: number("reserveTokens").unwrap_or(defaults.reserve_tokens),
+                keep_recent_tokens: number("keepRecentTokens")
+                    .unwrap_or(defaults.keep_recent_tokens),
+            }
+        };
+        let retry = {
+            let number = |key: &str| settings.number("retry", key);
+            let defaults = RetryPolicy::default();
+            RetryPolicy {
+                max_retries: number("maxRetries")
+                    .map_or(defaults.max_retries, |n| n.min(100) as u32),
+                base_delay_ms: number("baseDelayMs").unwrap_or(defaults.base_delay_ms),
+            }
+        };
+        Policies {
+            compaction,
+            retry,
+            tool_output: limit_from_settings(settings),
+            max_answer_bytes: settings
+                .number("answer", "maxBytes")
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(MAX_ANSWER_BYTES),
+            tool_timeouts: ToolTimeouts::from_settings(settings),
+        }
+    }
+}

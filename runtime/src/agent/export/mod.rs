@@ -18,8 +18,14 @@ use super::session_file::SessionFile;
 const TEMPLATE: &str = include_str!("viewer.html");
 /// Its style sheet (light and dark themes).
 const STYLE: &str = include_str!("viewer.css");
-/// Its script.
-const SCRIPT: &str = include_str!("viewer.js");
+/// Its script, in parts joined by "\n" in this order into the page's one script element:
+/// `markdown.js` and `session.js` each define one `const` (`pithMarkdown`, `pithSession`) that the
+/// later parts read; `viewer.js` builds the page.
+const SCRIPT_PARTS: [&str; 3] = [
+    include_str!("markdown.js"),
+    include_str!("session.js"),
+    include_str!("viewer.js"),
+];
 
 /// Escapes text for HTML.
 fn escape(text: &str) -> String {
@@ -64,7 +70,7 @@ fn system_of(messages: &[AgentMessage]) -> (Option<String>, Vec<Value>) {
     (prompt, tools)
 }
 
-/// The session as the viewer reads it (the shape is written at the top of `viewer.js`).
+/// The session as the viewer reads it (the shape is written at the top of `session.js`).
 fn data(store: &SessionFile, name: Option<&str>, messages: &[AgentMessage]) -> Value {
     let (system_prompt, tools) = system_of(messages);
     json!({
@@ -91,7 +97,7 @@ pub fn render(store: &SessionFile, name: Option<&str>, messages: &[AgentMessage]
         "TITLE" => Some(escape(&title)),
         "NONCE" => Some(nonce.clone()),
         "STYLE" => Some(STYLE.to_string()),
-        "SCRIPT" => Some(SCRIPT.to_string()),
+        "SCRIPT" => Some(SCRIPT_PARTS.join("\n")),
         "DATA" => Some(data.clone()),
         _ => None,
     })

@@ -85,6 +85,10 @@ pub struct Args {
     pub pi_protocol: Option<String>,
     /// `--sandbox <mode>`: `read-only`, `workspace-write` or `full-access`.
     pub sandbox: Option<String>,
+    /// `--listen <socket-path|tcp:HOST:PORT>`: serve RPC clients on a socket, not stdio.
+    pub listen: Option<String>,
+    /// `--rpc-token-file <file>`: the token TCP clients must present.
+    pub rpc_token_file: Option<PathBuf>,
     /// `--no-tools`.
     pub no_tools: bool,
     /// `--system-prompt`.
@@ -162,6 +166,9 @@ pith options:
   --pi-protocol <version>        the frames to write: 1.5 (pi 1.5.2, the default) or 0.73 (pi 0.73.1);
                                  also $PITH_PI_PROTOCOL and rpc.protocol in settings
   --legacy-events                also send pi 0.16's events (bash_end, compaction, error)
+  --listen <path|tcp:HOST:PORT>  serve RPC clients on a unix socket (or TCP) instead of stdio;
+                                 the agent outlives its clients (see the README)
+  --rpc-token-file <file>        the token TCP clients send in their first frame (hello)
   --offline, --verbose
   -h, --help                     this text
   -V, --version                  the version
@@ -228,6 +235,8 @@ impl Args {
                 "-na" | "--no-approve" => parsed.approve = Some(false),
                 "--pi-protocol" => parsed.pi_protocol = Some(value(&arg)?),
                 "--sandbox" => parsed.sandbox = Some(value(&arg)?),
+                "--listen" => parsed.listen = Some(value(&arg)?),
+                "--rpc-token-file" => parsed.rpc_token_file = Some(PathBuf::from(value(&arg)?)),
                 // pi's MCP client switch: pith has no MCP client, so there is nothing to turn off.
                 "--no-mcp" => {}
                 "--no-tools" => parsed.no_tools = true,

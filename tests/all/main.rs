@@ -13,6 +13,7 @@ mod export_viewer;
 mod extensions;
 mod fork_features;
 mod hot_reload;
+mod listen;
 mod liveness;
 mod models;
 mod pending_dialogs;

@@ -76,6 +76,8 @@ struct Pending {
     tool: String,
     reply: oneshot::Sender<Reply>,
     updates: Option<mpsc::UnboundedSender<ToolOutput>>,
+    /// The `host_tool_call` event, for a host that attaches while it waits.
+    call: SessionEvent,
 }
 
 /// The bridge between tool calls and the host.
@@ -130,6 +132,12 @@ impl HostToolBridge {
         }
         let id = format!("host_{}", self.next_call.fetch_add(1, Ordering::SeqCst));
         let (reply, answer) = oneshot::channel();
+        let call = SessionEvent::HostToolCall {
+            id: id.clone(),
+            tool_call_id: tool_call_id.to_string(),
+            tool_name: tool.name.clone(),
+            arguments: arguments.clone(),
+        };
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(
                 id.clone(),
@@ -137,15 +145,11 @@ impl HostToolBridge {
                     tool: tool.name.clone(),
                     reply,
                     updates,
+                    call: call.clone(),
                 },
             );
         }
-        self.out.emit(&SessionEvent::HostToolCall {
-            id: id.clone(),
-            tool_call_id: tool_call_id.to_string(),
-            tool_name: tool.name.clone(),
-            arguments: arguments.clone(),
-        });
+        self.out.emit(&call);
         let timeout = async {
             match tool.timeout_ms {
                 Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
@@ -166,6 +170,26 @@ impl HostToolBridge {
                 ToolOutput::error(format!("Host tool \"{}\" timed out after {} ms", tool.name, tool.timeout_ms.unwrap_or(0)))
             }
         }
+    }
+
+    /// The `host_tool_call` events still waiting for their result, oldest first.
+    pub fn pending_calls(&self) -> Vec<SessionEvent> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut calls: Vec<(u64, SessionEvent)> = pending
+            .iter()
+            .map(|(id, p)| {
+                let order = id
+                    .strip_prefix("host_")
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                (order, p.call.clone())
+            })
+            .collect();
+        calls.sort_by_key(|(order, _)| *order);
+        calls.into_iter().map(|(_, call)| call).collect()
     }
 
     fn cancel(&self, id: &str) {

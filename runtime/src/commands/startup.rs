@@ -297,7 +297,25 @@ pub async fn serve(
         }
     };
     config.resources = Resources::load(config.resources.dirs.clone(), &host).await;
-    let (sink, writer) = crate::rpc::writer::spawn(std::io::stdout());
+    // `--listen`: bound before anything is served, so a bad address fails the start.
+    let listening = match args.listen.as_deref().map(|text| {
+        crate::rpc::listen::Endpoint::parse(text).and_then(|endpoint| {
+            crate::rpc::listen::Listener::bind(&endpoint, args.rpc_token_file.as_deref())
+        })
+    }) {
+        None => None,
+        Some(Ok(listener)) => Some(listener),
+        Some(Err(message)) => {
+            eprintln!("pith: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let hub = Arc::new(crate::rpc::listen::Hub::default());
+    let output: Box<dyn std::io::Write + Send> = match &listening {
+        Some(_) => Box::new(hub.output()),
+        None => Box::new(std::io::stdout()),
+    };
+    let (sink, writer) = crate::rpc::writer::spawn(output);
     let events = Arc::new(crate::rpc::events::RpcEvents::new(
         sink,
         args.legacy_events,
@@ -331,5 +349,22 @@ pub async fn serve(
             host.deferred_done();
         });
     }
-    crate::rpc::serve(session, events, tokio::io::stdin(), writer).await
+    let Some(listener) = listening else {
+        return crate::rpc::serve(session, events, tokio::io::stdin(), writer).await;
+    };
+    eprintln!("pith: listening on {}", listener.describe());
+    // The clients' commands reach the RPC loop through this pipe; it never ends (the agent
+    // outlives its clients): `shutdown` or a signal stops it.
+    let (input, feed) = tokio::io::duplex(1 << 16);
+    let accepting = tokio::spawn(crate::rpc::listen::accept(
+        listener,
+        hub,
+        session.clone(),
+        feed,
+    ));
+    let code = crate::rpc::serve(session, events, input, writer).await;
+    // Dropping the listener removes the socket file.
+    accepting.abort();
+    let _ = accepting.await;
+    code
 }

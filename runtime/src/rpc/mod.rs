@@ -5,6 +5,7 @@ pub mod commands;
 pub mod events;
 pub mod fields;
 pub mod framing;
+pub mod listen;
 pub mod profile;
 pub mod recover;
 pub mod render;
@@ -157,13 +158,58 @@ impl Terminations {
     }
 }
 
-/// Answers a line that is not a command; `id` is the line's top-level id when it could be read.
+/// The response to a line that is not a command; `id` is the line's top-level id when it
+/// could be read.
+pub(crate) fn parse_error_frame(id: Option<&Value>, message: &str) -> Value {
+    response(
+        id,
+        "parse",
+        Err(format!("Failed to parse command: {message}")),
+    )
+}
+
+/// Answers a line that is not a command.
 fn parse_error(events: &RpcEvents, id: Option<Value>, message: String) {
-    let error = format!("Failed to parse command: {message}");
-    events
-        .out()
-        .send(&response(id.as_ref(), "parse", Err(error.clone())));
-    events.legacy_error(&error);
+    events.out().send(&parse_error_frame(id.as_ref(), &message));
+    events.legacy_error(&format!("Failed to parse command: {message}"));
+}
+
+/// A line read as a command frame (a JSON object), or why not with the line's top-level id
+/// when it could be read.
+pub(crate) fn parse_frame(line: Line) -> Result<Map<String, Value>, (Option<Value>, String)> {
+    let text = match line {
+        Line::Text(text) => text,
+        Line::InvalidUtf8 => return Err((None, "the line is not valid UTF-8".into())),
+        Line::TooLong(len, head) => {
+            let id = recover::top_level_id(&String::from_utf8_lossy(&head));
+            return Err((
+                id,
+                format!(
+                    "the line is {len} bytes, over the {} byte limit",
+                    framing::MAX_LINE
+                ),
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err((None, "empty line".into()));
+    }
+    let parsed = serde_json::from_str::<Value>(&text).or_else(|err| {
+        // A lone surrogate escape (a string cut inside an emoji) is read as U+FFFD, as
+        // JavaScript's JSON.parse reads it into a string.
+        match recover::repair_lone_surrogates(&text) {
+            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| err),
+            None => Err(err),
+        }
+    });
+    match parsed {
+        Ok(Value::Object(frame)) => Ok(frame),
+        Ok(other) => Err((
+            None,
+            format!("expected a JSON object, got {}", fields::kind(&other)),
+        )),
+        Err(err) => Err((recover::top_level_id(&text), err.to_string())),
+    }
 }
 
 /// Reads one line and starts its command. A command other than the priority ones first takes a
@@ -175,44 +221,9 @@ async fn handle_line(
     intake: &Arc<Semaphore>,
     line: Line,
 ) {
-    let text = match line {
-        Line::Text(text) => text,
-        Line::InvalidUtf8 => {
-            return parse_error(events, None, "the line is not valid UTF-8".into());
-        }
-        Line::TooLong(len, head) => {
-            let id = recover::top_level_id(&String::from_utf8_lossy(&head));
-            return parse_error(
-                events,
-                id,
-                format!(
-                    "the line is {len} bytes, over the {} byte limit",
-                    framing::MAX_LINE
-                ),
-            );
-        }
-    };
-    if text.trim().is_empty() {
-        return parse_error(events, None, "empty line".into());
-    }
-    let parsed = serde_json::from_str::<Value>(&text).or_else(|err| {
-        // A lone surrogate escape (a string cut inside an emoji) is read as U+FFFD, as
-        // JavaScript's JSON.parse reads it into a string.
-        match recover::repair_lone_surrogates(&text) {
-            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| err),
-            None => Err(err),
-        }
-    });
-    let value = match parsed {
-        Ok(value) => value,
-        Err(err) => return parse_error(events, recover::top_level_id(&text), err.to_string()),
-    };
-    let Value::Object(frame) = value else {
-        return parse_error(
-            events,
-            None,
-            format!("expected a JSON object, got {}", fields::kind(&value)),
-        );
+    let frame = match parse_frame(line) {
+        Ok(frame) => frame,
+        Err((id, message)) => return parse_error(events, id, message),
     };
     if commands::side_channel(session, events, &frame) {
         return;

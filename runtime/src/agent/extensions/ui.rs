@@ -22,6 +22,9 @@ pub struct UiBridge {
     out: Arc<dyn EventSink>,
     pending: Mutex<HashMap<String, Waiting>>,
     emit_title: bool,
+    /// Several hosts may be attached (`--listen`): an answered dialog is cancelled for the
+    /// others.
+    announce_answers: std::sync::atomic::AtomicBool,
 }
 
 /// A dialog sent to the host and not yet answered.
@@ -55,7 +58,15 @@ impl UiBridge {
             out,
             pending: Mutex::new(HashMap::new()),
             emit_title,
+            announce_answers: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// From now on, a dialog answered by one host is cancelled (a `cancel` request naming it)
+    /// for every other host attached.
+    pub fn announce_answers(&self) {
+        self.announce_answers
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
@@ -144,6 +155,15 @@ impl UiBridge {
             UiAnswer::Cancelled
         };
         let _ = waiting.answer.send(answer);
+        if self
+            .announce_answers
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            self.out.emit(&SessionEvent::UiCancel {
+                id: uuid::Uuid::new_v4().to_string(),
+                target_id: id.to_string(),
+            });
+        }
         Ok(())
     }
 

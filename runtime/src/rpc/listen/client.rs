@@ -1,0 +1,196 @@
+//! One attached client: its authentication (TCP), its snapshot, its commands (ids tagged and
+//! fed to the RPC loop) and its outgoing queue (dropped with a `lagged` frame when it stops
+//! reading).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+
+use super::{Hub, Outbox, QUEUE_LIMIT, tag_id};
+use crate::agent::session::Session;
+use crate::rpc::framing::{Line, LineReader};
+use crate::rpc::{parse_error_frame, parse_frame, response};
+
+/// How long a lagging client has to take its `lagged` notice.
+const LAGGED_GRACE: Duration = Duration::from_secs(10);
+
+/// How long a TCP client has to say `hello`.
+const HELLO_WITHIN: Duration = Duration::from_secs(10);
+
+/// Frames whose `id` names a dialog or a host-tool call, not a command: passed on untagged.
+const ANSWERS: [&str; 3] = [
+    "extension_ui_response",
+    "host_tool_result",
+    "host_tool_update",
+];
+
+/// What every client shares.
+pub(crate) struct Context {
+    pub hub: Arc<Hub>,
+    pub session: Session,
+    pub feed: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
+    pub token: Option<String>,
+}
+
+/// Serves one client until it disconnects (or lags).
+pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::Halves) {
+    let mut lines = LineReader::new(read);
+    if let Some(token) = &context.token
+        && let Err(refusal) = authenticate(&mut lines, token).await
+    {
+        let mut line = serde_json::to_vec(&refusal).unwrap_or_default();
+        line.push(b'\n');
+        let _ = tokio::time::timeout(Duration::from_secs(1), write.write_all(&line)).await;
+        let _ = write.shutdown().await;
+        return;
+    }
+    let outbox = context.hub.attach(&context.session);
+    let id = outbox.id;
+    let writer = tokio::spawn(deliver(outbox, write));
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            // The writer ended: the client lagged or went away.
+            _ = wait_finished(&writer) => break,
+        };
+        match line {
+            Ok(Some(line)) => forward(&context, id, line).await,
+            Ok(None) | Err(_) => break,
+        }
+    }
+    context.hub.detach(id);
+    writer.abort();
+}
+
+/// Resolves once the task is done (polled, so the handle stays usable).
+async fn wait_finished(task: &tokio::task::JoinHandle<()>) {
+    while !task.is_finished() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Reads the first frame: a `hello` with the right token, or the refusal to send.
+async fn authenticate<R: tokio::io::AsyncRead + Unpin>(
+    lines: &mut LineReader<R>,
+    token: &str,
+) -> Result<(), Value> {
+    let refuse = |error: &str| response(None, "hello", Err(error.to_string()));
+    let first = tokio::time::timeout(HELLO_WITHIN, lines.next_line())
+        .await
+        .map_err(|_| {
+            refuse("No hello within 10 s: send {\"type\":\"hello\",\"token\":\"…\"} first")
+        })?;
+    let Ok(Some(line)) = first else {
+        return Err(refuse("The connection closed before hello"));
+    };
+    let frame = parse_frame(line).map_err(|(_, message)| {
+        refuse(&format!(
+            "Failed to parse hello: {message}; send {{\"type\":\"hello\",\"token\":\"…\"}} first"
+        ))
+    })?;
+    if frame.get("type").and_then(Value::as_str) != Some("hello") {
+        return Err(refuse(
+            "The first frame must be {\"type\":\"hello\",\"token\":\"…\"}: nothing is processed before it",
+        ));
+    }
+    let given = frame.get("token").and_then(Value::as_str).unwrap_or("");
+    if !same(given.as_bytes(), token.as_bytes()) {
+        return Err(refuse("Wrong token (see --rpc-token-file)"));
+    }
+    Ok(())
+}
+
+/// Compares in time that depends on the lengths only.
+fn same(given: &[u8], expected: &[u8]) -> bool {
+    let mut difference = given.len() ^ expected.len();
+    for (i, byte) in expected.iter().enumerate() {
+        difference |= usize::from(given.get(i).copied().unwrap_or(0) ^ byte);
+    }
+    difference == 0
+}
+
+/// Passes a client's line to the RPC loop, its command id tagged with the client; a line that
+/// is not a command is answered to this client alone.
+async fn forward(context: &Context, client: u64, line: Line) {
+    let mut frame = match parse_frame(line) {
+        Ok(frame) => frame,
+        Err((id, message)) => {
+            return context
+                .hub
+                .send_to(client, &parse_error_frame(id.as_ref(), &message));
+        }
+    };
+    let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+    if kind == "hello" {
+        // Already attached: the answer says so (a unix client may send one, it is not needed).
+        let answer = response(
+            frame.get("id"),
+            "hello",
+            Ok(Some(json!({"clientId": client}))),
+        );
+        return context.hub.send_to(client, &answer);
+    }
+    if !ANSWERS.contains(&kind)
+        && let Some(id) = frame.get("id").cloned()
+    {
+        frame.insert("id".into(), tag_id(client, &id));
+    }
+    let mut bytes = serde_json::to_vec(&frame).unwrap_or_default();
+    bytes.push(b'\n');
+    let mut feed = context.feed.lock().await;
+    let _ = feed.write_all(&bytes).await;
+}
+
+/// Writes the client's queue to it; when it lags, tells it and disconnects.
+async fn deliver(mut outbox: Outbox, mut write: Box<dyn AsyncWrite + Unpin + Send>) {
+    loop {
+        if outbox.lagged.load(Ordering::SeqCst) {
+            break;
+        }
+        let next = tokio::select! {
+            next = outbox.frames.recv() => next,
+            _ = outbox.wake.notified() => continue,
+        };
+        let Some(line) = next else {
+            return;
+        };
+        let written = tokio::select! {
+            written = write.write_all(&line) => written.is_ok(),
+            _ = outbox.wake.notified() => false,
+        };
+        outbox.queued.fetch_sub(line.len(), Ordering::SeqCst);
+        if !written {
+            break;
+        }
+    }
+    if outbox.lagged.load(Ordering::SeqCst) {
+        let notice = json!({
+            "type": "lagged",
+            "limitBytes": QUEUE_LIMIT,
+            "message": "This client fell too far behind the event stream and is disconnected; attach again and resync with get_state and get_entries {since}",
+        });
+        let mut line = serde_json::to_vec(&notice).unwrap_or_default();
+        line.push(b'\n');
+        // The socket is full (that is why it lagged): the notice waits for the client to read
+        // a little longer; nothing more is queued for it meanwhile.
+        let _ = tokio::time::timeout(LAGGED_GRACE, write.write_all(&line)).await;
+    }
+    let _ = tokio::time::timeout(Duration::from_millis(200), write.shutdown()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same(b"secret", b"secret"));
+        assert!(!same(b"secre", b"secret"));
+        assert!(!same(b"secretx", b"secret"));
+        assert!(!same(b"", b"secret"));
+        assert!(!same(b"Secret", b"secret"));
+    }
+}

@@ -1,6 +1,7 @@
 //! Extensions: implement [`Extension`] and export it with
 //! [`export_extension!`](crate::export_extension). One instance lives for the session.
 
+pub use crate::bindings::extension_world::exports::pith::plugin::completions::Completion;
 pub use crate::bindings::extension_world::exports::pith::plugin::extension::{
     AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
     CompactionSummary, Event, EventResult, ExtensionInfo, InputEvent, InputSource, Rule,
@@ -32,6 +33,13 @@ pub trait Extension: Sized + 'static {
         Err(format!("Unknown command: {name}"))
     }
 
+    /// The completions of a registered command's argument from what has been typed after its
+    /// name (`get_argument_completions`); none by default.
+    fn complete_argument(&mut self, command: &str, prefix: &str) -> Vec<Completion> {
+        let _ = (command, prefix);
+        Vec::new()
+    }
+
     /// Runs a registered tool.
     fn execute_tool(
         &mut self,
@@ -56,7 +64,7 @@ pub fn __with_instance<T: Extension, R>(
     })
 }
 
-/// Exports `T: Extension` as this component's `extension` interface.
+/// Exports `T: Extension` as this component's `extension` and `completions` interfaces.
 #[macro_export]
 macro_rules! export_extension {
     ($extension:ty) => {
@@ -111,6 +119,21 @@ macro_rules! export_extension {
                 $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
                     <$extension as $crate::extension::Extension>::execute_tool(
                         ext, &name, &call_id, arguments,
+                    )
+                })
+            }
+        }
+
+        impl $crate::bindings::extension_world::exports::pith::plugin::completions::Guest
+            for __PithExtension
+        {
+            fn complete_argument(
+                command: ::std::string::String,
+                prefix: ::std::string::String,
+            ) -> ::std::vec::Vec<$crate::extension::Completion> {
+                $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
+                    <$extension as $crate::extension::Extension>::complete_argument(
+                        ext, &command, &prefix,
                     )
                 })
             }

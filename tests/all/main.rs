@@ -7,6 +7,7 @@ mod support;
 mod binary;
 mod client_message_ids;
 mod cold_start;
+mod completions;
 mod conformance;
 mod engine;
 mod export_viewer;

@@ -146,6 +146,33 @@ impl Session {
         }
         json!({ "commands": commands })
     }
+
+    /// `get_argument_completions`: for an extension's command, what the extension offers (none
+    /// when it was built without completions); for a prompt template or a skill, file paths
+    /// from the working directory for the last word. An unknown command is an error.
+    pub async fn argument_completions(&self, command: &str, prefix: &str) -> Result<Value, String> {
+        let shared = self.shared();
+        let name = command.strip_prefix('/').unwrap_or(command);
+        let completions = if let Some(slot) = shared.extensions.command(name) {
+            shared
+                .extensions
+                .complete_argument(&slot, name, prefix)
+                .await?
+        } else {
+            let resources = shared.resources();
+            let known = resources.templates.iter().any(|t| t.name == name)
+                || name
+                    .strip_prefix("skill:")
+                    .is_some_and(|skill| resources.skills.iter().any(|s| s.name == skill));
+            if !known {
+                return Err(format!(
+                    "Unknown command: {name} (get_commands lists the commands)"
+                ));
+            }
+            super::path_completion::complete(&shared.cwd, prefix)
+        };
+        Ok(json!({ "completions": completions }))
+    }
 }
 
 fn source_info(path: &str, source: &str, location: Location) -> Value {

@@ -14,6 +14,7 @@ pub mod input;
 pub mod message;
 pub use crate::model;
 pub mod models;
+pub mod path_completion;
 pub mod plugins;
 pub mod policies;
 pub mod queue;

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::bindings::extension_world::ExtensionPlugin;
+use super::bindings::completions_world::ExtensionCompletions;
+use super::bindings::completions_world::exports::pith::plugin::completions::Completion;
+use super::bindings::extension_world::ExtensionPluginCore;
 use super::bindings::extension_world::exports::pith::plugin::extension::{Event, EventResult};
 use super::bindings::imports::pith::plugin::types::{ToolError, ToolResult};
 use super::imports::ui::ExtensionContext;
@@ -14,11 +16,18 @@ use super::plugin::Plugin;
 use super::sandbox::StoreState;
 use super::{CallError, CallOptions, PluginHost};
 
+/// A started instance's exports: the core, and the completions when it has them.
+#[derive(Clone)]
+struct Exports {
+    core: Arc<ExtensionPluginCore>,
+    completions: Option<Arc<ExtensionCompletions>>,
+}
+
 /// An extension's instance and its store.
 pub struct ExtensionInstance {
     plugin: Arc<Plugin>,
     context: Arc<dyn ExtensionContext>,
-    live: Option<(Store<StoreState>, Arc<ExtensionPlugin>)>,
+    live: Option<(Store<StoreState>, Exports)>,
 }
 
 impl ExtensionInstance {
@@ -45,6 +54,7 @@ impl ExtensionInstance {
         self.call(host, move |store, bindings| {
             Box::pin(async move {
                 bindings
+                    .core
                     .pith_plugin_extension()
                     .call_on_event(&mut *store, &event)
                     .await
@@ -64,6 +74,7 @@ impl ExtensionInstance {
         self.call(host, move |store, bindings| {
             Box::pin(async move {
                 bindings
+                    .core
                     .pith_plugin_extension()
                     .call_run_command(&mut *store, &name, &args)
                     .await
@@ -85,9 +96,35 @@ impl ExtensionInstance {
         self.call(host, move |store, bindings| {
             Box::pin(async move {
                 bindings
+                    .core
                     .pith_plugin_extension()
                     .call_execute_tool(&mut *store, &name, &call_id, &arguments)
                     .await
+            })
+        })
+        .await
+    }
+
+    /// The completions of a command's argument; none when the extension was built without
+    /// the `completions` export.
+    pub async fn complete_argument(
+        &mut self,
+        host: &PluginHost,
+        command: &str,
+        prefix: &str,
+    ) -> Result<Vec<Completion>, CallError> {
+        let (command, prefix) = (command.to_string(), prefix.to_string());
+        self.call(host, move |store, bindings| {
+            Box::pin(async move {
+                match &bindings.completions {
+                    Some(completions) => {
+                        completions
+                            .pith_plugin_completions()
+                            .call_complete_argument(&mut *store, &command, &prefix)
+                            .await
+                    }
+                    None => Ok(Vec::new()),
+                }
             })
         })
         .await
@@ -98,7 +135,7 @@ impl ExtensionInstance {
         host: &PluginHost,
         body: impl for<'s> FnOnce(
             &'s mut Store<StoreState>,
-            Arc<ExtensionPlugin>,
+            Exports,
         ) -> std::pin::Pin<
             Box<dyn std::future::Future<Output = wasmtime::Result<R>> + Send + 's>,
         > + Send
@@ -130,7 +167,7 @@ async fn instantiate(
     host: &PluginHost,
     plugin: Arc<Plugin>,
     context: Arc<dyn ExtensionContext>,
-) -> Result<(Store<StoreState>, Arc<ExtensionPlugin>), CallError> {
+) -> Result<(Store<StoreState>, Exports), CallError> {
     let loaded = host.loaded(&plugin).await?;
     let pre = loaded.extension.clone().ok_or_else(|| CallError::Load {
         plugin: plugin.manifest.id.clone(),
@@ -138,15 +175,24 @@ async fn instantiate(
     })?;
     let mut store = host.new_store(&plugin, CallOptions::default())?;
     store.data_mut().extension = Some(context);
-    let bindings = host
+    let exports = host
         .drive(
             &mut store,
             &plugin,
             None,
             Box::new(move |store| {
-                Box::pin(async move { pre.instantiate_async(&mut *store).await })
+                Box::pin(async move {
+                    let instance = pre.instance_pre().instantiate_async(&mut *store).await?;
+                    let core = ExtensionPluginCore::new(&mut *store, &instance)?;
+                    // Built before `completions` existed: it has none.
+                    let completions = ExtensionCompletions::new(&mut *store, &instance).ok();
+                    Ok(Exports {
+                        core: Arc::new(core),
+                        completions: completions.map(Arc::new),
+                    })
+                })
             }),
         )
         .await?;
-    Ok((store, Arc::new(bindings)))
+    Ok((store, exports))
 }

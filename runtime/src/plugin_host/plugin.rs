@@ -98,7 +98,7 @@ pub struct Loaded {
     /// The provider world's entry points.
     pub provider: Option<provider_world::ProviderPluginPre<StoreState>>,
     /// The extension world's entry points.
-    pub extension: Option<extension_world::ExtensionPluginPre<StoreState>>,
+    pub extension: Option<extension_world::ExtensionPluginCorePre<StoreState>>,
     /// The skill world's entry points.
     pub skill: Option<skill_world::SkillPluginPre<StoreState>>,
     /// The prompt-template world's entry points.
@@ -132,7 +132,7 @@ impl Loaded {
                 )?,
                 Kind::Extension => check(
                     kind,
-                    extension_world::ExtensionPluginPre::new(pre.clone())
+                    extension_world::ExtensionPluginCorePre::new(pre.clone())
                         .map(|p| loaded.extension = Some(p)),
                 )?,
                 Kind::Skill => check(

@@ -1,5 +1,5 @@
-//! An example extension: notifies on session start, registers `/hello`, and blocks bash calls
-//! that would wipe the root directory.
+//! An example extension: notifies on session start, registers `/hello` (whose argument
+//! completes to a few names), and blocks bash calls that would wipe the root directory.
 
 use pith_sdk::extension::*;
 
@@ -49,6 +49,21 @@ impl Extension for Hello {
         self.greeted += 1;
         ui::notify(&format!("hello {args} (#{})", self.greeted), None);
         Ok(())
+    }
+
+    fn complete_argument(&mut self, command: &str, prefix: &str) -> Vec<Completion> {
+        if command != "hello" {
+            return Vec::new();
+        }
+        ["world", "pith", "wasm"]
+            .iter()
+            .filter(|name| name.starts_with(prefix.trim_start()))
+            .map(|name| Completion {
+                value: name.to_string(),
+                label: None,
+                description: Some(format!("Say hello to {name}")),
+            })
+            .collect()
     }
 }
 

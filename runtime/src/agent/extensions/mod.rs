@@ -297,6 +297,34 @@ impl Extensions {
         self.error(&format!("command:{name}"), "command", &error);
     }
 
+    /// The completions the extension that registered `command` offers for its argument.
+    pub async fn complete_argument(
+        &self,
+        slot: &Slot,
+        command: &str,
+        prefix: &str,
+    ) -> Result<Vec<Value>, String> {
+        let mut instance = slot.instance.lock().await;
+        let completions = instance
+            .complete_argument(&self.host, command, prefix)
+            .await
+            .map_err(|err| format!("The extension's completions failed: {err}"))?;
+        Ok(completions
+            .into_iter()
+            .map(|c| {
+                let mut item = serde_json::Map::new();
+                item.insert("value".into(), Value::String(c.value));
+                if let Some(label) = c.label {
+                    item.insert("label".into(), Value::String(label));
+                }
+                if let Some(description) = c.description {
+                    item.insert("description".into(), Value::String(description));
+                }
+                Value::Object(item)
+            })
+            .collect())
+    }
+
     /// Reports an extension's failure (`extension_error`).
     pub fn error(&self, path: &str, event: &str, error: &str) {
         self.out.emit(&SessionEvent::ExtensionError {

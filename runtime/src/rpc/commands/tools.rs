@@ -14,6 +14,18 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
         ),
         "get_tools" => command.data(session.tools_json()),
         "reload" => command.data(session.reload().await),
+        "get_argument_completions" => match fields
+            .string("commandName")
+            .and_then(|name| Ok((name, fields.opt_string("argumentPrefix")?)))
+        {
+            Ok((name, prefix)) => command.respond(
+                session
+                    .argument_completions(name, prefix.unwrap_or(""))
+                    .await
+                    .map(Some),
+            ),
+            Err(err) => command.respond(Err(err)),
+        },
         "set_active_tools" => command.respond(
             fields
                 .parse("names")

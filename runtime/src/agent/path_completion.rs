@@ -1,0 +1,92 @@
+//! Completing a file path in a command's argument (`get_argument_completions` for prompt
+//! templates and skills): the last word typed is a path relative to the working directory (or
+//! absolute, or under `~/`), completed from its directory's entries — directories with a
+//! trailing `/`, dotfiles only when the word starts with a dot.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+/// Completions offered at most.
+pub const MAX_COMPLETIONS: usize = 100;
+
+/// The completions of the last word of `prefix` as a path from `cwd`: each `value` is the
+/// whole argument with that word completed.
+pub fn complete(cwd: &Path, prefix: &str) -> Vec<Value> {
+    let start = prefix.rfind(char::is_whitespace).map_or(0, |i| {
+        i + prefix[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    let (before, word) = prefix.split_at(start);
+    let (mention, word) = match word.strip_prefix('@') {
+        Some(rest) => ("@", rest),
+        None => ("", word),
+    };
+    let (dir_part, name_part) = match word.rfind('/') {
+        Some(slash) => word.split_at(slash + 1),
+        None => ("", word),
+    };
+    let Some(dir) = directory(cwd, dir_part) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<(String, bool)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
+            Some((name, is_dir))
+        })
+        .filter(|(name, _)| name.starts_with(name_part))
+        .filter(|(name, _)| !name.starts_with('.') || name_part.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .take(MAX_COMPLETIONS)
+        .map(|(name, is_dir)| {
+            let shown = if is_dir { format!("{name}/") } else { name };
+            json!({
+                "value": format!("{before}{mention}{dir_part}{shown}"),
+                "label": shown,
+            })
+        })
+        .collect()
+}
+
+/// The directory `dir_part` names: from `cwd`, absolute, or under the home directory.
+fn directory(cwd: &Path, dir_part: &str) -> Option<PathBuf> {
+    if let Some(rest) = dir_part.strip_prefix("~/") {
+        return std::env::var_os("HOME").map(|home| PathBuf::from(home).join(rest));
+    }
+    if dir_part.is_empty() {
+        return Some(cwd.to_path_buf());
+    }
+    Some(cwd.join(dir_part))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_word_completes_from_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "").unwrap();
+        std::fs::write(dir.path().join(".env"), "").unwrap();
+        let values = |prefix: &str| -> Vec<String> {
+            complete(dir.path(), prefix)
+                .iter()
+                .map(|c| c["value"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(values("review n"), ["review notes.md"]);
+        assert_eq!(values(""), ["notes.md", "src/"]);
+        assert_eq!(values("@src/m"), ["@src/main.rs"]);
+        assert_eq!(values("."), [".env"]);
+        assert!(values("missing/x").is_empty());
+    }
+}

@@ -205,6 +205,14 @@ async fn the_exported_page_renders_the_whole_tree_safely() {
     assert!(toggles["afterT"]["tools"].as_u64() >= Some(1), "{toggles}");
     assert_eq!(toggles["afterO"]["tools"], 0, "{toggles}");
     assert_eq!(toggles["restored"], toggles["before"], "{toggles}");
+    // The timeline: each answer on the branch, with its tool calls.
+    let timeline = &report["timeline"];
+    assert_eq!(timeline["rows"], 4, "{timeline}");
+    assert_eq!(timeline["toolSegments"], 3, "{timeline}");
+    assert!(
+        timeline["summary"].as_str().unwrap().starts_with("Timeline · 4 turns"),
+        "{timeline}"
+    );
     // The edit is a diff.
     assert_eq!(report["diffs"][0]["del"], 1, "{}", report["diffs"]);
     assert_eq!(report["diffs"][0]["add"], 1, "{}", report["diffs"]);

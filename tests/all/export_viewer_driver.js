@@ -77,6 +77,9 @@
     const dts = document.querySelectorAll('#head .figs dt');
     for (const dt of dts) figs[dt.textContent] = dt.nextElementSibling.textContent;
     report.header = { title: (document.querySelector('#head h1') || {}).textContent, figures: figs, systemPrompt: !!document.querySelector('#head .sys'), tools: [...document.querySelectorAll('#head .tdef b')].map(b => b.textContent) };
+    // The per-turn timeline: a row per answer, a segment per tool call.
+    const tl = document.getElementById('timeline');
+    report.timeline = tl ? { rows: tl.querySelectorAll('.tlr').length, toolSegments: tl.querySelectorAll('.seg.t').length, summary: tl.querySelector('summary').textContent } : null;
     // The download.
     report.jsonl = V.jsonl();
     report.downloadButton = !!document.getElementById('download');

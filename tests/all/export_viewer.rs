@@ -210,7 +210,10 @@ async fn the_exported_page_renders_the_whole_tree_safely() {
     assert_eq!(timeline["rows"], 4, "{timeline}");
     assert_eq!(timeline["toolSegments"], 3, "{timeline}");
     assert!(
-        timeline["summary"].as_str().unwrap().starts_with("Timeline · 4 turns"),
+        timeline["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Timeline · 4 turns"),
         "{timeline}"
     );
     // The edit is a diff.

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::rpc::{Pith, persistent};
+use crate::support::rpc::{Pith, message_texts, persistent};
 
 /// Every node of a `get_tree` answer, depth first.
 fn nodes(tree: &Value) -> Vec<Value> {
@@ -60,14 +60,7 @@ async fn the_leaf_moves_inside_the_file_and_the_next_prompt_branches_there() {
         "{moved}"
     );
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
-    let texts: Vec<&str> = messages["data"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| m["content"][0]["text"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(texts, ["first", "one"]);
+    assert_eq!(message_texts(&messages), ["first", "one"]);
 
     // The next prompt starts a branch beside the second prompt, in the same file.
     pith.call("p3", json!({"type": "prompt", "message": "third"}))

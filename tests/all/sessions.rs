@@ -238,14 +238,10 @@ async fn switch_back_fork_and_new_session() {
         .await;
     assert_eq!(back["data"], json!({"cancelled": false}));
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
-    let texts: Vec<&str> = messages["data"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| m["content"][0]["text"].as_str().unwrap())
-        .collect();
-    assert_eq!(texts, ["q1", "A1", "q2", "A2"]);
+    assert_eq!(
+        crate::support::rpc::message_texts(&messages),
+        ["q1", "A1", "q2", "A2"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

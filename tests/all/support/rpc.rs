@@ -365,6 +365,24 @@ pub fn roles(messages: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// The first text of each message of a `get_messages` answer, the system message left out.
+pub fn message_texts(answer: &Value) -> Vec<String> {
+    answer["data"]["messages"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter(|m| m["role"] != "system")
+                .map(|m| {
+                    m["content"][0]["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Writes, in `dir`, a node script that runs the `pith` binary with its arguments and passes
 /// signals on (pi's `RpcClient` spawns `node <cliPath> …`); returns its path.
 pub fn node_shim(dir: &Path) -> std::path::PathBuf {

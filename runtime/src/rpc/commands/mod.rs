@@ -6,7 +6,7 @@ mod control;
 mod model;
 mod prompting;
 mod protocol;
-mod queries;
+pub(crate) mod queries;
 mod sessions;
 mod tools;
 

@@ -8,7 +8,13 @@ use crate::agent::session::Session;
 /// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
 /// with `remainingMs` when it has a timeout, oldest first.
 fn pending_ui_requests(session: &Session) -> Value {
-    let requests: Vec<Value> = session
+    json!({ "requests": open_dialog_frames(session) })
+}
+
+/// Every dialog still open, oldest first, as its `extension_ui_request` frame was sent, with
+/// `remainingMs` when it has a timeout.
+pub(crate) fn open_dialog_frames(session: &Session) -> Vec<Value> {
+    session
         .shared()
         .ui
         .open_dialogs()
@@ -20,8 +26,7 @@ fn pending_ui_requests(session: &Session) -> Value {
             }
             frame
         })
-        .collect();
-    json!({ "requests": requests })
+        .collect()
 }
 
 /// Answers the queries; false for any other command.

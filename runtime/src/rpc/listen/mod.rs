@@ -159,19 +159,7 @@ fn line_of(frame: &Value) -> Arc<[u8]> {
 /// The frames a client gets first: `attached`, then the open dialogs and waiting host-tool
 /// calls as they were sent.
 fn snapshot(session: &Session, client: u64) -> Vec<Value> {
-    let dialogs: Vec<Value> = session
-        .shared()
-        .ui
-        .open_dialogs()
-        .into_iter()
-        .map(|dialog| {
-            let mut frame = crate::rpc::events::ui_frame(&dialog.id, &dialog.request);
-            if let (Some(remaining), Value::Object(fields)) = (dialog.remaining, &mut frame) {
-                fields.insert("remainingMs".into(), json!(remaining.as_millis() as u64));
-            }
-            frame
-        })
-        .collect();
+    let dialogs = crate::rpc::commands::queries::open_dialog_frames(session);
     let calls: Vec<Value> = session
         .host_tools()
         .pending_calls()

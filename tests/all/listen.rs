@@ -275,3 +275,44 @@ async fn a_client_that_stops_reading_is_dropped_and_the_run_finishes() {
     let last: Value = serde_json::from_str(&last.expect("some frames")).unwrap();
     assert_eq!(last["type"], "lagged", "{last}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_tool_call_waiting_at_a_reconnect_is_answered_after_it() {
+    let script = json!([
+        {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"key": "k"}}]},
+        {"text": "found it"}
+    ]);
+    let (_pith, socket) = listening(Options::faux(script)).await;
+    let mut first = Client::unix(&socket).await;
+    first.next().await;
+    first
+        .call(
+            "t",
+            json!({"type": "set_host_tools", "tools": [
+                {"name": "lookup", "description": "Looks a key up", "parameters": {"type": "object"}}
+            ]}),
+        )
+        .await;
+    first
+        .call("p", json!({"type": "prompt", "message": "look it up"}))
+        .await;
+    let call = first.wait_for(|f| f["type"] == "host_tool_call").await;
+    drop(first);
+
+    let mut second = Client::unix(&socket).await;
+    let attached = second.next().await.unwrap();
+    assert_eq!(
+        attached["pendingHostToolCalls"][0]["id"], call["id"],
+        "{attached}"
+    );
+    let resent = second.next().await.unwrap();
+    assert_eq!(resent["type"], "host_tool_call");
+    assert_eq!(resent["toolName"], "lookup");
+    second
+        .send(json!({"type": "host_tool_result", "id": call["id"],
+            "result": {"content": [{"type": "text", "text": "value"}]}}))
+        .await;
+    let end = second.wait_for(|f| f["type"] == "agent_end").await;
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"][0]["text"], "found it");
+}

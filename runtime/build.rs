@@ -35,6 +35,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PITH_SKIP_PLUGIN_BUILD");
 
     pack_relative_relocations();
+    order_startup_functions();
     let target_dir = plugin_target_dir(&root);
     ensure_wasm_target();
     build_plugins(&plugins, &target_dir);
@@ -95,6 +96,45 @@ fn pack_relative_relocations() {
     if linker_has_it && glibc.is_some_and(|version| version >= (2, 36)) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
+}
+
+/// Links the functions the start runs next to each other (`startup-order.txt`, made by
+/// `bench/startup_order.py`), when the linker is rustc's own LLD (the default for this target
+/// since Rust 1.90): the kernel maps 64 KB of the binary around each page the start touches, so
+/// the start-up code scattered through 20 MB of code kept several megabytes resident. Names
+/// the binary no longer has are skipped; a stale list only costs memory, never correctness.
+fn order_startup_functions() {
+    let manifest = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let list = manifest.join("startup-order.txt");
+    println!("cargo:rerun-if-changed={}", list.display());
+    let lld_by_default = env("TARGET") == "x86_64-unknown-linux-gnu"
+        && std::env::var("CARGO_ENCODED_RUSTFLAGS")
+            .map(|flags| !flags.contains("linker") && !flags.contains("fuse-ld"))
+            .unwrap_or(true)
+        && std::env::var_os("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER").is_none()
+        && rustc_minor().is_some_and(|minor| minor >= 90);
+    if lld_by_default && list.exists() {
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
+            list.display()
+        );
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    }
+}
+
+/// The minor version of the rustc building this (1.x).
+fn rustc_minor() -> Option<u32> {
+    let out = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.split_whitespace()
+        .nth(1)?
+        .split('.')
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 fn env(name: &str) -> String {

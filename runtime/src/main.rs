@@ -32,7 +32,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(run(args));
+    // On the heap: the whole command's state machine would otherwise sit on the main stack.
+    let code = runtime.block_on(Box::pin(run(args)));
     // Tasks still running (a provider stream, a child process) are dropped, not awaited.
     runtime.shutdown_background();
     code

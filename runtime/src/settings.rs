@@ -36,6 +36,9 @@ pub struct Settings {
     merged: Value,
     /// Files that could not be read or parsed, with the reason; reported, never fatal.
     pub problems: Vec<String>,
+    /// True when a file could not be read or parsed (what it holds is missing from these
+    /// settings, so `reload` keeps the ones it has).
+    pub incomplete: bool,
 }
 
 impl Settings {
@@ -44,6 +47,7 @@ impl Settings {
         let mut settings = Settings {
             merged: Value::Object(Default::default()),
             problems: Vec::new(),
+            incomplete: false,
         };
         for (file, is_project) in std::iter::once((global, false)).chain(project.map(|p| (p, true)))
         {
@@ -61,7 +65,10 @@ impl Settings {
                     merge(&mut settings.merged, value)
                 }
                 Ok(None) => {}
-                Err(problem) => settings.problems.push(problem),
+                Err(problem) => {
+                    settings.problems.push(problem);
+                    settings.incomplete = true;
+                }
             }
         }
         settings
@@ -72,6 +79,7 @@ impl Settings {
         Settings {
             merged: value,
             problems: Vec::new(),
+            incomplete: false,
         }
     }
 

@@ -316,3 +316,59 @@ async fn a_host_tool_call_waiting_at_a_reconnect_is_answered_after_it() {
     let last = end["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"][0]["text"], "found it");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_ends_a_listening_pith_and_removes_its_socket() {
+    let (mut pith, socket) = listening(Options::faux(json!([]))).await;
+    let mut client = Client::unix(&socket).await;
+    client.next().await;
+    // A command without an id is answered to its sender only, without an id.
+    let mut other = Client::unix(&socket).await;
+    other.next().await;
+    client.send(json!({"type": "get_state"})).await;
+    let answer = client.wait_for(|f| f["type"] == "response").await;
+    assert!(answer.get("id").is_none(), "{answer}");
+    // An id that looks like pith's routing tag is refused.
+    client
+        .send(json!({"id": "\u{1}9\u{1}\"x\"", "type": "get_state"}))
+        .await;
+    let refused = client.wait_for(|f| f["type"] == "response").await;
+    assert_eq!(refused["success"], false, "{refused}");
+    let answer = client.call("s", json!({"type": "shutdown"})).await;
+    assert_eq!(answer["success"], true);
+    assert_eq!(pith.exit_code().await, Some(0));
+    assert!(!socket.exists(), "the socket file is removed");
+    assert!(
+        !other.frames.iter().any(|f| f["type"] == "response"),
+        "{:?}",
+        other.frames
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_that_is_not_a_socket_is_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "keep me").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pith"))
+        .args([
+            "--mode",
+            "rpc",
+            "--provider",
+            "faux",
+            "--model",
+            "faux-model",
+            "--no-session",
+        ])
+        .arg("--listen")
+        .arg(&notes)
+        .env("PITH_AGENT_DIR", dir.path().join("agent"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a socket"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me");
+}

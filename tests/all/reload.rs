@@ -111,6 +111,9 @@ async fn reload_reads_settings_models_templates_and_plugins_again() {
     );
     let problems = broken["data"]["settings"]["problems"].to_string();
     assert!(problems.contains("settings.json"), "{problems}");
+    // The settings in force stay (a half-written file must not revoke every grant).
+    assert_eq!(broken["data"]["settings"]["kept"], true, "{broken}");
+    assert_eq!(broken["data"]["settings"]["changed"], false, "{broken}");
     let state = pith.call("g", json!({"type": "get_state"})).await;
     assert_eq!(state["success"], true);
 }

@@ -169,7 +169,11 @@ impl Session {
                     "Unknown command: {name} (get_commands lists the commands)"
                 ));
             }
-            super::path_completion::complete(&shared.cwd, prefix)
+            // A directory listing: off the async workers (a slow mount must not stall them).
+            let (cwd, prefix) = (shared.cwd.clone(), prefix.to_string());
+            tokio::task::spawn_blocking(move || super::path_completion::complete(&cwd, &prefix))
+                .await
+                .unwrap_or_default()
         };
         Ok(json!({ "completions": completions }))
     }

@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 /// Completions offered at most.
 pub const MAX_COMPLETIONS: usize = 100;
 
+/// Matching entries looked at, at most (a huge directory costs no more than this).
+const MAX_SCANNED: usize = 10_000;
+
 /// The completions of the last word of `prefix` as a path from `cwd`: each `value` is the
 /// whole argument with that word completed.
 pub fn complete(cwd: &Path, prefix: &str) -> Vec<Value> {
@@ -31,15 +34,24 @@ pub fn complete(cwd: &Path, prefix: &str) -> Vec<Value> {
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
+    // Names first: only the entries that match are looked at further (a link is followed to see
+    // whether it is a directory; nothing else costs a `stat`).
     let mut names: Vec<(String, bool)> = entries
         .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_str()?.to_string();
-            let is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
-            Some((name, is_dir))
-        })
+        .filter_map(|e| Some((e.file_name().to_str()?.to_string(), e)))
         .filter(|(name, _)| name.starts_with(name_part))
         .filter(|(name, _)| !name.starts_with('.') || name_part.starts_with('.'))
+        .take(MAX_SCANNED)
+        .map(|(name, e)| {
+            let is_dir = match e.file_type() {
+                Ok(kind) if kind.is_symlink() => {
+                    std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir())
+                }
+                Ok(kind) => kind.is_dir(),
+                Err(_) => false,
+            };
+            (name, is_dir)
+        })
         .collect();
     names.sort();
     names

@@ -13,8 +13,11 @@ use crate::plugin_host::reload::ReloadReport;
 use crate::settings::Settings;
 
 impl Session {
-    /// Applies a reload of the plugin set; true when it changed.
-    pub async fn plugins_reloaded(&self, report: ReloadReport) -> bool {
+    /// Applies a reload of the plugin set; when it changed, the models it added and removed.
+    pub async fn plugins_reloaded(
+        &self,
+        report: ReloadReport,
+    ) -> Option<(Vec<String>, Vec<String>)> {
         let shared = self.shared();
         for error in &report.errors {
             shared
@@ -22,7 +25,7 @@ impl Session {
                 .error(&error.path, "reload", &error.reason);
         }
         if report.is_unchanged() {
-            return false;
+            return None;
         }
         let fresh = shared.extensions.refresh();
         shared.reload_resources().await;
@@ -33,13 +36,14 @@ impl Session {
         if !added.is_empty() || !removed.is_empty() {
             tracing::info!(?added, ?removed, "the models changed with the plugins");
         }
+        let models = (added, removed);
         shared.emit(&SessionEvent::PluginsChanged {
             added: report.added,
             updated: report.updated,
             removed: report.removed,
         });
         shared.extensions.session_start(&fresh).await;
-        true
+        Some(models)
     }
 
     /// `reload`: reads the settings, the plugin directories, skills and templates,
@@ -53,9 +57,19 @@ impl Session {
             sources.project_settings.as_deref(),
         );
         let mut problems = settings.problems.clone();
-        let policies = Policies::from_settings(&settings);
-        let policies_changed = shared.state().apply_policies(policies);
-        shared.host.set_settings(settings);
+        // A file that does not read or parse (a typo, an editor's half-written save) would read
+        // as empty and revoke every grant: the settings in force stay until it is fixed.
+        let kept = settings.incomplete;
+        let policies_changed = if kept {
+            problems.push("the settings in force are kept until the file reads again".into());
+            false
+        } else {
+            let changed = shared
+                .state()
+                .apply_policies(Policies::from_settings(&settings));
+            shared.host.set_settings(settings);
+            changed
+        };
         let report = shared.host.reload().await;
         let plugins = json!({
             "added": report.added,
@@ -63,14 +77,20 @@ impl Session {
             "removed": report.removed,
             "errors": report.errors.iter().map(|e| format!("{}: {}", e.path, e.reason)).collect::<Vec<_>>(),
         });
-        if !self.plugins_reloaded(report).await {
-            shared.reload_resources().await;
-        }
-        let (added, removed, model_problems) = shared.refresh_models();
+        let (mut added, mut removed) = match self.plugins_reloaded(report).await {
+            Some(models) => models,
+            None => {
+                shared.reload_resources().await;
+                (Vec::new(), Vec::new())
+            }
+        };
+        let (more_added, more_removed, model_problems) = shared.refresh_models();
+        added.extend(more_added);
+        removed.extend(more_removed);
         problems.extend(model_problems);
         let resources = shared.resources();
         json!({
-            "settings": {"changed": policies_changed, "problems": problems},
+            "settings": {"changed": policies_changed, "kept": kept, "problems": problems},
             "plugins": plugins,
             "models": {"added": added, "removed": removed},
             "skills": resources.skills.len(),

@@ -350,7 +350,7 @@ pub async fn serve(
         });
     }
     let Some(listener) = listening else {
-        return crate::rpc::serve(session, events, tokio::io::stdin(), writer).await;
+        return crate::rpc::serve(session, events, tokio::io::stdin(), writer, || {}).await;
     };
     eprintln!("pith: listening on {}", listener.describe());
     // The clients' commands reach the RPC loop through this pipe; it never ends (the agent
@@ -362,9 +362,10 @@ pub async fn serve(
         session.clone(),
         feed,
     ));
-    let code = crate::rpc::serve(session, events, input, writer).await;
-    // Dropping the listener removes the socket file.
-    accepting.abort();
+    // Once the loop stops (`shutdown`, a signal), the listener and every client go (they hold
+    // the session, whose output the flush waits for); dropping the listener removes the socket.
+    let stop = accepting.abort_handle();
+    let code = crate::rpc::serve(session, events, input, writer, move || stop.abort()).await;
     let _ = accepting.await;
     code
 }

@@ -55,6 +55,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
+    /// Changes the line limit from the next line on (a socket's hello is read with a small one,
+    /// the commands after it with the usual one, from the same buffer).
+    pub fn set_limit(&mut self, max_line: usize) {
+        self.max_line = max_line;
+    }
+
     /// The next line; `None` at end of input. A final line without LF is still a line.
     pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
         loop {

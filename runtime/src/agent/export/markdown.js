@@ -59,7 +59,10 @@ function inline(text, parent) {
   return parent;
 }
 const LIST = /^( *)([-*+]|\d{1,9}[.)])(?: +|$)(.*)$/;
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)(?:\s[^`]*)?$/;
+// Paragraphs longer than this are shown as plain text: the inline patterns are not linear on
+// every input, and a page must open whatever the session holds.
+const MAX_INLINE = 20000;
 const TABLE_SEP = /^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 function md(src, parent) {
   blocksInto(String(src).replace(/\r\n?/g, '\n').split('\n'), parent);
@@ -67,7 +70,12 @@ function md(src, parent) {
 }
 function blocksInto(lines, parent) {
   let para = [];
-  const flush = () => { if (para.length) parent.append(inline(para.join('\n'), h('p'))); para = []; };
+  const flush = () => {
+    if (!para.length) return;
+    const text = para.join('\n');
+    parent.append(text.length > MAX_INLINE ? h('p', 'plain', text) : inline(text, h('p')));
+    para = [];
+  };
   for (let i = 0; i < lines.length; ) {
     const L = lines[i];
     let m;
@@ -175,7 +183,7 @@ function hl(code, lang, el) {
     for (const line of code.split('\n')) el.append(h('span', /^[+](?!\+\+)/.test(line) ? 'd-add' : /^-(?!--)/.test(line) ? 'd-del' : /^@@/.test(line) ? 'hl-k' : null, line + '\n'));
     return el;
   }
-  const l = LANG[lang];
+  const l = Object.hasOwn(LANG, lang) ? LANG[lang] : null;
   if (!l) { el.textContent = code; return el; }
   const re = RX[l] || (RX[l] = rx(l));
   re.lastIndex = 0;

@@ -144,6 +144,13 @@ mod tests {
     }
 
     #[test]
+    fn the_inlined_assets_cannot_end_their_elements() {
+        let script = SCRIPT_PARTS.join("\n").to_ascii_lowercase();
+        assert!(!script.contains("</script") && !script.contains("<!--"));
+        assert!(!STYLE.to_ascii_lowercase().contains("</style"));
+    }
+
+    #[test]
     fn the_template_names_only_known_placeholders() {
         let known = ["TITLE", "NONCE", "STYLE", "SCRIPT", "DATA"];
         let filled = fill(TEMPLATE, |key| known.contains(&key).then(String::new));

@@ -77,6 +77,11 @@ const flat = [];
     const c = kids.get(e.id) || [];
     flat.push({ e, d, fork: c.length > 1, first });
     for (let i = c.length - 1; i >= 0; i--) stack.push([c[i], c.length > 1 ? d + 1 : d, c.length > 1]);
+    // Entries in a parentId cycle have no root: each unseen one is listed as a root too.
+    if (!stack.length) {
+      const orphan = [...byId.values()].find(x => !seen.has(x.id));
+      if (orphan) stack.push([orphan, 0, false]);
+    }
   }
 }
 const leafId = byId.has(D.leafId) ? D.leafId : entries.length ? entries[entries.length - 1].id : null;
@@ -176,9 +181,9 @@ function estimate(e) {
 }
 // ---- the header figures; the system prompt and tools from the branch ---------------------------
 function figures() {
-  const roles = {};
+  const roles = Object.create(null);
   const models = new Set();
-  const calls = {};
+  const calls = Object.create(null);
   let nCalls = 0, tin = 0, tout = 0, cr = 0, cw = 0, cost = 0, mMs = 0, tMs = 0;
   for (const e of entries) {
     if (e.type === 'model_change' && e.modelId) models.add(e.provider + '/' + e.modelId);

@@ -55,6 +55,9 @@ impl HookOutcome {
     }
 }
 
+/// How long a completion waits for an extension busy with another call.
+const COMPLETION_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The extensions of a session.
 pub struct Extensions {
     host: Arc<PluginHost>,
@@ -304,13 +307,23 @@ impl Extensions {
         command: &str,
         prefix: &str,
     ) -> Result<Vec<Value>, String> {
-        let mut instance = slot.instance.lock().await;
+        // An extension busy for long (a tool, a command, a dialog) offers none now: a
+        // completion waits a moment for it, not for the whole call.
+        let Ok(mut instance) = tokio::time::timeout(COMPLETION_WAIT, slot.instance.lock()).await
+        else {
+            return Ok(Vec::new());
+        };
         let completions = instance
             .complete_argument(&self.host, command, prefix)
             .await
-            .map_err(|err| format!("The extension's completions failed: {err}"))?;
+            .map_err(|err| {
+                let error = format!("The extension's completions failed: {err}");
+                self.error(&slot.plugin.path, "complete_argument", &error);
+                error
+            })?;
         Ok(completions
             .into_iter()
+            .take(crate::agent::path_completion::MAX_COMPLETIONS)
             .map(|c| {
                 let mut item = serde_json::Map::new();
                 item.insert("value".into(), Value::String(c.value));

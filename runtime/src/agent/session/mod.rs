@@ -127,6 +127,21 @@ impl Shared {
             .filter(|m| !after.contains(m))
             .cloned()
             .collect();
+        // The current and the scoped models take their new definitions (base URL, headers,
+        // window); one that is gone stays as it was until another is chosen.
+        {
+            let mut state = self.state();
+            if let Some(current) = &state.model
+                && let Some(updated) = fresh.find(&current.provider, &current.id)
+            {
+                state.model = Some(updated);
+            }
+            for (scoped, _) in state.scoped_models.iter_mut() {
+                if let Some(updated) = fresh.find(&scoped.provider, &scoped.id) {
+                    *scoped = updated;
+                }
+            }
+        }
         *self
             .models
             .write()

@@ -5,25 +5,29 @@ use super::*;
 impl Session {
     /// `export_html`: the session as one self-contained HTML file; `{"path"}`.
     pub fn export_html(&self, output: Option<&str>) -> Result<Value, String> {
-        let state = self.shared.state();
-        let Some(file) = state.store.path() else {
-            return Err("Cannot export in-memory session to HTML".into());
+        // Rendered under the session's lock, written after it (a run goes on meanwhile).
+        let (html, default) = {
+            let state = self.shared.state();
+            let Some(file) = state.store.path() else {
+                return Err("Cannot export in-memory session to HTML".into());
+            };
+            if !state.store.is_written() {
+                return Err("Nothing to export yet - start a conversation first".into());
+            }
+            let default = format!(
+                "pith-session-{}.html",
+                file.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            );
+            let html = crate::agent::export::render(
+                &state.store,
+                state.session_name.as_deref(),
+                &state.messages,
+            );
+            (html, default)
         };
-        if !state.store.is_written() {
-            return Err("Nothing to export yet - start a conversation first".into());
-        }
-        let default = format!(
-            "pith-session-{}.html",
-            file.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        );
         let target = self.shared.cwd.join(output.unwrap_or(&default));
-        let html = crate::agent::export::render(
-            &state.store,
-            state.session_name.as_deref(),
-            &state.messages,
-        );
         if let Some(dir) = target.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;

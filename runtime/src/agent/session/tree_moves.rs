@@ -13,20 +13,21 @@ impl Session {
     /// parent and its text comes back as `editorText` (to edit and resend, as pi does); the
     /// conversation becomes the path to the new leaf. Refused while a run streams.
     pub async fn navigate_tree(&self, entry_id: &str) -> Result<Value, String> {
-        if self.is_streaming() {
+        if self.is_streaming() || self.shared.state().compacting > 0 {
             return Err(
                 "Cannot navigate the session tree while the agent is running (abort it first)"
                     .into(),
             );
         }
-        let (entry, old_leaf) = {
+        let (entry, old_leaf, session_id) = {
             let state = self.shared.state();
             let entry = state
                 .store
                 .entry(entry_id)
                 .cloned()
                 .ok_or_else(|| format!("Entry not found: {entry_id}"))?;
-            (entry, state.store.leaf_id().map(str::to_string))
+            let leaf = state.store.leaf_id().map(str::to_string);
+            (entry, leaf, state.store.id().to_string())
         };
         let asked = json!({"targetId": entry_id, "oldLeafId": old_leaf});
         let outcome = self
@@ -40,13 +41,14 @@ impl Session {
         if outcome.cancelled() {
             return Ok(json!({"cancelled": true}));
         }
-        let user = entry
-            .get("message")
-            .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok())
-            .and_then(|m| match m {
-                AgentMessage::User(user) => Some(user.content.text()),
-                _ => None,
-            });
+        // A user message (or a custom message, as pi has it) goes back to the editor.
+        let user = match entry.get("type").and_then(Value::as_str) {
+            Some("custom_message") => Some(content_text(entry.get("content"))),
+            _ => entry
+                .get("message")
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                .map(|m| content_text(m.get("content"))),
+        };
         let leaf = match &user {
             Some(_) => entry
                 .get("parentId")
@@ -56,6 +58,17 @@ impl Session {
         };
         {
             let mut state = self.shared.state();
+            // While the extensions were asked, a run, a compaction or a switch may have started:
+            // the move would then cut under it.
+            if state.streaming || state.compacting > 0 {
+                return Err(
+                    "Cannot navigate the session tree: a run or a compaction started meanwhile"
+                        .into(),
+                );
+            }
+            if state.store.id() != session_id || state.store.leaf_id() != old_leaf.as_deref() {
+                return Err("The session changed meanwhile; navigate again".into());
+            }
             state.store.set_leaf(leaf.as_deref())?;
             let context = state.store.context();
             state.load_context(context);
@@ -83,5 +96,18 @@ impl Session {
         }
         state.store.append("label", fields);
         Ok(())
+    }
+}
+
+/// The text of a message's `content` (a string, or the text blocks of a list).
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }

@@ -87,7 +87,10 @@ impl<'a> Command<'a> {
 /// Handles a frame that is not a command (`extension_ui_response`, `host_tool_*`); returns
 /// false when it is a command. An answer pi would take silently gets no response (as in pi);
 /// one that names no open dialog or has a wrong type gets an error response saying why.
-pub fn side_channel(session: &Session, events: &RpcEvents, frame: &Map<String, Value>) -> bool {
+pub fn side_channel(session: &Session, events: &RpcEvents, tagged: &Map<String, Value>) -> bool {
+    // From a socket client the id carries its route: errors answer with it, the lookups use the
+    // id the client sent.
+    let frame = &*crate::rpc::listen::untagged_answer(tagged);
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
     let id = frame.get("id").and_then(Value::as_str).unwrap_or("");
     let result = |key: &str| {
@@ -99,7 +102,7 @@ pub fn side_channel(session: &Session, events: &RpcEvents, frame: &Map<String, V
         "extension_ui_response" => {
             if let Err(error) = session.shared().ui.on_response(frame) {
                 events.out().send(&response(
-                    frame.get("id"),
+                    tagged.get("id"),
                     "extension_ui_response",
                     Err(error),
                 ));

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-use super::{Hub, Outbox, QUEUE_LIMIT, tag_id};
+use super::{Hub, Outbox, QUEUE_LIMIT, looks_tagged, tag_id};
 use crate::agent::session::Session;
 use crate::rpc::framing::{Line, LineReader};
 use crate::rpc::{parse_error_frame, parse_frame, response};
@@ -17,15 +17,11 @@ use crate::rpc::{parse_error_frame, parse_frame, response};
 /// How long a lagging client has to take its `lagged` notice.
 const LAGGED_GRACE: Duration = Duration::from_secs(10);
 
+/// The longest `hello` line read.
+const HELLO_MAX_BYTES: usize = 4096;
+
 /// How long a TCP client has to say `hello`.
 const HELLO_WITHIN: Duration = Duration::from_secs(10);
-
-/// Frames whose `id` names a dialog or a host-tool call, not a command: passed on untagged.
-const ANSWERS: [&str; 3] = [
-    "extension_ui_response",
-    "host_tool_result",
-    "host_tool_update",
-];
 
 /// What every client shares.
 pub(crate) struct Context {
@@ -33,19 +29,28 @@ pub(crate) struct Context {
     pub session: Session,
     pub feed: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
     pub token: Option<String>,
+    /// Places for connections waiting for their hello.
+    pub greeting: Arc<tokio::sync::Semaphore>,
 }
 
 /// Serves one client until it disconnects (or lags).
 pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::Halves) {
     let mut lines = LineReader::new(read);
-    if let Some(token) = &context.token
-        && let Err(refusal) = authenticate(&mut lines, token).await
-    {
-        let mut line = serde_json::to_vec(&refusal).unwrap_or_default();
-        line.push(b'\n');
-        let _ = tokio::time::timeout(Duration::from_secs(1), write.write_all(&line)).await;
-        let _ = write.shutdown().await;
-        return;
+    if let Some(token) = &context.token {
+        // Before the hello: a small line, and a bounded number of such connections.
+        let Ok(_place) = context.greeting.clone().try_acquire_owned() else {
+            let busy = response(
+                None,
+                "hello",
+                Err("Too many connections waiting for hello; try again".into()),
+            );
+            return refuse(&mut write, &busy).await;
+        };
+        lines.set_limit(HELLO_MAX_BYTES);
+        if let Err(refusal) = authenticate(&mut lines, token).await {
+            return refuse(&mut write, &refusal).await;
+        }
+        lines.set_limit(crate::rpc::framing::MAX_LINE);
     }
     let outbox = context.hub.attach(&context.session);
     let id = outbox.id;
@@ -63,6 +68,14 @@ pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::
     }
     context.hub.detach(id);
     writer.abort();
+}
+
+/// Sends a refusal and closes.
+async fn refuse(write: &mut Box<dyn AsyncWrite + Unpin + Send>, refusal: &Value) {
+    let mut line = serde_json::to_vec(refusal).unwrap_or_default();
+    line.push(b'\n');
+    let _ = tokio::time::timeout(Duration::from_secs(1), write.write_all(&line)).await;
+    let _ = write.shutdown().await;
 }
 
 /// Resolves once the task is done (polled, so the handle stays usable).
@@ -133,19 +146,29 @@ async fn forward(context: &Context, client: u64, line: Line) {
         );
         return context.hub.send_to(client, &answer);
     }
-    if !ANSWERS.contains(&kind)
-        && let Some(id) = frame.get("id").cloned()
-    {
-        frame.insert("id".into(), tag_id(client, &id));
+    if let Some(id) = frame.get("id").filter(|id| looks_tagged(id)) {
+        let refusal = response(
+            Some(id),
+            kind,
+            Err("An id may not start with U+0001 (pith routes answers with it)".into()),
+        );
+        return context.hub.send_to(client, &refusal);
     }
+    // Every frame's answer comes back here: commands by their id, and the answers to dialogs
+    // and host-tool calls (whose id names what they answer) by the same tag, taken off again
+    // before the dialog or call is looked up.
+    let tagged = tag_id(client, frame.get("id"));
+    frame.insert("id".into(), tagged);
     let mut bytes = serde_json::to_vec(&frame).unwrap_or_default();
     bytes.push(b'\n');
     let mut feed = context.feed.lock().await;
     let _ = feed.write_all(&bytes).await;
 }
 
-/// Writes the client's queue to it; when it lags, tells it and disconnects.
+/// Writes the client's queue to it; when it lags, tells it and disconnects. A frame cut short
+/// by the lag is finished first, so the notice is a line of its own.
 async fn deliver(mut outbox: Outbox, mut write: Box<dyn AsyncWrite + Unpin + Send>) {
+    let mut unfinished: Option<(Arc<[u8]>, usize)> = None;
     loop {
         if outbox.lagged.load(Ordering::SeqCst) {
             break;
@@ -157,12 +180,26 @@ async fn deliver(mut outbox: Outbox, mut write: Box<dyn AsyncWrite + Unpin + Sen
         let Some(line) = next else {
             return;
         };
-        let written = tokio::select! {
-            written = write.write_all(&line) => written.is_ok(),
-            _ = outbox.wake.notified() => false,
-        };
         outbox.queued.fetch_sub(line.len(), Ordering::SeqCst);
-        if !written {
+        let mut done = 0;
+        let mut failed = false;
+        while done < line.len() {
+            tokio::select! {
+                written = write.write(&line[done..]) => match written {
+                    Ok(0) | Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                    Ok(n) => done += n,
+                },
+                _ = outbox.wake.notified() => break,
+            }
+        }
+        if failed {
+            return;
+        }
+        if done < line.len() {
+            unfinished = Some((line, done));
             break;
         }
     }
@@ -172,11 +209,14 @@ async fn deliver(mut outbox: Outbox, mut write: Box<dyn AsyncWrite + Unpin + Sen
             "limitBytes": QUEUE_LIMIT,
             "message": "This client fell too far behind the event stream and is disconnected; attach again and resync with get_state and get_entries {since}",
         });
-        let mut line = serde_json::to_vec(&notice).unwrap_or_default();
-        line.push(b'\n');
-        // The socket is full (that is why it lagged): the notice waits for the client to read
-        // a little longer; nothing more is queued for it meanwhile.
-        let _ = tokio::time::timeout(LAGGED_GRACE, write.write_all(&line)).await;
+        let mut tail = unfinished
+            .map(|(line, done)| line[done..].to_vec())
+            .unwrap_or_default();
+        tail.extend(serde_json::to_vec(&notice).unwrap_or_default());
+        tail.push(b'\n');
+        // The socket is full (that is why it lagged): the rest of the frame being written and
+        // the notice wait for the client to read a little longer; nothing more is queued.
+        let _ = tokio::time::timeout(LAGGED_GRACE, write.write_all(&tail)).await;
     }
     let _ = tokio::time::timeout(Duration::from_millis(200), write.shutdown()).await;
 }

@@ -161,7 +161,14 @@ fn bind_private(path: &Path) -> Result<tokio::net::UnixListener, String> {
             mode & 0o7777
         ));
     }
-    if path.exists() {
+    if let Ok(existing) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if !existing.file_type().is_socket() {
+            return Err(format!(
+                "--listen {}: a file that is not a socket is there (pith replaces only a socket left by a process that ended)",
+                path.display()
+            ));
+        }
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
             return Err(format!(
                 "--listen {}: another process is listening there",

@@ -108,11 +108,13 @@ impl Hub {
     /// A written line (ending in a newline): a response goes to the client whose command it
     /// answers, with its id restored; everything else to every client.
     fn dispatch(&self, line: &[u8]) {
+        // Routed (and re-encoded) before the lock: attaching clients never wait for it.
+        let routed = route(line);
         let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if clients.is_empty() {
             return;
         }
-        match route(line) {
+        match routed {
             Some((client, restored)) => {
                 if let Some(slot) = clients.iter().find(|slot| slot.id == client) {
                     push(slot, restored);
@@ -178,9 +180,48 @@ fn snapshot(session: &Session, client: u64) -> Vec<Value> {
     frames
 }
 
-/// Tags a command's id with the client it came from (`None`: no id to tag).
-pub(crate) fn tag_id(client: u64, id: &Value) -> Value {
-    json!(format!("{ROUTE_MARK}{client}{ROUTE_MARK}{id}"))
+/// Tags a frame's id with the client it came from; a frame without an id gets a tag with
+/// nothing after it (its answer goes back to the client without an id).
+pub(crate) fn tag_id(client: u64, id: Option<&Value>) -> Value {
+    let original = id.map(Value::to_string).unwrap_or_default();
+    json!(format!("{ROUTE_MARK}{client}{ROUTE_MARK}{original}"))
+}
+
+/// The client a tagged id names and the original id (`None`: the frame had none); `None` for
+/// an id that is not tagged.
+fn untag(id: &Value) -> Option<(u64, Option<Value>)> {
+    let rest = id.as_str()?.strip_prefix(ROUTE_MARK)?;
+    let (client, original) = rest.split_once(ROUTE_MARK)?;
+    let client = client.parse().ok()?;
+    if original.is_empty() {
+        return Some((client, None));
+    }
+    Some((client, Some(serde_json::from_str(original).ok()?)))
+}
+
+/// True when `id` looks like a tag (a client may not send one: it could forge another
+/// client's answers).
+pub(crate) fn looks_tagged(id: &Value) -> bool {
+    id.as_str().is_some_and(|text| text.starts_with(ROUTE_MARK))
+}
+
+/// `frame` with its id as the client sent it, for the answers to dialogs and host-tool calls
+/// whose id names what they answer (the tagged one stays on the frame, so an error about it
+/// goes back to its client).
+pub(crate) fn untagged_answer(
+    frame: &serde_json::Map<String, Value>,
+) -> std::borrow::Cow<'_, serde_json::Map<String, Value>> {
+    match frame.get("id").and_then(untag) {
+        Some((_, original)) => {
+            let mut plain = frame.clone();
+            match original {
+                Some(id) => plain.insert("id".into(), id),
+                None => plain.remove("id"),
+            };
+            std::borrow::Cow::Owned(plain)
+        }
+        None => std::borrow::Cow::Borrowed(frame),
+    }
 }
 
 /// The client a written line answers and the line with its id restored; `None` for a line
@@ -192,12 +233,11 @@ fn route(line: &[u8]) -> Option<(u64, Arc<[u8]>)> {
     let marker = br#""id":"\u0001"#;
     head.windows(marker.len()).position(|w| w == marker)?;
     let mut frame: serde_json::Map<String, Value> = serde_json::from_slice(line).ok()?;
-    let tagged = frame.get("id")?.as_str()?;
-    let rest = tagged.strip_prefix(ROUTE_MARK)?;
-    let (client, original) = rest.split_once(ROUTE_MARK)?;
-    let client: u64 = client.parse().ok()?;
-    let original: Value = serde_json::from_str(original).ok()?;
-    frame.insert("id".into(), original);
+    let (client, original) = untag(frame.get("id")?)?;
+    match original {
+        Some(id) => frame.insert("id".into(), id),
+        None => frame.remove("id"),
+    };
     Some((client, line_of(&Value::Object(frame))))
 }
 
@@ -250,7 +290,12 @@ pub async fn accept(
     session.shared().ui.announce_answers();
     let feed = Arc::new(tokio::sync::Mutex::new(feed));
     let token = listener.token.clone();
+    // The clients are this task's: when it is stopped, they go with it.
+    let mut clients = tokio::task::JoinSet::new();
+    // At most this many connections may be waiting for their hello at once.
+    let greeting = Arc::new(tokio::sync::Semaphore::new(MAX_GREETING));
     loop {
+        while clients.try_join_next().is_some() {}
         let stream = match listener.accept().await {
             Ok(stream) => stream,
             Err(err) => {
@@ -264,10 +309,14 @@ pub async fn accept(
             session: session.clone(),
             feed: feed.clone(),
             token: token.clone(),
+            greeting: greeting.clone(),
         };
-        tokio::spawn(client::serve(context, stream));
+        clients.spawn(client::serve(context, stream));
     }
 }
+
+/// Connections that may wait for their hello at once (each holds a small buffer).
+const MAX_GREETING: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -275,7 +324,7 @@ mod tests {
 
     #[test]
     fn a_tagged_response_goes_back_to_its_client_with_its_id() {
-        let tagged = tag_id(7, &json!(42));
+        let tagged = tag_id(7, Some(&json!(42)));
         let line = format!(
             "{}\n",
             json!({"id": tagged, "type": "response", "command": "get_state", "success": true})
@@ -288,7 +337,7 @@ mod tests {
         );
         let progress = format!(
             "{}\n",
-            json!({"type": "bash_execution_update", "id": tag_id(3, &json!("b")), "delta": "x"})
+            json!({"type": "bash_execution_update", "id": tag_id(3, Some(&json!("b"))), "delta": "x"})
         );
         assert_eq!(route(progress.as_bytes()).unwrap().0, 3);
         let event = b"{\"type\":\"agent_start\"}\n";

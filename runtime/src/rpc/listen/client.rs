@@ -54,12 +54,13 @@ pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::
     }
     let outbox = context.hub.attach(&context.session);
     let id = outbox.id;
-    let writer = tokio::spawn(deliver(outbox, write));
+    // Aborted with this task (a stopped listener stops its clients' writers too).
+    let writer = AbortOnDrop(tokio::spawn(deliver(outbox, write)));
     loop {
         let line = tokio::select! {
             line = lines.next_line() => line,
             // The writer ended: the client lagged or went away.
-            _ = wait_finished(&writer) => break,
+            _ = wait_finished(&writer.0) => break,
         };
         match line {
             Ok(Some(line)) => forward(&context, id, line).await,
@@ -67,7 +68,15 @@ pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::
         }
     }
     context.hub.detach(id);
-    writer.abort();
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Sends a refusal and closes.

@@ -284,13 +284,18 @@ impl Extensions {
             .cloned()
     }
 
+    /// Waits until the extensions have been given every event observed so far.
+    pub async fn observed_so_far(&self) {
+        let emitted = self.observed_sent.load(std::sync::atomic::Ordering::SeqCst);
+        let mut delivered = self.observed_done.subscribe();
+        let _ = delivered.wait_for(|done| *done >= emitted).await;
+    }
+
     /// Runs an extension command; a failure is reported as `extension_error`.
     pub async fn run_command(&self, slot: &Slot, name: &str, args: &str) {
         // The extensions see every event emitted before the command first (a host that read
         // `agent_end` and then runs a command finds the extension has seen it).
-        let emitted = self.observed_sent.load(std::sync::atomic::Ordering::SeqCst);
-        let mut delivered = self.observed_done.subscribe();
-        let _ = delivered.wait_for(|done| *done >= emitted).await;
+        self.observed_so_far().await;
         let mut instance = slot.instance.lock().await;
         let error = match instance.run_command(&self.host, name, args).await {
             Ok(Ok(())) => return,

@@ -30,6 +30,8 @@ impl Session {
             (entry, leaf, state.store.id().to_string())
         };
         let asked = json!({"targetId": entry_id, "oldLeafId": old_leaf});
+        // The hook comes after every event the extensions were already sent.
+        self.shared.extensions.observed_so_far().await;
         let outcome = self
             .shared
             .extensions

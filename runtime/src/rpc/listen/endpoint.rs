@@ -126,6 +126,14 @@ impl Drop for Listener {
 
 /// The token in `file`: its first line, trimmed; an empty one is refused.
 fn read_token(file: &Path) -> Result<String, String> {
+    if let Ok(meta) = std::fs::metadata(file)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        eprintln!(
+            "pith: warning: --rpc-token-file {} can be read by other users (chmod 600 it)",
+            file.display()
+        );
+    }
     let text = std::fs::read_to_string(file)
         .map_err(|err| format!("--rpc-token-file {}: {err}", file.display()))?;
     let token = text.lines().next().unwrap_or("").trim().to_string();

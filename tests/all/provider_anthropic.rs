@@ -269,7 +269,11 @@ async fn two_overloads_then_success_are_retried() {
     assert_eq!(roles, ["system", "user", "assistant"]);
     assert_eq!(server.requests().len(), 3);
     // pi 1.5's visible retries: each failed run ends (`willRetry`), its answer is taken out of
-    // the context (`entry_appended`), then the retry is announced; `agent_settled` comes last.
+    // the context (`entry_appended`), then the retry is announced; `agent_settled` comes last
+    // (it may come after the answer to `get_messages`).
+    if !pith.frames.iter().any(|f| f["type"] == "agent_settled") {
+        pith.wait_for(|f| f["type"] == "agent_settled").await;
+    }
     let sequence: Vec<String> =
         pith.frames
             .iter()

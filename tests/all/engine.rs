@@ -81,24 +81,17 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
     let sink = Arc::new(Collected::default());
     let session = Session::new(Arc::new(host), sink.clone(), models, config);
 
-    session
+    // Awaiting the run's handle means every event of it was emitted (`agent_settled` too):
+    // what a front-end that answers a prompt when its run ends relies on.
+    let run = session
         .prompt("what is here?", Vec::new(), None, None)
         .unwrap()
         .expect("a run")
-        .start();
-    tokio::time::timeout(std::time::Duration::from_secs(20), async {
-        while !sink
-            .kinds
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|k| k == "agent_settled")
-        {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the run settles");
+        .spawn();
+    tokio::time::timeout(std::time::Duration::from_secs(20), run)
+        .await
+        .expect("the run ends")
+        .expect("the run's task completes");
 
     let kinds = sink.kinds.lock().unwrap().clone();
     let expected = [

@@ -136,11 +136,6 @@ impl UiBridge {
                 ));
             }
         }
-        let Some(waiting) = self.pending().remove(id) else {
-            return Err(format!(
-                "No open dialog with id \"{id}\": it was answered, cancelled or timed out"
-            ));
-        };
         let answer = if frame.get("cancelled").and_then(Value::as_bool) == Some(true) {
             UiAnswer::Cancelled
         } else if let Some(confirmed) = frame.get("confirmed").and_then(Value::as_bool) {
@@ -153,6 +148,17 @@ impl UiBridge {
             }
         } else {
             UiAnswer::Cancelled
+        };
+        self.answer(id, answer)
+    }
+
+    /// Answers the open dialog `id` (from any front-end: an RPC frame, an ACP permission
+    /// request); an error when no dialog with that id is open.
+    pub fn answer(&self, id: &str, answer: UiAnswer) -> Result<(), String> {
+        let Some(waiting) = self.pending().remove(id) else {
+            return Err(format!(
+                "No open dialog with id \"{id}\": it was answered, cancelled or timed out"
+            ));
         };
         let _ = waiting.answer.send(answer);
         if self

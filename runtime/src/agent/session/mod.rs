@@ -268,11 +268,18 @@ pub struct PendingRun {
 impl PendingRun {
     /// Starts the run.
     pub fn start(self) {
+        drop(self.spawn());
+    }
+
+    /// Starts the run; the handle resolves once it has ended and every event of it was emitted
+    /// (`agent_settled` included), so a front-end that answers a prompt when its run ends (ACP's
+    /// `session/prompt`) never races the next run's events.
+    pub fn spawn(self) -> tokio::task::JoinHandle<()> {
         tokio::spawn(super::agent_loop::run(
             self.shared,
             self.messages,
             self.cancel,
-        ));
+        ))
     }
 }
 

@@ -78,6 +78,24 @@ impl ModelRegistry {
         registry
     }
 
+    /// The models of the provider plugins loaded now, with `models.json` and `auth.json` read
+    /// on top; each file that could not be used is a problem in the list (and left out).
+    pub fn load(
+        host: &PluginHost,
+        models_file: &std::path::Path,
+        auth_file: &std::path::Path,
+    ) -> (ModelRegistry, Vec<String>) {
+        let mut registry = ModelRegistry::from_host(host);
+        let mut problems = Vec::new();
+        if let Err(problem) = registry.load_custom(models_file) {
+            problems.push(format!("models.json ignored: {problem}"));
+        }
+        if let Err(problem) = registry.load_auth(auth_file) {
+            problems.push(format!("auth.json ignored: {problem}"));
+        }
+        (registry, problems)
+    }
+
     /// Reads `auth.json` (pi's shape: `{"<provider>": {"type": "api_key", "key": "…"}}`, or an
     /// OAuth entry whose `access` token is used). A file that does not parse is reported.
     pub fn load_auth(&mut self, path: &std::path::Path) -> Result<(), String> {

@@ -282,12 +282,10 @@ pub async fn serve(
     cwd: PathBuf,
     agent_dir: &AgentDir,
 ) -> ExitCode {
-    let mut models = ModelRegistry::from_host(&host);
-    if let Err(problem) = models.load_custom(&agent_dir.models_file()) {
-        eprintln!("pith: models.json ignored: {problem}");
-    }
-    if let Err(problem) = models.load_auth(&agent_dir.auth_file()) {
-        eprintln!("pith: auth.json ignored: {problem}");
+    let (mut models, problems) =
+        ModelRegistry::load(&host, &agent_dir.models_file(), &agent_dir.auth_file());
+    for problem in problems {
+        eprintln!("pith: {problem}");
     }
     let mut config = match session_config(args, settings, &mut models, cwd, agent_dir) {
         Ok(config) => config,

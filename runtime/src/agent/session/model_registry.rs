@@ -17,15 +17,12 @@ impl Shared {
     /// removed (`provider/id`) and the files' problems.
     pub fn refresh_models(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
         let old = self.models();
-        let mut fresh = ModelRegistry::from_host(&self.host);
+        let (mut fresh, problems) = ModelRegistry::load(
+            &self.host,
+            &self.sources.models_file,
+            &self.sources.auth_file,
+        );
         fresh.runtime_keys = old.runtime_keys.clone();
-        let mut problems = Vec::new();
-        if let Err(problem) = fresh.load_custom(&self.sources.models_file) {
-            problems.push(format!("models.json ignored: {problem}"));
-        }
-        if let Err(problem) = fresh.load_auth(&self.sources.auth_file) {
-            problems.push(format!("auth.json ignored: {problem}"));
-        }
         let names = |registry: &ModelRegistry| -> Vec<String> {
             registry
                 .all()

@@ -348,7 +348,7 @@ pub async fn serve(
         });
     }
     let Some(listener) = listening else {
-        return crate::rpc::serve(session, events, tokio::io::stdin(), writer, || {}).await;
+        return crate::rpc::serve(session, events, tokio::io::stdin(), writer).await;
     };
     eprintln!("pith: listening on {}", listener.describe());
     // The clients' commands reach the RPC loop through this pipe; it never ends (the agent
@@ -356,14 +356,16 @@ pub async fn serve(
     let (input, feed) = tokio::io::duplex(1 << 16);
     let accepting = tokio::spawn(crate::rpc::listen::accept(
         listener,
-        hub,
+        hub.clone(),
         session.clone(),
         feed,
     ));
-    // Once the loop stops (`shutdown`, a signal), the listener and every client go (they hold
-    // the session, whose output the flush waits for); dropping the listener removes the socket.
-    let stop = accepting.abort_handle();
-    let code = crate::rpc::serve(session, events, input, writer, move || stop.abort()).await;
+    // The clients hold the session weakly, so the loop's flush ends once it lets go; then every
+    // client is sent what is queued for it (the answer to `shutdown` included), and the
+    // listener and the clients stop (dropping the listener removes the socket).
+    let code = crate::rpc::serve(session, events, input, writer).await;
+    hub.drain(std::time::Duration::from_secs(1)).await;
+    accepting.abort();
     let _ = accepting.await;
     code
 }

@@ -45,15 +45,12 @@ pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>,
 }
 
 /// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
-/// finish, fails pending host-tool calls, and flushes. `stopped` runs once reading has stopped,
-/// before the flush waits for every holder of the session to let go (a socket front-end stops
-/// its clients there).
+/// finish, fails pending host-tool calls, and flushes.
 pub async fn serve<R>(
     session: Session,
     events: Arc<RpcEvents>,
     input: R,
     writer: writer::WriterHandle,
-    stopped: impl FnOnce(),
 ) -> ExitCode
 where
     R: tokio::io::AsyncRead + Unpin,
@@ -114,7 +111,6 @@ where
         session.shared().ui.cancel_all();
         session.wait_idle().await;
     }
-    stopped();
     drop(events);
     drop(session);
     if terminated {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::{Hub, Outbox, QUEUE_LIMIT, looks_tagged, tag_id};
-use crate::agent::session::Session;
+use crate::agent::session::{Session, Shared};
 use crate::rpc::framing::{Line, LineReader};
 use crate::rpc::{parse_error_frame, parse_frame, response};
 
@@ -26,7 +26,8 @@ const HELLO_WITHIN: Duration = Duration::from_secs(10);
 /// What every client shares.
 pub(crate) struct Context {
     pub hub: Arc<Hub>,
-    pub session: Session,
+    /// The session, held weakly: the clients never keep it (and its output) alive.
+    pub session: std::sync::Weak<Shared>,
     pub feed: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
     pub token: Option<String>,
     /// Places for connections waiting for their hello.
@@ -52,7 +53,10 @@ pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::
         }
         lines.set_limit(crate::rpc::framing::MAX_LINE);
     }
-    let outbox = context.hub.attach(&context.session);
+    let Some(shared) = context.session.upgrade() else {
+        return;
+    };
+    let outbox = context.hub.attach(&Session::from_shared(shared));
     let id = outbox.id;
     // Aborted with this task (a stopped listener stops its clients' writers too).
     let writer = AbortOnDrop(tokio::spawn(deliver(outbox, write)));

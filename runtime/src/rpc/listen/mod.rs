@@ -129,6 +129,28 @@ impl Hub {
         }
     }
 
+    /// Waits (at most `limit`) until every client has been sent what is queued for it: the
+    /// answer to `shutdown` reaches its client before the process ends.
+    pub async fn drain(&self, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let waiting = self
+                .clients
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|slot| {
+                    slot.queued.load(Ordering::SeqCst) > 0 && !slot.lagged.load(Ordering::SeqCst)
+                });
+            if !waiting || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // The last frame taken from a queue may still be on its way into the socket.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
     /// The writer end the frame writer writes into.
     pub fn output(self: &Arc<Self>) -> HubOutput {
         HubOutput {
@@ -288,6 +310,12 @@ pub async fn accept(
     feed: tokio::io::DuplexStream,
 ) {
     session.shared().ui.announce_answers();
+    // Held weakly from here on (the RPC loop's flush waits for every holder to let go).
+    let session = {
+        let weak = Arc::downgrade(session.shared());
+        drop(session);
+        weak
+    };
     let feed = Arc::new(tokio::sync::Mutex::new(feed));
     let token = listener.token.clone();
     // The clients are this task's: when it is stopped, they go with it.

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 pub enum Command {
     /// Serve the RPC protocol on stdin/stdout (`--mode rpc`).
     Rpc,
+    /// Serve the Agent Client Protocol on stdin/stdout (`--mode acp`).
+    Acp,
     /// List the plugins (`pith plugins [--json]`).
     Plugins {
         /// Print JSON instead of a table.
@@ -269,10 +271,12 @@ impl Args {
                 session,
                 output: words.first().map(PathBuf::from),
             }
+        } else if mode.as_deref() == Some("acp") {
+            Command::Acp
         } else if let Some(mode) = mode {
             if mode != "rpc" {
                 return Err(UsageError(format!(
-                    "--mode {mode} is not supported: pith is headless, use --mode rpc"
+                    "--mode {mode} is not supported: pith is headless, use --mode rpc or --mode acp"
                 )));
             }
             if let Some(word) = words.iter().find(|w| w.starts_with('@')) {

@@ -5,6 +5,7 @@
 //! templates, extensions) is a WebAssembly component loaded, sandboxed and called by
 //! [`plugin_host`].
 
+pub mod acp;
 pub mod agent;
 pub mod agent_dir;
 pub mod cli;

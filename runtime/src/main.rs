@@ -12,7 +12,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PITH_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                // The ACP crate logs every error response it sends as a warning: those are
+                // answers to the client, not problems of pith.
+                .unwrap_or_else(|_| "warn,agent_client_protocol=error".into()),
         )
         .init();
     let args = match Args::parse(std::env::args().skip(1)) {
@@ -161,7 +163,7 @@ async fn run(mut args: Args) -> ExitCode {
     };
     // Serving hosts is not held up by compiling new third-party plugins; the one-shot commands
     // need every plugin at once.
-    let defer = matches!(args.command, Some(Command::Rpc));
+    let defer = matches!(args.command, Some(Command::Rpc | Command::Acp));
     let (host, errors) = match PluginHost::load_deferring(options, defer).await {
         Ok(loaded) => loaded,
         Err(err) => {
@@ -181,6 +183,7 @@ async fn run(mut args: Args) -> ExitCode {
         Some(Command::Rpc) => {
             pith::commands::startup::serve(host, &args, &settings, workspace, &agent_dir).await
         }
+        Some(Command::Acp) => pith::acp::serve(host, &args, &settings, workspace, &agent_dir).await,
         Some(Command::Help | Command::Version | Command::Trust { .. } | Command::Export { .. })
         | None => ExitCode::SUCCESS,
     }

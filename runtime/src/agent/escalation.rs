@@ -72,9 +72,14 @@ pub fn needed(
     Some((dir, reason))
 }
 
-/// Asks the host about a call that needs more than the mode allows; the directory to open for
-/// it when the host says yes.
-pub async fn approve(shared: &Shared, tool: &SessionTool, args: &Value) -> Option<PathBuf> {
+/// Asks the host about the call `call_id` when it needs more than the mode allows; the
+/// directory to open for it when the host says yes.
+pub async fn approve(
+    shared: &Shared,
+    call_id: &str,
+    tool: &SessionTool,
+    args: &Value,
+) -> Option<PathBuf> {
     let SessionTool::Plugin(spec, plugin) = tool else {
         return None;
     };
@@ -85,14 +90,17 @@ pub async fn approve(shared: &Shared, tool: &SessionTool, args: &Value) -> Optio
     let (dir, reason) = needed(&policy, &shared.cwd, &spec.name, args)?;
     let answer = shared
         .ui
-        .request(UiRequest::Confirm {
-            title: format!("Allow the {} tool beyond the sandbox?", spec.name),
-            message: format!(
-                "{reason}. Allow this one call to use {:?}?",
-                dir.display().to_string()
-            ),
-            timeout_ms: None,
-        })
+        .request_about(
+            UiRequest::Confirm {
+                title: format!("Allow the {} tool beyond the sandbox?", spec.name),
+                message: format!(
+                    "{reason}. Allow this one call to use {:?}?",
+                    dir.display().to_string()
+                ),
+                timeout_ms: None,
+            },
+            Some(call_id.to_string()),
+        )
         .await;
     matches!(answer, UiAnswer::Confirmed(true)).then_some(dir)
 }

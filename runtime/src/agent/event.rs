@@ -294,6 +294,10 @@ pub enum SessionEvent {
         /// What to show.
         #[serde(skip)]
         request: UiRequest,
+        /// The tool call the dialog is about (the sandbox's approval of a call), when there is
+        /// one: a front-end can show it on that call (ACP's `session/request_permission`).
+        #[serde(skip)]
+        tool_call_id: Option<String>,
     },
     /// A dialog the host was asked is withdrawn (it timed out).
     #[serde(rename_all = "camelCase")]

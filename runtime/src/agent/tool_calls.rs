@@ -168,7 +168,7 @@ pub(super) async fn run_tool_calls(
     let mut handles = Vec::new();
     for call in runnable {
         // A call that needs more than the sandbox mode allows is put to the host first.
-        let escalated = super::escalation::approve(shared, &call.tool, &call.args).await;
+        let escalated = super::escalation::approve(shared, &call.id, &call.tool, &call.args).await;
         let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
         let forwarder = shared.clone();
         let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());

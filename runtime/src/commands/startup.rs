@@ -211,6 +211,18 @@ pub fn protocol(args: &Args, settings: &Settings) -> Result<Protocol, String> {
     chosen.map_or(Ok(Protocol::default()), |version| Protocol::parse(&version))
 }
 
+/// Where the sessions of `cwd` are saved: `--session-dir`, else the agent directory's folder
+/// for `cwd`; `None` with `--no-session`.
+pub fn sessions_dir(args: &Args, agent_dir: &AgentDir, cwd: &Path) -> Option<PathBuf> {
+    if args.no_session {
+        return None;
+    }
+    Some(match &args.session_dir {
+        Some(dir) => cwd.join(dir),
+        None => SessionFile::dir_for(&agent_dir.sessions_dir(), cwd),
+    })
+}
+
 /// The session to start with and where new sessions go, from `--no-session`, `--session-dir`,
 /// `--session` and `--continue`.
 fn session_for(
@@ -218,12 +230,8 @@ fn session_for(
     agent_dir: &AgentDir,
     cwd: &Path,
 ) -> Result<(Option<SessionFile>, Option<PathBuf>), String> {
-    if args.no_session {
+    let Some(dir) = sessions_dir(args, agent_dir, cwd) else {
         return Ok((None, None));
-    }
-    let dir = match &args.session_dir {
-        Some(dir) => cwd.join(dir),
-        None => SessionFile::dir_for(&agent_dir.sessions_dir(), cwd),
     };
     let open = |path: &Path| -> Result<SessionFile, String> {
         let (file, problems) = SessionFile::open(path).map_err(|err| err.to_string())?;

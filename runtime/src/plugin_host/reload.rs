@@ -9,7 +9,7 @@ use super::plugin::Plugin;
 use super::{LoadError, PluginHost, insert};
 
 /// What a reload changed.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ReloadReport {
     /// Ids of plugins that appeared.
     pub added: Vec<String>,

@@ -182,7 +182,7 @@ impl EventSink for RpcEvents {
             SessionEvent::ExtensionError { .. }
             | SessionEvent::HostToolCall { .. }
             | SessionEvent::HostToolCancel { .. } => self.out.send(&Self::serialized(event)),
-            SessionEvent::UiRequest { id, request } => self.out.send(&ui_frame(id, request)),
+            SessionEvent::UiRequest { id, request, .. } => self.out.send(&ui_frame(id, request)),
             SessionEvent::BashEnd { .. } => {
                 if self.legacy() {
                     self.write(event);

@@ -77,13 +77,26 @@ impl UiBridge {
 
     /// Shows `request`; dialogs wait for the answer, the rest resolve at once.
     pub async fn request(&self, request: UiRequest) -> UiAnswer {
+        self.request_about(request, None).await
+    }
+
+    /// Shows `request` about the tool call `tool_call_id` (see [`UiBridge::request`]).
+    pub async fn request_about(
+        &self,
+        request: UiRequest,
+        tool_call_id: Option<String>,
+    ) -> UiAnswer {
         if matches!(request, UiRequest::SetTitle { .. }) && !self.emit_title {
             return UiAnswer::Cancelled;
         }
         let id = uuid::Uuid::new_v4().to_string();
         let timeout = request.timeout_ms();
         if !is_dialog(&request) {
-            self.out.emit(&SessionEvent::UiRequest { id, request });
+            self.out.emit(&SessionEvent::UiRequest {
+                id,
+                request,
+                tool_call_id,
+            });
             return UiAnswer::Cancelled;
         }
         let (answer, answered) = oneshot::channel();
@@ -98,6 +111,7 @@ impl UiBridge {
         self.out.emit(&SessionEvent::UiRequest {
             id: id.clone(),
             request,
+            tool_call_id,
         });
         let outcome = match timeout.filter(|ms| *ms > 0) {
             Some(ms) => tokio::time::timeout(Duration::from_millis(ms.into()), answered)

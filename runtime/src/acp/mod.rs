@@ -1,0 +1,282 @@
+//! `pith --mode acp`: the Agent Client Protocol front-end (JSON-RPC 2.0 over stdio, with the
+//! official `agent-client-protocol` crate). Each ACP session is an engine [`Session`] whose sink
+//! ([`sink::AcpSink`]) turns its events into `session/update` notifications; prompts, cancels
+//! and config changes are the engine's own calls. Nothing of the agent loop is repeated here.
+//!
+//! The crate's request handlers run inside its dispatch loop: engine work (a prompt, opening a
+//! session) runs in spawned tasks that answer through the `Responder` they keep, so that
+//! `session/cancel` and permission answers are read while a prompt runs.
+//!
+//! The client's `fs/*` and `terminal/*` methods are not used: pith's tools run in its own
+//! sandbox, on the files on disk.
+
+mod permissions;
+mod prompt;
+mod sessions;
+mod sink;
+mod tools;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::{Agent, Error, ErrorCode, Stdio};
+
+use crate::agent::session::Session;
+use crate::agent_dir::AgentDir;
+use crate::cli::Args;
+use crate::plugin_host::{PluginHost, watch};
+use crate::settings::Settings;
+use sink::{AcpSink, ClientFeatures};
+
+/// An ACP session: the engine session and its sink.
+struct AcpSession {
+    session: Session,
+    sink: Arc<AcpSink>,
+    /// `session/cancel` arrived for the prompt running.
+    cancelled: AtomicBool,
+}
+
+/// What every ACP session is made from, and the sessions open.
+struct Server {
+    host: Arc<PluginHost>,
+    args: Args,
+    settings: Settings,
+    workspace: PathBuf,
+    agent_dir: AgentDir,
+    features: OnceLock<ClientFeatures>,
+    sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+}
+
+/// `-32602` with the cause and the fix as its message.
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+/// `-32002` (resource not found) with what was not found.
+fn not_found(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::RESOURCE_NOT_FOUND, message)
+}
+
+/// `-32603` with what failed.
+fn internal(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message)
+}
+
+/// The error for a session id this process has not opened.
+fn unknown_session(id: &acp::SessionId) -> Error {
+    not_found(format!(
+        "No open session {id}: create one with session/new or open a saved one with session/load"
+    ))
+}
+
+impl Server {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<AcpSession>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn session(&self, id: &acp::SessionId) -> Option<Arc<AcpSession>> {
+        self.sessions().get(&*id.0).cloned()
+    }
+
+    fn features(&self) -> ClientFeatures {
+        self.features.get().copied().unwrap_or_default()
+    }
+
+    /// `initialize`.
+    fn initialize(&self, request: &acp::InitializeRequest) -> acp::InitializeResponse {
+        let _ = self
+            .features
+            .set(ClientFeatures::of(&request.client_capabilities));
+        acp::InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(
+                acp::AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(
+                        acp::PromptCapabilities::new()
+                            .image(true)
+                            .embedded_context(true),
+                    )
+                    .session_capabilities(
+                        acp::SessionCapabilities::new().list(acp::SessionListCapabilities::new()),
+                    ),
+            )
+            .agent_info(acp::Implementation::new("pith", env!("CARGO_PKG_VERSION")).title("pith"))
+    }
+
+    /// `session/set_config_option`.
+    fn set_config_option(
+        &self,
+        request: &acp::SetSessionConfigOptionRequest,
+    ) -> Result<acp::SetSessionConfigOptionResponse, Error> {
+        let open = self
+            .session(&request.session_id)
+            .ok_or_else(|| unknown_session(&request.session_id))?;
+        sessions::set_config_option(&open.session, request)?;
+        Ok(acp::SetSessionConfigOptionResponse::new(
+            sessions::config_options(&open.session),
+        ))
+    }
+
+    /// Every open engine session (for hot reload and shutdown).
+    fn engine_sessions(&self) -> Vec<Session> {
+        self.sessions()
+            .values()
+            .map(|open| open.session.clone())
+            .collect()
+    }
+}
+
+/// Hot reload: a changed plugin directory reaches every open session.
+fn watch_plugins(server: &Arc<Server>) -> Option<watch::PluginWatcher> {
+    let weak = Arc::downgrade(server);
+    match watch::watch(server.host.clone(), move |report| {
+        let Some(server) = weak.upgrade() else {
+            return;
+        };
+        for session in server.engine_sessions() {
+            let report = report.clone();
+            tokio::spawn(async move { session.plugins_reloaded(report).await });
+        }
+    }) {
+        Ok(watcher) => Some(watcher),
+        Err(err) => {
+            eprintln!("pith: plugin directories are not watched (no hot reload): {err}");
+            None
+        }
+    }
+}
+
+/// Serves ACP on stdin/stdout until the client closes it.
+pub async fn serve(
+    host: PluginHost,
+    args: &Args,
+    settings: &Settings,
+    workspace: PathBuf,
+    agent_dir: &AgentDir,
+) -> ExitCode {
+    // Sessions are chosen by the client (`session/new`, `session/load`), not on the command line.
+    let mut args = args.clone();
+    args.session = None;
+    args.continue_session = false;
+    args.session_id = None;
+    let server = Arc::new(Server {
+        host: Arc::new(host),
+        args,
+        settings: settings.clone(),
+        workspace,
+        agent_dir: agent_dir.clone(),
+        features: OnceLock::new(),
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let _watching = watch_plugins(&server);
+    if server.host.has_deferred() {
+        // New or changed third-party plugins compile while the client is served.
+        let server = server.clone();
+        tokio::spawn(async move {
+            let report = server.host.load_deferred().await;
+            for error in &report.errors {
+                eprintln!("pith: plugin refused: {error}");
+            }
+            for session in server.engine_sessions() {
+                session.plugins_reloaded(report.clone()).await;
+            }
+            server.host.deferred_done();
+        });
+    }
+    let served = connect(server.clone()).await;
+    for session in server.engine_sessions() {
+        session.shared().ui.cancel_all();
+        session.abort().await;
+    }
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("pith: acp: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The ACP connection on stdio, until the client closes it.
+async fn connect(server: Arc<Server>) -> Result<(), Error> {
+    let (init, new, load, list, prompt, config, cancel) = (
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server,
+    );
+    Agent
+        .v1()
+        .name("pith")
+        .on_receive_request(
+            async move |request: acp::InitializeRequest,
+                        responder: Responder<acp::InitializeResponse>,
+                        _client| { responder.respond(init.initialize(&request)) },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::NewSessionRequest, responder, client| {
+                let server = new.clone();
+                tokio::spawn(async move { server.new_session(request, responder, client).await });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::LoadSessionRequest, responder, client| {
+                let server = load.clone();
+                tokio::spawn(async move { server.load_session(request, responder, client).await });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::ListSessionsRequest,
+                        responder: Responder<acp::ListSessionsResponse>,
+                        _client| {
+                match list.list_sessions(&request) {
+                    Ok(page) => responder.respond(page),
+                    Err(err) => responder.respond_with_error(err),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::PromptRequest, responder, _client| {
+                let server = prompt.clone();
+                tokio::spawn(async move { server.prompt(request, responder).await });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::SetSessionConfigOptionRequest,
+                        responder: Responder<acp::SetSessionConfigOptionResponse>,
+                        _client| {
+                match config.set_config_option(&request) {
+                    Ok(options) => responder.respond(options),
+                    Err(err) => responder.respond_with_error(err),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notice: acp::CancelNotification, _client| {
+                cancel.cancel(&notice.session_id);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+}

@@ -1,0 +1,377 @@
+//! ACP sessions over pith's engine sessions: `session/new`, `session/load` (the saved
+//! conversation replayed as updates), `session/list` over the pi-format session files, the
+//! config options for the model and the thinking level, and the command list.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error};
+use tokio::sync::mpsc;
+
+use super::sink::{AcpSink, Follow};
+use super::{AcpSession, Server};
+use crate::agent::message::AgentMessage;
+use crate::agent::model::ThinkingLevel;
+use crate::agent::models::ModelRegistry;
+use crate::agent::session::Session;
+use crate::agent::session_file::SessionFile;
+use crate::agent::session_index;
+
+/// The config option naming the model (`provider/id`).
+const MODEL: &str = "model";
+/// The config option naming the thinking level.
+const THINKING: &str = "thinking";
+/// Sessions per `session/list` page.
+const PAGE: usize = 50;
+
+/// The model and thinking level as ACP config options.
+pub(super) fn config_options(session: &Session) -> Vec<acp::SessionConfigOption> {
+    let (model, thinking) = {
+        let state = session.shared().state();
+        (state.model().cloned(), state.thinking())
+    };
+    let name = |m: &crate::agent::model::Model| format!("{}/{}", m.provider, m.id);
+    let mut models: Vec<acp::SessionConfigSelectOption> = session
+        .shared()
+        .models()
+        .available()
+        .iter()
+        .map(|m| acp::SessionConfigSelectOption::new(name(m), m.name.clone()))
+        .collect();
+    let current = model.as_ref().map(name).unwrap_or_default();
+    if let Some(model) = &model
+        && !models.iter().any(|o| *o.value.0 == *current)
+    {
+        models.insert(
+            0,
+            acp::SessionConfigSelectOption::new(current.clone(), model.name.clone()),
+        );
+    }
+    let levels: Vec<acp::SessionConfigSelectOption> = match &model {
+        Some(model) if model.reasoning => ThinkingLevel::available(model),
+        _ => vec![ThinkingLevel::Off],
+    }
+    .into_iter()
+    .map(|level| acp::SessionConfigSelectOption::new(level.as_str(), level.as_str()))
+    .collect();
+    vec![
+        acp::SessionConfigOption::select(MODEL, "Model", current, models)
+            .category(acp::SessionConfigOptionCategory::Model),
+        acp::SessionConfigOption::select(THINKING, "Thinking", thinking.as_str(), levels)
+            .category(acp::SessionConfigOptionCategory::ThoughtLevel),
+    ]
+}
+
+/// Applies `session/set_config_option`.
+pub(super) fn set_config_option(
+    session: &Session,
+    request: &acp::SetSessionConfigOptionRequest,
+) -> Result<(), Error> {
+    let Some(value) = request.value.as_value_id().map(|v| v.0.to_string()) else {
+        return Err(super::invalid(format!(
+            "{} takes one of its listed values, not a boolean",
+            request.config_id
+        )));
+    };
+    match &*request.config_id.0 {
+        MODEL => {
+            let Some((provider, id)) = value.split_once('/') else {
+                return Err(super::invalid(format!(
+                    "model {value:?} is not provider/id (pick one of the listed values)"
+                )));
+            };
+            session
+                .set_model(provider, id)
+                .map(drop)
+                .map_err(super::invalid)
+        }
+        THINKING => match ThinkingLevel::parse(&value) {
+            Some(level) => {
+                session.set_thinking_level(level);
+                Ok(())
+            }
+            None => Err(super::invalid(format!(
+                "unknown thinking level {value:?} (pick one of the listed values)"
+            ))),
+        },
+        other => Err(super::invalid(format!(
+            "pith has no config option {other:?}: the options are {MODEL} and {THINKING}"
+        ))),
+    }
+}
+
+/// The commands a prompt may start with: `/compact`, extension commands, templates, skills.
+pub(super) fn commands(session: &Session) -> Vec<acp::AvailableCommand> {
+    let hint = |text: &str| {
+        acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new(text))
+    };
+    let mut list = vec![
+        acp::AvailableCommand::new(
+            "compact",
+            "Summarise the conversation so far to free context",
+        )
+        .input(hint("what the summary should keep")),
+    ];
+    let listed = session.commands_json();
+    for command in listed["commands"].as_array().into_iter().flatten() {
+        let Some(name) = command["name"].as_str() else {
+            continue;
+        };
+        let description = command["description"].as_str().unwrap_or_default();
+        list.push(acp::AvailableCommand::new(name, description).input(hint("arguments")));
+    }
+    list
+}
+
+/// Sends the session's follow-up updates as its sink asks for them.
+async fn follow(
+    session: std::sync::Weak<crate::agent::session::Shared>,
+    sink: Arc<AcpSink>,
+    mut work: mpsc::UnboundedReceiver<Follow>,
+) {
+    while let Some(item) = work.recv().await {
+        let Some(shared) = session.upgrade() else {
+            return;
+        };
+        let session = Session::from_shared(shared);
+        match item {
+            Follow::ConfigOptions => sink.send(acp::SessionUpdate::ConfigOptionUpdate(
+                acp::ConfigOptionUpdate::new(config_options(&session)),
+            )),
+            Follow::Commands => sink.send(acp::SessionUpdate::AvailableCommandsUpdate(
+                acp::AvailableCommandsUpdate::new(commands(&session)),
+            )),
+        }
+    }
+}
+
+impl Server {
+    /// Refuses what pith cannot serve: MCP servers, another working directory.
+    fn check_place(
+        &self,
+        cwd: &std::path::Path,
+        mcp_servers: &[acp::McpServer],
+    ) -> Result<(), Error> {
+        if !mcp_servers.is_empty() {
+            return Err(super::invalid(
+                "pith has no MCP client: start the session with \"mcpServers\": [] \
+                 (pith's tools are WebAssembly plugins)",
+            ));
+        }
+        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if canonical(cwd) != canonical(&self.workspace) {
+            return Err(super::invalid(format!(
+                "this pith serves {}: start another `pith --mode acp` in {} for a session there",
+                self.workspace.display(),
+                cwd.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Builds an engine session (resuming `file` when given) with its ACP sink.
+    async fn open(
+        &self,
+        client: ConnectionTo<Client>,
+        file: Option<SessionFile>,
+    ) -> Result<Arc<AcpSession>, Error> {
+        let (mut models, problems) = ModelRegistry::load(
+            &self.host,
+            &self.agent_dir.models_file(),
+            &self.agent_dir.auth_file(),
+        );
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        let mut config = crate::commands::startup::session_config(
+            &self.args,
+            &self.settings,
+            &mut models,
+            self.workspace.clone(),
+            &self.agent_dir,
+        )
+        .map_err(super::internal)?;
+        config.resources =
+            crate::resources::Resources::load(config.resources.dirs.clone(), &self.host).await;
+        let resumed = file.is_some();
+        if resumed {
+            config.session = file;
+        }
+        let id = match &config.session {
+            Some(file) if resumed => file.id().to_string(),
+            _ => uuid::Uuid::now_v7().to_string(),
+        };
+        if !resumed {
+            config.session_id = Some(id.clone());
+        }
+        let (sink, work) = AcpSink::new(
+            client,
+            acp::SessionId::new(id.clone()),
+            self.workspace.clone(),
+            self.features(),
+        );
+        let session = Session::new(self.host.clone(), sink.clone(), models, config);
+        let cost = session
+            .shared()
+            .state()
+            .messages()
+            .iter()
+            .map(|m| match m {
+                AgentMessage::Assistant(a) => a.usage.cost.total,
+                _ => 0.0,
+            })
+            .sum();
+        sink.attach(session.shared(), cost);
+        tokio::spawn(follow(Arc::downgrade(session.shared()), sink.clone(), work));
+        let opened = Arc::new(AcpSession {
+            session,
+            sink,
+            cancelled: AtomicBool::new(false),
+        });
+        self.sessions().insert(id, opened.clone());
+        Ok(opened)
+    }
+
+    /// After a session is opened and the client has its id: the commands, then the extensions'
+    /// `session_start` (which may open a dialog that names the session).
+    async fn started(&self, opened: &AcpSession) {
+        opened
+            .sink
+            .send(acp::SessionUpdate::AvailableCommandsUpdate(
+                acp::AvailableCommandsUpdate::new(commands(&opened.session)),
+            ));
+        opened.session.start_extensions().await;
+    }
+
+    /// `session/new`.
+    pub(super) async fn new_session(
+        &self,
+        request: acp::NewSessionRequest,
+        responder: Responder<acp::NewSessionResponse>,
+        client: ConnectionTo<Client>,
+    ) {
+        if let Err(err) = self.check_place(&request.cwd, &request.mcp_servers) {
+            let _ = responder.respond_with_error(err);
+            return;
+        }
+        let opened = match self.open(client, None).await {
+            Ok(opened) => opened,
+            Err(err) => {
+                let _ = responder.respond_with_error(err);
+                return;
+            }
+        };
+        let response = acp::NewSessionResponse::new(opened.sink.session_id().clone())
+            .config_options(config_options(&opened.session));
+        if responder.respond(response).is_ok() {
+            self.started(&opened).await;
+        }
+    }
+
+    /// The session files of the workspace, newest first.
+    fn session_files(&self) -> Vec<(i64, std::path::PathBuf)> {
+        let dir =
+            crate::commands::startup::sessions_dir(&self.args, &self.agent_dir, &self.workspace);
+        session_index::session_files(&dir.into_iter().collect::<Vec<_>>())
+    }
+
+    /// `session/load`: opens the saved session and replays it before answering.
+    pub(super) async fn load_session(
+        &self,
+        request: acp::LoadSessionRequest,
+        responder: Responder<acp::LoadSessionResponse>,
+        client: ConnectionTo<Client>,
+    ) {
+        if let Err(err) = self.check_place(&request.cwd, &request.mcp_servers) {
+            let _ = responder.respond_with_error(err);
+            return;
+        }
+        let wanted = request.session_id.0.to_string();
+        let found = self
+            .session_files()
+            .into_iter()
+            .find_map(|(modified, path)| {
+                session_index::summarize(&path, modified).filter(|s| s.id == wanted)
+            });
+        let Some(summary) = found else {
+            let _ = responder.respond_with_error(super::not_found(format!(
+                "No saved session {wanted} for {}: session/list shows the sessions there",
+                self.workspace.display()
+            )));
+            return;
+        };
+        let file = match SessionFile::open(&summary.path) {
+            Ok((file, problems)) => {
+                for problem in problems {
+                    tracing::warn!("{problem}");
+                }
+                file
+            }
+            Err(err) => {
+                let _ = responder.respond_with_error(super::internal(format!(
+                    "Cannot read {}: {err}",
+                    summary.path.display()
+                )));
+                return;
+            }
+        };
+        let opened = match self.open(client, Some(file)).await {
+            Ok(opened) => opened,
+            Err(err) => {
+                let _ = responder.respond_with_error(err);
+                return;
+            }
+        };
+        let replayed = {
+            let state = opened.session.shared().state();
+            super::updates::replay(state.messages(), &self.workspace)
+        };
+        for update in replayed {
+            opened.sink.send(update);
+        }
+        let response =
+            acp::LoadSessionResponse::new().config_options(config_options(&opened.session));
+        if responder.respond(response).is_ok() {
+            self.started(&opened).await;
+        }
+    }
+
+    /// `session/list`: the workspace's saved sessions, newest first, 50 a page.
+    pub(super) fn list_sessions(
+        &self,
+        request: &acp::ListSessionsRequest,
+    ) -> Result<acp::ListSessionsResponse, Error> {
+        if let Some(cwd) = &request.cwd {
+            self.check_place(cwd, &[])?;
+        }
+        let start = match &request.cursor {
+            None => 0,
+            Some(text) => text.parse::<usize>().map_err(|_| {
+                super::invalid(format!(
+                    "Invalid cursor {text:?}: pass the nextCursor of the previous page"
+                ))
+            })?,
+        };
+        let files = self.session_files();
+        let mut sessions = Vec::new();
+        let mut next = None;
+        for (index, (modified, path)) in files.iter().enumerate().skip(start) {
+            if sessions.len() == PAGE {
+                next = Some(index.to_string());
+                break;
+            }
+            let Some(summary) = session_index::summarize(path, *modified) else {
+                continue;
+            };
+            let title = summary.name.clone().or(summary.first_message.clone());
+            sessions.push(
+                acp::SessionInfo::new(summary.id, self.workspace.clone())
+                    .title(title)
+                    .updated_at(crate::time::iso(summary.modified)),
+            );
+        }
+        Ok(acp::ListSessionsResponse::new(sessions).next_cursor(next))
+    }
+}

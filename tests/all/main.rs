@@ -4,6 +4,7 @@
 
 mod support;
 
+mod acp;
 mod acp_client;
 mod binary;
 mod client_message_ids;

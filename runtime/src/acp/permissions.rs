@@ -4,7 +4,8 @@
 //! else a permission request with one option per choice; `input` and `editor` need a form and
 //! are cancelled (the extension sees a cancelled dialog) when the client has none.
 //!
-//! A dialog about a tool call the client knows names that call; any other is shown as a tool
+//! A dialog about a tool call the client knows (the sandbox's, or an extension's `tool_call` hook
+//! while one call is open) names that call; any other is shown as a tool
 //! call of its own (announced before the request, closed after it), so that every client can
 //! show it.
 
@@ -34,7 +35,11 @@ pub(super) async fn ask(
     request: UiRequest,
     tool_call: Option<String>,
 ) {
-    let about = tool_call.and_then(|call| sink.open_call(&call).map(|open| (call, open)));
+    // The sandbox names the call it asks about; an extension's `tool_call` hook does not, but
+    // while a single call is open it is the one asked about.
+    let about = tool_call
+        .or_else(|| sink.only_open_call())
+        .and_then(|call| sink.open_call(&call).map(|open| (call, open)));
     let (call_id, fields) = match &about {
         Some((call, (name, args))) => (call.clone(), tools::describe(name, args, sink.cwd())),
         None => {

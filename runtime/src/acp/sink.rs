@@ -160,6 +160,17 @@ impl AcpSink {
         self.live().dialogs.remove(id);
     }
 
+    /// The id of the only tool call open, when exactly one is (the call an extension's
+    /// `tool_call` hook asks about).
+    pub fn only_open_call(&self) -> Option<String> {
+        let live = self.live();
+        let mut ids = live.calls.keys();
+        match (ids.next(), ids.next()) {
+            (Some(id), None) => Some(id.clone()),
+            _ => None,
+        }
+    }
+
     /// The tool call `id`'s name and arguments, when it is open.
     pub fn open_call(&self, id: &str) -> Option<(String, Value)> {
         self.live()

@@ -2,6 +2,7 @@
 //! compiled-component cache, and a tiny HTTP server on loopback.
 #![allow(dead_code)]
 
+pub mod acp;
 pub mod fake_llm;
 pub mod rpc;
 

@@ -34,6 +34,8 @@ pub struct Options {
     pub agent_files: Vec<(String, String)>,
     /// Files written into the working directory before the start (relative path, contents).
     pub work_files: Vec<(String, String)>,
+    /// The protocol served (`--mode`): `rpc` unless a test says `acp`.
+    pub mode: &'static str,
 }
 
 impl Default for Options {
@@ -51,6 +53,7 @@ impl Default for Options {
             plugins_dir: None,
             agent_files: Vec::new(),
             work_files: Vec::new(),
+            mode: "rpc",
         }
     }
 }
@@ -103,7 +106,7 @@ impl Pith {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
         command
             .arg("--mode")
-            .arg("rpc")
+            .arg(options.mode)
             .args(&options.args)
             .current_dir(&work)
             .env("PITH_AGENT_DIR", dir.path().join("agent"))

@@ -11,6 +11,9 @@ For each agent the script spawns it in RPC mode over pipes and measures, as medi
   * spawn -> the `get_state` answer, and the idle peak RSS then (VmHWM; for pi, node's);
   * pith only: the same with an empty compile cache, and prompt -> first `text_delta` then;
   * a 5,000-delta answer: prompt -> `agent_end`, the bytes written, the peak RSS;
+  * pith in ACP mode (`--mode acp`): spawn -> the `initialize` answer, the idle peak RSS, and
+    the same answer streamed as `agent_message_chunk`s: prompt -> the `session/prompt` answer
+    (pi has no ACP mode: its column is its RPC figure, the budget ACP is held to);
 and, in a second table, beside ripgrep and fd (Debian's `ripgrep` and `fd-find`: the script says when they are
 missing), pith's `grep` and `find` tools over a generated tree of 10,000 files.
 It prints one Markdown table with each ratio (theirs / pith's: above 1 means pith is ahead).
@@ -88,6 +91,19 @@ class Output:
                 raise RuntimeError("the agent closed stdout before %r" % marker)
             self.pending += chunk
 
+    def line(self):
+        """The next whole line."""
+        while b"\n" not in self.pending:
+            chunk = os.read(self.fd, CHUNK)
+            if not chunk:
+                raise RuntimeError("the agent closed stdout mid-line")
+            self.pending += chunk
+        end = self.pending.index(b"\n") + 1
+        line = bytes(self.pending[:end])
+        del self.pending[:end]
+        self.total += end
+        return line
+
 
 def spawn(command, env, cwd):
     proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -120,6 +136,41 @@ def run_once(command, env, first_delta=False):
     proc.stdin.close()
     proc.wait(timeout=30)
     return ready, idle, elapsed, written, peak, first
+
+
+def acp_once(command, env):
+    """pith --mode acp: (spawn -> `initialize` answer s, idle peak KB, prompt -> its answer s
+    (sent after every `agent_message_chunk`), bytes, peak KB)."""
+    work = tempfile.mkdtemp()
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+
+    def send(frame):
+        proc.stdin.write((json.dumps(frame) + "\n").encode())
+        proc.stdin.flush()
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+    out = Output(proc.stdout.fileno())
+    out.until(b'{"jsonrpc":"2.0","id":1,')
+    ready = time.perf_counter() - started
+    idle = peak_kb(proc.pid)
+    send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": work, "mcpServers": []}})
+    # The session id is the next line's: read it from the raw pipe.
+    line = b""
+    while not line.startswith(b'{"jsonrpc":"2.0","id":2,'):
+        line = out.line()
+    session = json.loads(line)["result"]["sessionId"]
+    started = time.perf_counter()
+    send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+          "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}})
+    written = out.until(b'{"jsonrpc":"2.0","id":3,')
+    elapsed = time.perf_counter() - started
+    peak = peak_kb(proc.pid)
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    return ready, idle, elapsed, written, peak
 
 
 def make_tree(root):
@@ -216,6 +267,11 @@ def main():
             run_once(command, env)  # warm-up (fills pith's compile cache)
             runs = [run_once(command, env) for _ in range(args.runs)]
             rows[name] = [statistics.median(r[i] for r in runs) for i in range(5)]
+        # ACP: the same start-up and answer over `pith --mode acp` (pi has no ACP mode).
+        acp = [PITH, "--mode", "acp"] + base[2:]
+        acp_once(acp, env)
+        runs = [acp_once(acp, env) for _ in range(args.runs)]
+        rows["pith acp"] = [statistics.median(r[i] for r in runs) for i in range(5)]
     finally:
         server.terminate()
     # The searches run in the user's own environment, as `pith tool grep` in a project would:
@@ -252,6 +308,15 @@ def main():
           % (p073[3] / 1e6, ms(p073[2]), ms(pi073r[2]) if pi073r else "–", ratio(pi073r and pi073r[2], p073[2])))
     print("| 5,000-delta answer, 0.73 frames: peak RSS | %s | – | %s | – | %s |" % (
         mb(p073[4]), mb(pi073r[4]) if pi073r else "–", ratio(pi073r and pi073r[4], p073[4])))
+    acp = rows["pith acp"]
+    print("| ACP: spawn → `initialize` answer, warm compile cache | %s | %s | – | %s | – |" % (
+        ms(acp[0]), ms(pi15r[0]) if pi15r else "–", ratio(pi15r and pi15r[0], acp[0])))
+    print("| ACP: idle peak RSS | %s | %s | – | %s | – |" % (
+        mb(acp[1]), mb(pi15r[1]) if pi15r else "–", ratio(pi15r and pi15r[1], acp[1])))
+    print("| ACP: 5,000-delta answer (%.1f MB written): prompt → its answer | %s | %s | – | %s | – |" % (
+        acp[3] / 1e6, ms(acp[2]), ms(pi15r[2]) if pi15r else "–", ratio(pi15r and pi15r[2], acp[2])))
+    print("| ACP: 5,000-delta answer: peak RSS | %s | %s | – | %s | – |" % (
+        mb(acp[4]), mb(pi15r[4]) if pi15r else "–", ratio(pi15r and pi15r[4], acp[4])))
     print()
     print("| search (the whole command, start-up included) | pith | ripgrep / fd | theirs / pith |")
     print("|---|---|---|---|")

@@ -126,6 +126,7 @@ pith — a headless coding-agent runtime with WebAssembly plugins
 
 Usage:
   pith --mode rpc [options]          serve pi's RPC protocol on stdin/stdout
+  pith --mode acp [options]          serve the Agent Client Protocol on stdin/stdout (editors)
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
   pith export <session.jsonl> [out.html]  write a session as one HTML page (also --export)
@@ -385,7 +386,11 @@ mod tests {
         assert!(parse(&["export"]).is_err());
         assert_eq!(
             parse(&["--mode", "text"]).unwrap_err().0,
-            "--mode text is not supported: pith is headless, use --mode rpc"
+            "--mode text is not supported: pith is headless, use --mode rpc or --mode acp"
+        );
+        assert_eq!(
+            parse(&["--mode", "acp"]).unwrap().command,
+            Some(Command::Acp)
         );
         assert_eq!(
             parse(&["--mode", "rpc", "--frobnicate"]).unwrap_err().0,

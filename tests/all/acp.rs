@@ -305,3 +305,82 @@ async fn an_extension_asking_about_a_tool_call_asks_on_that_call() {
     // No dialog of its own was shown.
     assert_eq!(acp.updates("tool_call").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_open_already_is_replayed_not_opened_twice_and_close_frees_it() {
+    // Slow enough for a second prompt to come while it streams.
+    let mut options = support::rpc::persistent(
+        json!([{"text": "first answer", "chunks": 20, "delay_ms": 25}]),
+        &[],
+    );
+    options.mode = "acp";
+    let mut acp = Acp::start(options, json!({})).await;
+    let session = acp.new_session().await;
+    acp.prompt(&session, "hello").await;
+    let before = acp.pith.frames.len();
+    let cwd = acp.pith.work_dir();
+    let loaded = acp
+        .request(
+            "session/load",
+            json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+        )
+        .await;
+    assert!(loaded["result"]["configOptions"].is_array(), "{loaded}");
+    let replayed: Vec<&Value> = acp.pith.frames[before..]
+        .iter()
+        .filter(|f| f["method"] == "session/update")
+        .collect();
+    assert_eq!(
+        replayed[0]["params"]["update"]["content"]["text"], "hello",
+        "{replayed:?}"
+    );
+    // Still one session: the next prompt continues the same conversation.
+    let again = acp.prompt(&session, "again").await;
+    assert_eq!(again["result"]["stopReason"], "end_turn", "{again}");
+    let files: Vec<_> = std::fs::read_dir(acp.pith.work_dir().join("sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(files.len(), 1);
+    let closed = acp
+        .request("session/close", json!({"sessionId": session}))
+        .await;
+    assert_eq!(closed["result"], json!({}), "{closed}");
+    let gone = acp.prompt(&session, "still there?").await;
+    assert_eq!(gone["error"]["code"], -32002, "{gone}");
+    // A second prompt while one runs is refused with what to do.
+    let session = acp.new_session().await;
+    let slow = acp
+        .send(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "slow"}]}),
+        )
+        .await;
+    let second = acp.prompt(&session, "me too").await;
+    assert_eq!(second["error"]["code"], -32600, "{second}");
+    assert!(
+        second["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session/cancel")
+    );
+    acp.response(slow).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_servers_are_ignored_when_the_settings_say_so() {
+    let mut options = Options::faux(json!([]));
+    options.agent_files.push((
+        "settings.json".into(),
+        json!({"acp": {"mcpServers": "ignore"}}).to_string(),
+    ));
+    let mut acp = Acp::start(options, json!({})).await;
+    let cwd = acp.pith.work_dir();
+    let created = acp
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": [
+                {"name": "x", "command": "/bin/true", "args": [], "env": []}]}),
+        )
+        .await;
+    assert!(created["result"]["sessionId"].is_string(), "{created}");
+}

@@ -31,10 +31,11 @@ function readFile(path) {
   const preopens = getDirectories()
     .filter(([, dir]) => inside(path, dir))
     .sort(([, a], [, b]) => b.length - a.length);
-  if (preopens.length === 0) throw new Error("not-permitted");
+  if (preopens.length === 0) throw new Error("no preopened directory holds it");
   const [dir, dirPath] = preopens[0];
   const relative = path.slice(dirPath.replace(/\/$/, "").length + 1) || ".";
   const file = dir.openAt({ symlinkFollow: true }, relative, {}, { read: true });
+  if (file.getType() === "directory") throw new Error("Is a directory");
   const chunks = [];
   let offset = 0n;
   for (;;) {
@@ -82,11 +83,17 @@ export const tool = {
     try {
       bytes = readFile(path);
     } catch (err) {
+      // The sandbox reaches only the workspace: a path outside it, or a link inside it that
+      // leads out, fails with `not-permitted`.
       if (!inside(path, workspace)) {
         throw new ToolError(`Cannot read ${given}: ${path} is outside the workspace ${workspace}`);
       }
-      // A WASI error code, such as `no-entry` or `is-directory`.
-      throw new ToolError(`Cannot read ${given}: ${err.payload ?? err.message}`);
+      if (err.payload === "not-permitted") {
+        throw new ToolError(`Cannot read ${given}: it leads outside the workspace ${workspace}`);
+      }
+      // Otherwise a WASI error code, such as `no-entry` or `access`.
+      const reason = err.payload === "no-entry" ? "No such file or directory" : err.payload;
+      throw new ToolError(`Cannot read ${given}: ${reason ?? err.message}`);
     }
     let text;
     try {

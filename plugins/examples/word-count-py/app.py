@@ -3,6 +3,7 @@
 Built with componentize-py against the `tool-plugin` world of pith's WIT package (see README.md).
 """
 
+import errno
 import json
 import os
 
@@ -59,8 +60,12 @@ class Tool(exports.Tool):
                 data = file.read()
             text = data.decode("utf-8")
         except OSError as err:
+            # The sandbox reaches only the workspace: a path outside it, or a link inside it
+            # that leads out, fails with EPERM (or ENOENT where nothing is preopened).
             if not inside(path, workspace):
                 raise fail(f"Cannot read {given}: {path} is outside the workspace {workspace}")
+            if err.errno == errno.EPERM:
+                raise fail(f"Cannot read {given}: it leads outside the workspace {workspace}")
             raise fail(f"Cannot read {given}: {err.strerror}")
         except UnicodeDecodeError:
             raise fail(f"Cannot read {given}: not UTF-8 text")

@@ -41,6 +41,10 @@ struct AcpSession {
     sink: Arc<AcpSink>,
     /// `session/cancel` arrived for the prompt running.
     cancelled: AtomicBool,
+    /// A `session/prompt` is being answered (ACP runs one prompt at a time per session).
+    prompting: AtomicBool,
+    /// True once the client has the session's id and its extensions have started.
+    ready: tokio::sync::watch::Sender<bool>,
 }
 
 /// What every ACP session is made from, and the sessions open.
@@ -94,18 +98,23 @@ impl Server {
         let _ = self
             .features
             .set(ClientFeatures::of(&request.client_capabilities));
+        // With `--no-session` nothing is saved: nothing to list or load.
+        let saved = !self.args.no_session;
+        let mut sessions =
+            acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
+        if saved {
+            sessions = sessions.list(acp::SessionListCapabilities::new());
+        }
         acp::InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(
                 acp::AgentCapabilities::new()
-                    .load_session(true)
+                    .load_session(saved)
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
                             .image(true)
                             .embedded_context(true),
                     )
-                    .session_capabilities(
-                        acp::SessionCapabilities::new().list(acp::SessionListCapabilities::new()),
-                    ),
+                    .session_capabilities(sessions),
             )
             .agent_info(acp::Implementation::new("pith", env!("CARGO_PKG_VERSION")).title("pith"))
     }
@@ -161,6 +170,13 @@ pub async fn serve(
     workspace: PathBuf,
     agent_dir: &AgentDir,
 ) -> ExitCode {
+    if args.listen.is_some() {
+        eprintln!(
+            "pith: --listen serves RPC clients; ACP is served on stdin/stdout only (drop --listen, \
+             or use --mode rpc)"
+        );
+        return ExitCode::from(2);
+    }
     // Sessions are chosen by the client (`session/new`, `session/load`), not on the command line.
     let mut args = args.clone();
     args.session = None;
@@ -206,7 +222,8 @@ pub async fn serve(
 
 /// The ACP connection on stdio, until the client closes it.
 async fn connect(server: Arc<Server>) -> Result<(), Error> {
-    let (init, new, load, list, prompt, config, cancel) = (
+    let (init, new, load, list, close, prompt, config, cancel) = (
+        server.clone(),
         server.clone(),
         server.clone(),
         server.clone(),
@@ -244,18 +261,46 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
             async move |request: acp::ListSessionsRequest,
                         responder: Responder<acp::ListSessionsResponse>,
                         _client| {
-                match list.list_sessions(&request) {
-                    Ok(page) => responder.respond(page),
-                    Err(err) => responder.respond_with_error(err),
-                }
+                // Reading the files is not done in the dispatch loop.
+                let server = list.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = match server.list_sessions(&request) {
+                        Ok(page) => responder.respond(page),
+                        Err(err) => responder.respond_with_error(err),
+                    };
+                });
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: acp::PromptRequest, responder, _client| {
-                let server = prompt.clone();
-                tokio::spawn(async move { server.prompt(request, responder).await });
+            async move |request: acp::CloseSessionRequest,
+                        responder: Responder<acp::CloseSessionResponse>,
+                        _client| {
+                let server = close.clone();
+                tokio::spawn(async move {
+                    let _ = match server.close_session(&request.session_id).await {
+                        Ok(()) => responder.respond(acp::CloseSessionResponse::new()),
+                        Err(err) => responder.respond_with_error(err),
+                    };
+                });
                 Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::PromptRequest,
+                        responder: Responder<acp::PromptResponse>,
+                        _client| {
+                // Claimed here, in order with `session/cancel`, not in the task.
+                match prompt.claim(&request.session_id) {
+                    Ok(open) => {
+                        let server = prompt.clone();
+                        tokio::spawn(async move { server.prompt(open, request, responder).await });
+                        Ok(())
+                    }
+                    Err(err) => responder.respond_with_error(err),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -40,15 +40,26 @@ pub(super) async fn ask(
     let about = tool_call
         .or_else(|| sink.only_open_call())
         .and_then(|call| sink.open_call(&call).map(|open| (call, open)));
+    let (title, text) = heading(&request);
     let (call_id, fields) = match &about {
-        Some((call, (name, args))) => (call.clone(), tools::describe(name, args, sink.cwd())),
+        Some((call, (name, args))) => {
+            // The call as the client shows it (its diffs kept), with what the dialog asks.
+            let mut content = tools::proposed(name, args, sink.cwd());
+            content.push(acp::ToolCallContent::Content(acp::Content::new(
+                acp::ContentBlock::from(match &text {
+                    Some(text) => format!("{title}\n\n{text}"),
+                    None => title.clone(),
+                }),
+            )));
+            let fields = tools::describe(name, args, sink.cwd()).content(content);
+            (call.clone(), fields)
+        }
         None => {
             let call = format!("dialog-{id}");
-            let (title, text) = heading(&request);
             let mut announced = acp::ToolCall::new(call.clone(), title.clone())
                 .kind(acp::ToolKind::Other)
                 .status(acp::ToolCallStatus::Pending);
-            if let Some(text) = text {
+            if let Some(text) = text.clone() {
                 announced = announced.content(vec![acp::ToolCallContent::Content(
                     acp::Content::new(acp::ContentBlock::from(text)),
                 )]);
@@ -63,7 +74,10 @@ pub(super) async fn ask(
         id: &id,
         call_id: &call_id,
     };
+    // Timed out (or cancelled) before it could be asked: nothing waits for an answer.
+    let still_open = shared.upgrade().is_some_and(|s| s.ui.is_open(&id));
     let answer = match &request {
+        _ if !still_open => UiAnswer::Cancelled,
         UiRequest::Confirm { .. } => {
             let options = vec![
                 acp::PermissionOption::new(ALLOW, "Allow", acp::PermissionOptionKind::AllowOnce),
@@ -119,7 +133,6 @@ pub(super) async fn ask(
             UiAnswer::Cancelled
         }
     };
-    sink.dialog_closed(&id);
     if about.is_none() {
         let status = match answer {
             UiAnswer::Cancelled | UiAnswer::Confirmed(false) => acp::ToolCallStatus::Failed,
@@ -169,8 +182,13 @@ impl Asked<'_> {
             options,
         );
         let sent = self.client.send_request(request);
-        self.sink.dialog_opened(self.id, sent.cancellation_handle());
-        match sent.block_task().await {
+        let withdrawn = self.sink.dialog_opened(self.id, sent.cancellation_handle());
+        let answered = tokio::select! {
+            answered = sent.block_task() => answered,
+            _ = withdrawn => return None,
+        };
+        self.sink.dialog_closed(self.id);
+        match answered {
             Ok(response) => match response.outcome {
                 acp::RequestPermissionOutcome::Selected(selected) => {
                     Some(selected.option_id.0.to_string())
@@ -192,8 +210,13 @@ impl Asked<'_> {
         let mode = acp::ElicitationFormMode::new(acp::ElicitationScope::Session(scope), schema);
         let request = acp::CreateElicitationRequest::new(acp::ElicitationMode::Form(mode), message);
         let sent = self.client.send_request(request);
-        self.sink.dialog_opened(self.id, sent.cancellation_handle());
-        match sent.block_task().await {
+        let withdrawn = self.sink.dialog_opened(self.id, sent.cancellation_handle());
+        let answered = tokio::select! {
+            answered = sent.block_task() => answered,
+            _ = withdrawn => return UiAnswer::Cancelled,
+        };
+        self.sink.dialog_closed(self.id);
+        match answered {
             Ok(response) => match response.action {
                 acp::ElicitationAction::Accept(accepted) => {
                     let content: BTreeMap<String, acp::ElicitationContentValue> =

@@ -2,6 +2,7 @@
 //! engine session (through the same command, hook and template path as an RPC prompt), and the
 //! answer is sent with the stop reason once the run has ended and every update of it was sent.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use agent_client_protocol::Error;
@@ -13,8 +14,8 @@ use crate::agent::input::Input;
 use crate::agent::message::StopReason;
 use crate::content::Content;
 
-/// The prompt's blocks as text and images: text joined by blank lines, a linked resource as its
-/// URI, an embedded text resource as a fenced block under its URI.
+/// The prompt's blocks as text and images: text joined by blank lines, a linked file as its
+/// `@path`, an embedded text resource as a fenced block under its URI.
 fn content(prompt: &[acp::ContentBlock]) -> (String, Vec<Content>) {
     let mut texts = Vec::new();
     let mut images = Vec::new();
@@ -25,99 +26,104 @@ fn content(prompt: &[acp::ContentBlock]) -> (String, Vec<Content>) {
                 data: image.data.clone(),
                 mime_type: image.mime_type.clone(),
             }),
-            acp::ContentBlock::ResourceLink(link) => {
-                let path = link.uri.strip_prefix("file://").unwrap_or(&link.uri);
-                texts.push(format!("@{path}"));
-            }
+            acp::ContentBlock::ResourceLink(link) => texts.push(match file_path(&link.uri) {
+                Some(path) => format!("@{path}"),
+                None => link.uri.clone(),
+            }),
             acp::ContentBlock::Resource(resource) => match &resource.resource {
                 acp::EmbeddedResourceResource::TextResourceContents(text) => {
-                    texts.push(format!("{}:\n```\n{}\n```", text.uri, text.text));
+                    let name = file_path(&text.uri).unwrap_or_else(|| text.uri.clone());
+                    texts.push(format!("{name}:\n{}", super::tools::fenced(&text.text, "")));
                 }
-                other => tracing::debug!(?other, "acp: binary resource in a prompt, skipped"),
+                other => {
+                    tracing::warn!(
+                        ?other,
+                        "acp: a binary resource in a prompt is not passed on"
+                    )
+                }
             },
-            other => tracing::debug!(?other, "acp: prompt block pith does not take, skipped"),
+            other => tracing::warn!(?other, "acp: a prompt block pith does not take, skipped"),
         }
     }
     (texts.join("\n\n"), images)
 }
 
+/// The local path of a `file://` URI (percent-decoded).
+fn file_path(uri: &str) -> Option<String> {
+    let url = reqwest::Url::parse(uri).ok()?;
+    let path = url.to_file_path().ok()?;
+    Some(path.display().to_string())
+}
+
+/// The error for a prompt sent while another runs in the session.
+fn busy() -> Error {
+    Error::new(
+        agent_client_protocol::ErrorCode::INVALID_REQUEST,
+        "A prompt is running in this session: wait for its answer, or send session/cancel",
+    )
+}
+
 impl Server {
-    /// `session/prompt`.
+    /// Claims the session for a prompt (one at a time); the error when it cannot be.
+    pub(super) fn claim(&self, id: &acp::SessionId) -> Result<Arc<AcpSession>, Error> {
+        let open = self.session(id).ok_or_else(|| super::unknown_session(id))?;
+        if open.prompting.swap(true, Ordering::SeqCst) {
+            return Err(busy());
+        }
+        open.cancelled.store(false, Ordering::SeqCst);
+        Ok(open)
+    }
+
+    /// `session/prompt`, on a claimed session.
     pub(super) async fn prompt(
         &self,
+        open: Arc<AcpSession>,
         request: acp::PromptRequest,
         responder: Responder<acp::PromptResponse>,
     ) {
-        let Some(open) = self.session(&request.session_id) else {
-            let _ = responder.respond_with_error(super::unknown_session(&request.session_id));
-            return;
-        };
         let (text, images) = content(&request.prompt);
-        open.cancelled.store(false, Ordering::SeqCst);
-        let result = run(&open, text, images).await;
+        let result = if text.trim().is_empty() && images.is_empty() {
+            Err(super::invalid(
+                "The prompt has no text or image pith can take (text, images, resource links and \
+                 embedded text resources are taken)",
+            ))
+        } else {
+            run(&open, text, images).await
+        };
+        open.prompting.store(false, Ordering::SeqCst);
         let _ = match result {
             Ok(reason) => responder.respond(acp::PromptResponse::new(reason)),
             Err(err) => responder.respond_with_error(err),
         };
     }
 
-    /// `session/cancel`: aborts the run; its prompt answers `cancelled`.
+    /// `session/cancel`: withdraws the prompt's open dialogs and aborts its run; the prompt
+    /// answers `cancelled`.
     pub(super) fn cancel(&self, id: &acp::SessionId) {
         let Some(open) = self.session(id) else {
             tracing::debug!(%id, "acp: cancel for an unknown session");
             return;
         };
-        open.cancelled.store(true, Ordering::SeqCst);
+        self.cancel_work(&open);
         let session = open.session.clone();
         tokio::spawn(async move { session.abort().await });
     }
+
+    /// Marks the prompt cancelled and withdraws its open dialogs (answered as cancelled).
+    pub(super) fn cancel_work(&self, open: &AcpSession) {
+        open.cancelled.store(true, Ordering::SeqCst);
+        let shared = open.session.shared();
+        for dialog in open.sink.withdraw_dialogs() {
+            let _ = shared.ui.answer(
+                &dialog,
+                crate::plugin_host::imports::ui::UiAnswer::Cancelled,
+            );
+        }
+    }
 }
 
-/// Runs one prompt to its end.
-async fn run(
-    open: &AcpSession,
-    text: String,
-    images: Vec<Content>,
-) -> Result<acp::StopReason, Error> {
-    let session = &open.session;
-    session.shared().wait_compaction().await;
-    if let Some(rest) = text.strip_prefix("/compact")
-        && (rest.is_empty() || rest.starts_with(char::is_whitespace))
-    {
-        let instructions = rest.trim();
-        session
-            .compact((!instructions.is_empty()).then_some(instructions))
-            .await
-            .map_err(super::internal)?;
-        return Ok(acp::StopReason::EndTurn);
-    }
-    let (text, images) = match session.process_input(&text, images).await {
-        Input::Command { slot, name, args } => {
-            session
-                .shared()
-                .extensions
-                .run_command(&slot, &name, &args)
-                .await;
-            return Ok(acp::StopReason::EndTurn);
-        }
-        Input::Handled => return Ok(acp::StopReason::EndTurn),
-        Input::Prompt { text, images } => (text, images),
-    };
-    open.sink.begin_prompt();
-    let run = match session.prompt(&text, images, None, None) {
-        Ok(Some(run)) => run,
-        Ok(None) => return Ok(acp::StopReason::EndTurn),
-        Err(message) => {
-            open.sink.end_prompt();
-            return Err(Error::new(
-                agent_client_protocol::ErrorCode::INVALID_REQUEST,
-                message,
-            ));
-        }
-    };
-    if let Err(err) = run.spawn().await {
-        return Err(super::internal(format!("the run failed: {err}")));
-    }
+/// How a run's last answer ended, as ACP says it.
+fn stop_reason(open: &AcpSession) -> Result<acp::StopReason, Error> {
     let last = open.sink.end_prompt();
     if open.cancelled.load(Ordering::SeqCst) {
         return Ok(acp::StopReason::Cancelled);
@@ -132,6 +138,89 @@ async fn run(
     }
 }
 
+/// `/compact [focus]`: a compaction of the session; "nothing to compact" is an answer, not an
+/// error.
+async fn compact(open: &AcpSession, instructions: &str) -> Result<acp::StopReason, Error> {
+    let session = &open.session;
+    if session.is_streaming() {
+        return Err(busy());
+    }
+    let focus = (!instructions.is_empty()).then_some(instructions);
+    match session.compact(focus).await {
+        Ok(_) => Ok(acp::StopReason::EndTurn),
+        Err(message)
+            if message.starts_with("Nothing to compact")
+                || message.starts_with("Already compacted") =>
+        {
+            open.sink.send(acp::SessionUpdate::AgentMessageChunk(
+                acp::ContentChunk::new(message.into()),
+            ));
+            Ok(acp::StopReason::EndTurn)
+        }
+        Err(message) => Err(super::internal(format!("The compaction failed: {message}"))),
+    }
+}
+
+/// Runs one prompt to its end.
+async fn run(
+    open: &AcpSession,
+    text: String,
+    images: Vec<Content>,
+) -> Result<acp::StopReason, Error> {
+    let session = &open.session;
+    // The extensions' `session_start` comes first.
+    let _ = open.ready.subscribe().wait_for(|ready| *ready).await;
+    session.shared().wait_compaction().await;
+    if let Some(rest) = text.strip_prefix("/compact")
+        && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+    {
+        return compact(open, rest.trim()).await;
+    }
+    let input = session.process_input(&text, images).await;
+    if open.cancelled.load(Ordering::SeqCst) {
+        return Ok(acp::StopReason::Cancelled);
+    }
+    let (text, images) = match input {
+        Input::Command { slot, name, args } => {
+            // A command may start a run of its own (an extension's message with a turn).
+            open.sink.begin_prompt(false);
+            session
+                .shared()
+                .extensions
+                .run_command(&slot, &name, &args)
+                .await;
+            session.wait_idle().await;
+            return stop_reason(open);
+        }
+        Input::Handled => return Ok(acp::StopReason::EndTurn),
+        Input::Prompt { text, images } => (text, images),
+    };
+    open.sink.begin_prompt(true);
+    let run = match session.prompt(&text, images, None, None) {
+        Ok(Some(run)) => run,
+        Ok(None) => return Ok(acp::StopReason::EndTurn),
+        Err(message) => {
+            open.sink.end_prompt();
+            return Err(if message == crate::agent::session::ALREADY_PROCESSING {
+                busy()
+            } else {
+                Error::new(agent_client_protocol::ErrorCode::INVALID_REQUEST, message)
+            });
+        }
+    };
+    let running = run.spawn();
+    // A cancel that came while the run was being claimed found nothing to abort.
+    if open.cancelled.load(Ordering::SeqCst) {
+        let session = session.clone();
+        tokio::spawn(async move { session.abort().await });
+    }
+    if let Err(err) = running.await {
+        open.sink.end_prompt();
+        return Err(super::internal(format!("the run failed: {err}")));
+    }
+    stop_reason(open)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +229,7 @@ mod tests {
     fn resources_become_text_and_images_stay_images() {
         let blocks: Vec<acp::ContentBlock> = serde_json::from_value(serde_json::json!([
             {"type": "text", "text": "look at"},
-            {"type": "resource_link", "uri": "file:///w/a.rs", "name": "a.rs"},
+            {"type": "resource_link", "uri": "file:///w/a%20b.rs", "name": "a b.rs"},
             {"type": "resource", "resource": {"uri": "file:///w/b.rs", "text": "fn b() {}"}},
             {"type": "image", "data": "AAAA", "mimeType": "image/png"}
         ]))
@@ -148,7 +237,7 @@ mod tests {
         let (text, images) = content(&blocks);
         assert_eq!(
             text,
-            "look at\n\n@/w/a.rs\n\nfile:///w/b.rs:\n```\nfn b() {}\n```"
+            "look at\n\n@/w/a b.rs\n\n/w/b.rs:\n```\nfn b() {}\n```"
         );
         assert_eq!(images.len(), 1);
     }

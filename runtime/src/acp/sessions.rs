@@ -125,14 +125,15 @@ pub(super) fn commands(session: &Session) -> Vec<acp::AvailableCommand> {
     list
 }
 
-/// Sends the session's follow-up updates as its sink asks for them.
+/// Sends the session's follow-up updates as its sink asks for them; ends with the session (the
+/// sink holds the only sender).
 async fn follow(
     session: std::sync::Weak<crate::agent::session::Shared>,
-    sink: Arc<AcpSink>,
+    sink: std::sync::Weak<AcpSink>,
     mut work: mpsc::UnboundedReceiver<Follow>,
 ) {
     while let Some(item) = work.recv().await {
-        let Some(shared) = session.upgrade() else {
+        let (Some(shared), Some(sink)) = (session.upgrade(), sink.upgrade()) else {
             return;
         };
         let session = Session::from_shared(shared);
@@ -155,10 +156,25 @@ impl Server {
         mcp_servers: &[acp::McpServer],
     ) -> Result<(), Error> {
         if !mcp_servers.is_empty() {
-            return Err(super::invalid(
-                "pith has no MCP client: start the session with \"mcpServers\": [] \
-                 (pith's tools are WebAssembly plugins)",
-            ));
+            // An editor may send every MCP server the user configured: settings can say to
+            // ignore them rather than refuse the session.
+            let ignore = self
+                .settings
+                .get("acp")
+                .and_then(|acp| acp.get("mcpServers"))
+                .and_then(serde_json::Value::as_str)
+                == Some("ignore");
+            if !ignore {
+                return Err(super::invalid(
+                    "pith has no MCP client (its tools are WebAssembly plugins): start the \
+                     session with \"mcpServers\": [], or set \"acp\": {\"mcpServers\": \
+                     \"ignore\"} in pith's settings to have them ignored",
+                ));
+            }
+            tracing::warn!(
+                count = mcp_servers.len(),
+                "acp: MCP servers ignored (acp.mcpServers = \"ignore\"): pith has no MCP client"
+            );
         }
         let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         if canonical(cwd) != canonical(&self.workspace) {
@@ -224,11 +240,17 @@ impl Server {
             })
             .sum();
         sink.attach(session.shared(), cost);
-        tokio::spawn(follow(Arc::downgrade(session.shared()), sink.clone(), work));
+        tokio::spawn(follow(
+            Arc::downgrade(session.shared()),
+            Arc::downgrade(&sink),
+            work,
+        ));
         let opened = Arc::new(AcpSession {
             session,
             sink,
             cancelled: AtomicBool::new(false),
+            prompting: AtomicBool::new(false),
+            ready: tokio::sync::watch::Sender::new(false),
         });
         self.sessions().insert(id, opened.clone());
         Ok(opened)
@@ -243,6 +265,7 @@ impl Server {
                 acp::AvailableCommandsUpdate::new(commands(&opened.session)),
             ));
         opened.session.start_extensions().await;
+        opened.ready.send_replace(true);
     }
 
     /// `session/new`.
@@ -289,9 +312,26 @@ impl Server {
             return;
         }
         let wanted = request.session_id.0.to_string();
-        let found = self
-            .session_files()
+        if let Some(open) = self.session(&request.session_id) {
+            // Open already (an editor reopening a thread): replayed from the engine, never a
+            // second engine on the same file.
+            self.replay(&open);
+            let response =
+                acp::LoadSessionResponse::new().config_options(config_options(&open.session));
+            let _ = responder.respond(response);
+            return;
+        }
+        let files = self.session_files();
+        // pith and pi name files `<time>_<id>.jsonl`: those are looked at first.
+        let named = format!("_{wanted}.jsonl");
+        let (likely, others): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, path)| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(&named))
+        });
+        let found = likely
             .into_iter()
+            .chain(others)
             .find_map(|(modified, path)| {
                 session_index::summarize(&path, modified).filter(|s| s.id == wanted)
             });
@@ -324,13 +364,7 @@ impl Server {
                 return;
             }
         };
-        let replayed = {
-            let state = opened.session.shared().state();
-            super::updates::replay(state.messages(), &self.workspace)
-        };
-        for update in replayed {
-            opened.sink.send(update);
-        }
+        self.replay(&opened);
         let response =
             acp::LoadSessionResponse::new().config_options(config_options(&opened.session));
         if responder.respond(response).is_ok() {
@@ -338,13 +372,39 @@ impl Server {
         }
     }
 
-    /// `session/list`: the workspace's saved sessions, newest first, 50 a page.
+    /// Sends the session's conversation as updates.
+    fn replay(&self, open: &AcpSession) {
+        let replayed = {
+            let state = open.session.shared().state();
+            super::updates::replay(state.messages(), &self.workspace)
+        };
+        for update in replayed {
+            open.sink.send(update);
+        }
+    }
+
+    /// `session/close`: cancels the session's work and frees it.
+    pub(super) async fn close_session(&self, id: &acp::SessionId) -> Result<(), Error> {
+        let open = self.sessions().remove(&*id.0);
+        let Some(open) = open else {
+            return Err(super::unknown_session(id));
+        };
+        self.cancel_work(&open);
+        open.session.abort().await;
+        Ok(())
+    }
+
+    /// `session/list`: the workspace's saved sessions, newest first, 50 a page (none for another
+    /// directory: this pith serves its workspace only).
     pub(super) fn list_sessions(
         &self,
         request: &acp::ListSessionsRequest,
     ) -> Result<acp::ListSessionsResponse, Error> {
-        if let Some(cwd) = &request.cwd {
-            self.check_place(cwd, &[])?;
+        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if let Some(cwd) = &request.cwd
+            && canonical(cwd) != canonical(&self.workspace)
+        {
+            return Ok(acp::ListSessionsResponse::new(Vec::new()));
         }
         let start = match &request.cursor {
             None => 0,

@@ -10,7 +10,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Client, RequestCancellationHandle};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{permissions, tools, updates};
 use crate::agent::event::{
@@ -55,6 +55,22 @@ pub(super) enum Follow {
     Commands,
 }
 
+/// A dialog's request open at the client: withdrawn with `$/cancel_request`, and its task told
+/// to stop waiting.
+struct OpenDialog {
+    handle: RequestCancellationHandle,
+    withdrawn: oneshot::Sender<()>,
+}
+
+impl OpenDialog {
+    fn withdraw(self) {
+        if let Err(err) = self.handle.cancel() {
+            tracing::debug!(%err, "acp: request not withdrawn");
+        }
+        let _ = self.withdrawn.send(());
+    }
+}
+
 /// A tool call the client was told of and that has not ended.
 struct OpenCall {
     name: String,
@@ -71,10 +87,11 @@ struct Live {
     echoes: u32,
     /// The session's cost so far.
     cost: f64,
-    /// The compaction running, when the client follows compactions.
-    compaction: Option<String>,
-    /// Permission requests open at the client, by dialog id.
-    dialogs: HashMap<String, RequestCancellationHandle>,
+    /// The compaction running (an automatic one wraps the compaction it runs: one id, and
+    /// how deep the nesting is), when the client follows compactions.
+    compaction: Option<(String, u32)>,
+    /// Requests open at the client for dialogs, by dialog id.
+    dialogs: HashMap<String, OpenDialog>,
     /// How the last answer of the prompt running ended, and its error.
     last_stop: Option<(StopReason, Option<String>)>,
 }
@@ -136,10 +153,11 @@ impl AcpSink {
         }
     }
 
-    /// A prompt starts: its user message is the one the client sent (not echoed back).
-    pub fn begin_prompt(&self) {
+    /// A prompt starts; with `echo`, its user message is the one the client sent (not echoed
+    /// back).
+    pub fn begin_prompt(&self, echo: bool) {
         let mut live = self.live();
-        live.echoes = 1;
+        live.echoes = u32::from(echo);
         live.last_stop = None;
     }
 
@@ -150,9 +168,43 @@ impl AcpSink {
         live.last_stop.take()
     }
 
-    /// A permission request for dialog `id` is open at the client.
-    pub fn dialog_opened(&self, id: &str, handle: RequestCancellationHandle) {
-        self.live().dialogs.insert(id.to_string(), handle);
+    /// A request for dialog `id` is open at the client; the receiver resolves if it is
+    /// withdrawn (the dialog timed out, or the prompt was cancelled).
+    pub fn dialog_opened(
+        &self,
+        id: &str,
+        handle: RequestCancellationHandle,
+    ) -> oneshot::Receiver<()> {
+        let (withdrawn, signal) = oneshot::channel();
+        self.live()
+            .dialogs
+            .insert(id.to_string(), OpenDialog { handle, withdrawn });
+        signal
+    }
+
+    /// Withdraws every dialog open at the client (the prompt was cancelled); returns their ids.
+    pub fn withdraw_dialogs(&self) -> Vec<String> {
+        let open: Vec<(String, OpenDialog)> = self.live().dialogs.drain().collect();
+        open.into_iter()
+            .map(|(id, dialog)| {
+                dialog.withdraw();
+                id
+            })
+            .collect()
+    }
+
+    /// Marks the calls still open as failed: their answer ended before they ran (an error, an
+    /// abort, a rule that stopped the stream).
+    fn close_open_calls(&self) {
+        let open: Vec<String> = self.live().calls.drain().map(|(id, _)| id).collect();
+        for id in open {
+            self.send(acp::SessionUpdate::ToolCallUpdate(
+                acp::ToolCallUpdate::new(
+                    id,
+                    acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::Failed),
+                ),
+            ));
+        }
     }
 
     /// The permission request for dialog `id` got its answer.
@@ -200,14 +252,23 @@ impl AcpSink {
         }
         let id = {
             let mut live = self.live();
-            match status {
-                acp::CompactionStatus::InProgress => {
+            let starting = matches!(status, acp::CompactionStatus::InProgress);
+            match (starting, &mut live.compaction) {
+                (true, Some((_, depth))) => {
+                    *depth += 1;
+                    return;
+                }
+                (true, None) => {
                     let id = uuid::Uuid::new_v4().to_string();
-                    live.compaction = Some(id.clone());
+                    live.compaction = Some((id.clone(), 1));
                     id
                 }
-                _ => match live.compaction.take() {
-                    Some(id) => id,
+                (_, Some((_, depth))) if *depth > 1 => {
+                    *depth -= 1;
+                    return;
+                }
+                (_, open) => match open.take() {
+                    Some((id, _)) => id,
                     None => return,
                 },
             }
@@ -272,8 +333,9 @@ impl AcpSink {
                         .find(&answer.provider, &answer.model)
                         .map(|m| m.context_window)
                 });
-                if let Some(size) = window {
-                    let used = answer.usage.total_tokens;
+                let used = answer.usage.total_tokens;
+                // A failed or aborted answer reports no usage: nothing to tell.
+                if let Some(size) = window.filter(|_| used > 0) {
                     self.send(acp::SessionUpdate::UsageUpdate(
                         acp::UsageUpdate::new(used, size).cost(acp::Cost::new(cost, "USD")),
                     ));
@@ -487,12 +549,12 @@ impl EventSink for AcpSink {
                 tool_call_id,
             } => self.ui_request(id, request, tool_call_id.as_ref()),
             SessionEvent::UiCancel { target_id, .. } => {
-                if let Some(handle) = self.live().dialogs.remove(target_id)
-                    && let Err(err) = handle.cancel()
-                {
-                    tracing::debug!(%err, "acp: permission request not withdrawn");
+                let open = self.live().dialogs.remove(target_id);
+                if let Some(dialog) = open {
+                    dialog.withdraw();
                 }
             }
+            SessionEvent::AgentSettled { .. } => self.close_open_calls(),
             _ => {}
         }
     }

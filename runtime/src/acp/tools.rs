@@ -75,7 +75,7 @@ fn locations(name: &str, args: &Value, cwd: &Path) -> Vec<acp::ToolCallLocation>
 }
 
 /// The change an `edit` or `write` call proposes, as diffs (an edit's: one per replacement).
-fn proposed(name: &str, args: &Value, cwd: &Path) -> Vec<acp::ToolCallContent> {
+pub(super) fn proposed(name: &str, args: &Value, cwd: &Path) -> Vec<acp::ToolCallContent> {
     let Some(path) = text(args, "path").map(|p| absolute(cwd, p)) else {
         return Vec::new();
     };
@@ -135,12 +135,17 @@ pub(super) fn output(name: &str, content: &[Content]) -> Vec<acp::ToolCallConten
         .collect()
 }
 
-/// Text shown as a terminal's output: a `console` code block, fenced longer than any run of
-/// backticks inside it.
-fn console(text: &str) -> acp::ContentBlock {
+/// `text` as a markdown code block of `language`, fenced longer than any run of backticks
+/// inside it.
+pub(super) fn fenced(text: &str, language: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
-    acp::ContentBlock::from(format!("{fence}console\n{}\n{fence}", text.trim_end()))
+    format!("{fence}{language}\n{}\n{fence}", text.trim_end())
+}
+
+/// Text shown as a terminal's output: a `console` code block.
+fn console(text: &str) -> acp::ContentBlock {
+    acp::ContentBlock::from(fenced(text, "console"))
 }
 
 /// The update that closes a call: its status, its output, and for `edit` and `write` the diffs

@@ -133,7 +133,9 @@ pub(super) fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<acp::SessionU
                             arguments,
                             ..
                         } => {
-                            let mut call = tools::announce(id, name, arguments, cwd);
+                            // A call whose answer ended before it ran has no result: failed.
+                            let mut call = tools::announce(id, name, arguments, cwd)
+                                .status(acp::ToolCallStatus::Failed);
                             if let Some(result) = results.get(id.as_str()) {
                                 let done = tools::finish(
                                     name,

@@ -187,6 +187,11 @@ impl UiBridge {
         Ok(())
     }
 
+    /// True while the dialog `id` waits for its answer.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.pending().contains_key(id)
+    }
+
     /// The dialogs open now, oldest first: what a host that reconnects or lost a frame needs
     /// to show them again and answer them by id.
     pub fn open_dialogs(&self) -> Vec<OpenDialog> {

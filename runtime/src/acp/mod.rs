@@ -10,6 +10,7 @@
 //! The client's `fs/*` and `terminal/*` methods are not used: pith's tools run in its own
 //! sandbox, on the files on disk.
 
+mod flow;
 mod permissions;
 mod prompt;
 mod sessions;
@@ -56,6 +57,7 @@ struct Server {
     agent_dir: AgentDir,
     features: OnceLock<ClientFeatures>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    flow: Arc<flow::Flow>,
 }
 
 /// `-32602` with the cause and the fix as its message.
@@ -190,6 +192,7 @@ pub async fn serve(
         agent_dir: agent_dir.clone(),
         features: OnceLock::new(),
         sessions: Mutex::new(HashMap::new()),
+        flow: Arc::new(flow::Flow::default()),
     });
     let _watching = watch_plugins(&server);
     if server.host.has_deferred() {
@@ -222,6 +225,12 @@ pub async fn serve(
 
 /// The ACP connection on stdio, until the client closes it.
 async fn connect(server: Arc<Server>) -> Result<(), Error> {
+    let flow = server.flow.clone();
+    let stdio = Stdio::new().with_debug(move |line, direction| {
+        if matches!(direction, agent_client_protocol::LineDirection::Stdout) {
+            flow.written(line.len() + 1);
+        }
+    });
     let (init, new, load, list, close, prompt, config, cancel) = (
         server.clone(),
         server.clone(),
@@ -322,6 +331,6 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(stdio)
         .await
 }

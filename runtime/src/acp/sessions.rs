@@ -227,6 +227,7 @@ impl Server {
             acp::SessionId::new(id.clone()),
             self.workspace.clone(),
             self.features(),
+            self.flow.clone(),
         );
         let session = Session::new(self.host.clone(), sink.clone(), models, config);
         let cost = session

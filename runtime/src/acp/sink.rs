@@ -12,6 +12,7 @@ use agent_client_protocol::{Client, RequestCancellationHandle};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::flow::Flow;
 use super::{permissions, tools, updates};
 use crate::agent::event::{
     AssistantUpdate, EventSink, SessionEvent, SinkFuture, UpdateKind, UpdatePayload,
@@ -105,6 +106,7 @@ pub(super) struct AcpSink {
     shared: OnceLock<Weak<Shared>>,
     live: Mutex<Live>,
     follow: mpsc::UnboundedSender<Follow>,
+    flow: Arc<Flow>,
     /// Itself, for the dialog tasks it starts.
     me: Weak<AcpSink>,
 }
@@ -116,6 +118,7 @@ impl AcpSink {
         id: acp::SessionId,
         cwd: PathBuf,
         features: ClientFeatures,
+        flow: Arc<Flow>,
     ) -> (Arc<AcpSink>, mpsc::UnboundedReceiver<Follow>) {
         let (follow, work) = mpsc::unbounded_channel();
         let sink = Arc::new_cyclic(|me| AcpSink {
@@ -126,6 +129,7 @@ impl AcpSink {
             shared: OnceLock::new(),
             live: Mutex::new(Live::default()),
             follow,
+            flow,
             me: me.clone(),
         });
         (sink, work)
@@ -564,11 +568,13 @@ impl EventSink for AcpSink {
             (UpdateKind::TextDelta | UpdateKind::ThinkingDelta, UpdatePayload::Delta(delta)) => {
                 let chunk = acp::ContentChunk::new(delta.clone().into())
                     .message_id(acp::MessageId::new(self.live().message_id.clone()));
+                self.flow.queued(delta);
                 self.send(if update.kind == UpdateKind::TextDelta {
                     acp::SessionUpdate::AgentMessageChunk(chunk)
                 } else {
                     acp::SessionUpdate::AgentThoughtChunk(chunk)
                 });
+                return Box::pin(self.flow.ready());
             }
             (UpdateKind::ToolcallEnd, _) => {
                 if let Some(AssistantBlock::ToolCall {

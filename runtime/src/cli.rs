@@ -36,6 +36,8 @@ pub enum Command {
         /// Trust (true) or refuse (false).
         trusted: bool,
     },
+    /// A plugin author's command (`pith plugin new|build|check|wit|call …`).
+    Plugin(crate::commands::plugin::PluginCommand),
     /// Print usage.
     Help,
     /// Print the version.
@@ -51,6 +53,14 @@ pub struct Args {
     pub agent_dir: Option<PathBuf>,
     /// `--plugins-dir`, repeatable.
     pub plugins_dirs: Vec<PathBuf>,
+    /// `pith plugin new --kind`.
+    pub plugin_kind: Option<String>,
+    /// `pith plugin new --lang`.
+    pub plugin_lang: Option<String>,
+    /// `pith plugin new --sdk <path>`.
+    pub sdk_path: Option<PathBuf>,
+    /// `pith plugin call --answer`, repeatable.
+    pub answers: Vec<String>,
     /// `--provider`.
     pub provider: Option<String>,
     /// `--model` (`id`, `provider/id`, optional `:level`).
@@ -129,6 +139,13 @@ Usage:
   pith --mode acp [options]          serve the Agent Client Protocol on stdin/stdout (editors)
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
+  pith plugin new <name> [--kind tool|extension|provider|skill|prompt-template] [--lang rust|python|js]
+                                     make a plugin project (--sdk <path>: a local pith-sdk)
+  pith plugin build [dir]            build a plugin project and check it
+  pith plugin check <path>           check a plugin: manifest, world, imports, collisions, grants
+  pith plugin wit [dir]              write pith's WIT package and the WASI WIT it uses
+  pith plugin call <tool> [json] | /<command> [args] [--answer a]…
+                                     call a tool, or run an extension command answering its dialogs
   pith export <session.jsonl> [out.html]  write a session as one HTML page (also --export)
   pith trust [path] | untrust [path]  remember whether a project's own plugins, settings and
                                      resources load (the current directory by default)
@@ -187,6 +204,62 @@ fn list(value: &str) -> Vec<String> {
 }
 
 impl Args {
+    /// The `pith plugin` subcommand in `words` (after `plugin`).
+    fn plugin_command(
+        &self,
+        words: &[String],
+    ) -> Result<crate::commands::plugin::PluginCommand, UsageError> {
+        use crate::commands::plugin::PluginCommand;
+        let arg = |i: usize| words.get(i).cloned();
+        let usage = "pith plugin new <name> [--kind k] [--lang l] | build [dir] | check <path> | \
+                     wit [dir] | call <tool> [json] | call /<command> [args] [--answer a]…";
+        Ok(match words.first().map(String::as_str) {
+            Some("new") => PluginCommand::New {
+                name: arg(1).ok_or_else(|| {
+                    UsageError("pith plugin new needs a name (for example word-count)".into())
+                })?,
+                kind: self.plugin_kind.clone().unwrap_or_else(|| "tool".into()),
+                lang: self.plugin_lang.clone().unwrap_or_else(|| "rust".into()),
+                sdk: self.sdk_path.clone(),
+            },
+            Some("build") => PluginCommand::Build {
+                dir: arg(1).map_or_else(|| PathBuf::from("."), PathBuf::from),
+            },
+            Some("check") => PluginCommand::Check {
+                path: arg(1).map(PathBuf::from).ok_or_else(|| {
+                    UsageError(
+                        "pith plugin check needs the plugin's directory, manifest or component"
+                            .into(),
+                    )
+                })?,
+            },
+            Some("wit") => PluginCommand::Wit {
+                dir: arg(1).map_or_else(|| PathBuf::from("wit"), PathBuf::from),
+            },
+            Some("call") => {
+                let target = arg(1).ok_or_else(|| {
+                    UsageError("pith plugin call needs a tool name or /command".into())
+                })?;
+                let input = if target.starts_with('/') {
+                    words[2..].join(" ")
+                } else {
+                    arg(2).unwrap_or_else(|| "{}".into())
+                };
+                PluginCommand::Call {
+                    target,
+                    input,
+                    answers: self.answers.clone(),
+                }
+            }
+            Some(other) => {
+                return Err(UsageError(format!(
+                    "pith plugin {other}: unknown; the commands are {usage}"
+                )));
+            }
+            None => return Err(UsageError(format!("pith plugin needs a command: {usage}"))),
+        })
+    }
+
     /// True when the project's own plugins, settings and resources may load: `--approve`, or
     /// the remembered decision the binary puts in `approve` when no flag was given (see
     /// `crate::trust`); untrusted otherwise (as pi 1.5 in RPC mode).
@@ -211,6 +284,10 @@ impl Args {
                 "--mode" => mode = Some(value("--mode")?),
                 "--agent-dir" => parsed.agent_dir = Some(PathBuf::from(value(&arg)?)),
                 "--plugins-dir" => parsed.plugins_dirs.push(PathBuf::from(value(&arg)?)),
+                "--kind" => parsed.plugin_kind = Some(value(&arg)?),
+                "--lang" => parsed.plugin_lang = Some(value(&arg)?),
+                "--sdk" => parsed.sdk_path = Some(PathBuf::from(value(&arg)?)),
+                "--answer" => parsed.answers.push(value(&arg)?),
                 "--provider" => parsed.provider = Some(value(&arg)?),
                 "--model" => parsed.model = Some(value(&arg)?),
                 "--models" => parsed.models = Some(list(&value(&arg)?)),
@@ -289,6 +366,7 @@ impl Args {
         } else {
             match words.first().map(String::as_str) {
                 Some("plugins") => Command::Plugins { json },
+                Some("plugin") => Command::Plugin(parsed.plugin_command(&words[1..])?),
                 Some("tool") => {
                     let name = words
                         .get(1)

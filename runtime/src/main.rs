@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use pith::agent_dir::{AgentDir, cache_dir};
 use pith::cli::{Args, Command, USAGE};
+use pith::commands::plugin::{Next, PluginCommand};
 use pith::plugin_host::{HostOptions, PluginHost};
 use pith::settings::Settings;
 
@@ -54,6 +55,21 @@ async fn run(mut args: Args) -> ExitCode {
         Some(Command::Export { session, output }) => {
             return pith::commands::export::run(session, output.as_deref());
         }
+        Some(Command::Plugin(command)) => {
+            // The commands that need no plugin host; `build` goes on as `check`.
+            match pith::commands::plugin::prepare(command) {
+                Ok(Next::Check(checked)) => {
+                    args.extensions.push(checked.clone());
+                    args.command = Some(Command::Plugin(PluginCommand::Check { path: checked }));
+                }
+                Ok(Next::Host) => {}
+                Ok(Next::Done) => return ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("pith: {err}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         _ => {}
     }
     let Ok(workspace) = std::env::current_dir() else {
@@ -71,6 +87,15 @@ async fn run(mut args: Args) -> ExitCode {
             missing.display()
         );
         return ExitCode::FAILURE;
+    }
+    // In a plugin project, `pith tool` and `pith plugin call` try the project's plugin.
+    let trying = matches!(
+        args.command,
+        Some(Command::Tool { .. } | Command::Plugin(PluginCommand::Call { .. }))
+    );
+    if trying && args.extensions.is_empty() && workspace.join("pith.toml").is_file() {
+        eprintln!("pith: loading the plugin project here (pith.toml)");
+        args.extensions.push(workspace.clone());
     }
     let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
     // The project's own plugins, settings and resources run only in a trusted project
@@ -171,10 +196,39 @@ async fn run(mut args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    for error in &errors {
-        eprintln!("pith: plugin refused: {error}");
+    let checking = matches!(
+        args.command,
+        Some(Command::Plugin(PluginCommand::Check { .. }))
+    );
+    if !checking {
+        for error in &errors {
+            eprintln!("pith: plugin refused: {error}");
+        }
     }
     match args.command {
+        Some(Command::Plugin(PluginCommand::Check { ref path })) => {
+            pith::commands::plugin::check::report(&host, &errors, path).await
+        }
+        Some(Command::Plugin(PluginCommand::Call {
+            ref target,
+            ref input,
+            ref answers,
+        })) => match target.strip_prefix('/') {
+            None => pith::commands::tool::run(&host, target, input).await,
+            Some(_) => {
+                let line = format!("{target} {input}");
+                pith::commands::plugin::call::command(
+                    host,
+                    &args,
+                    &settings,
+                    workspace,
+                    &agent_dir,
+                    line.trim_end(),
+                    answers.clone(),
+                )
+                .await
+            }
+        },
         Some(Command::Plugins { json }) => pith::commands::plugins::print(&host, json),
         Some(Command::Tool {
             ref name,
@@ -184,7 +238,13 @@ async fn run(mut args: Args) -> ExitCode {
             pith::commands::startup::serve(host, &args, &settings, workspace, &agent_dir).await
         }
         Some(Command::Acp) => pith::acp::serve(host, &args, &settings, workspace, &agent_dir).await,
-        Some(Command::Help | Command::Version | Command::Trust { .. } | Command::Export { .. })
+        Some(
+            Command::Help
+            | Command::Version
+            | Command::Trust { .. }
+            | Command::Export { .. }
+            | Command::Plugin(_),
+        )
         | None => ExitCode::SUCCESS,
     }
 }

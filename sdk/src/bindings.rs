@@ -8,7 +8,7 @@
 pub mod imports {
     wit_bindgen::generate!({
         world: "host-imports",
-        path: "../wit",
+        path: "wit",
         runtime_path: "::pith_sdk::__private::wit_bindgen::rt",
         generate_all,
     });
@@ -22,7 +22,7 @@ macro_rules! plugin_world {
         pub mod $module {
             wit_bindgen::generate!({
                 world: $world,
-                path: "../wit",
+                path: "wit",
                 runtime_path: "::pith_sdk::__private::wit_bindgen::rt",
                 with: {
                     "pith:plugin/types@0.1.0": crate::bindings::imports::pith::plugin::types,

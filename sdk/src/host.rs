@@ -49,6 +49,34 @@ pub fn resolve_path(path: &str) -> std::path::PathBuf {
     }
 }
 
+/// The text of a filesystem error on `path` (as the model gave it), as a tool should report
+/// it: the path outside the workspace, a plugin without a workspace grant, or the error
+/// without its WASI error number ("No such file or directory", not "(os error 44)").
+pub fn file_error(path: &str, err: &std::io::Error) -> String {
+    let Some(workspace) = workspace_dir() else {
+        return format!(
+            "Cannot read {path}: this plugin has no workspace grant (add `workspace = \"read\"` \
+             under [capabilities] in its pith.toml)"
+        );
+    };
+    let resolved = resolve_model_path(path);
+    if !resolved.starts_with(&workspace) {
+        return format!(
+            "Cannot read {path}: {} is outside the workspace {workspace}",
+            resolved.display()
+        );
+    }
+    if err.kind() == std::io::ErrorKind::PermissionDenied {
+        return format!("Cannot read {path}: it leads outside the workspace {workspace}");
+    }
+    let text = err.to_string();
+    let reason = match text.find(" (os error ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    format!("Cannot read {path}: {reason}")
+}
+
 /// Resolves a path the model gave as pi's tools do: a leading `@` is stripped, Unicode spaces
 /// become plain spaces, and a relative path is taken from the workspace. The result is the
 /// absolute path the plugin opens (inside the sandbox, the workspace's own path).

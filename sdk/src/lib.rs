@@ -1,11 +1,17 @@
 //! # pith-sdk
 //!
-//! Write [pith](https://github.com/) plugins in Rust: tools, LLM providers, extensions, skill
-//! packs and prompt-template packs. A plugin is a WebAssembly component built for
+//! Write pith plugins in Rust: tools, LLM providers, extensions, skill packs and
+//! prompt-template packs. A plugin is a WebAssembly component built for
 //! `wasm32-wasip2`; pith loads it from a plugins directory, sandboxes it, and calls it.
 //!
 //! Enable exactly one feature for the kind you write (`tool`, `provider`, `extension`,
 //! `skill`, `prompt-template`), implement its trait, and export it with its macro.
+//! `pith plugin new <name> --kind <kind>` makes a project that builds and loads as it is, and
+//! `pith plugin build` builds and checks it.
+//!
+//! The crate carries the WIT package it is built from (`pith:plugin@0.1.0`, in `wit/`). Within
+//! 0.1, pith only adds to it (interfaces, functions in new interfaces, optional exports, worlds):
+//! a plugin built with any 0.1 SDK keeps loading in later pith releases.
 //!
 //! ## A complete tool plugin
 //!
@@ -21,7 +27,7 @@
 //! crate-type = ["cdylib"]
 //!
 //! [dependencies]
-//! pith-sdk = { path = "…/sdk", features = ["tool"] }
+//! pith-sdk = { version = "0.1", features = ["tool"] }
 //! serde = { version = "1", features = ["derive"] }
 //! ```
 //!

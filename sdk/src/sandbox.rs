@@ -135,7 +135,8 @@ pub fn grant_hint(message: &str) -> Option<String> {
             " (this plugin has no workspace grant: add `workspace = \"read\"` or `\"write\"` under [capabilities] in its pith.toml)"
                 .into(),
         ),
-        "read" => Some(
+        // A read-only grant refuses writes only: a failed read is not about the grant.
+        "read" if message.contains("os error 69)") || message.to_ascii_lowercase().contains("writ") => Some(
             " (this plugin's workspace grant is read-only: `workspace = \"write\"` under [capabilities] in its pith.toml lets it write)"
                 .into(),
         ),

@@ -25,6 +25,7 @@ mod pending_dialogs;
 mod pi_1_5;
 mod pi_client_1_5;
 mod pi_hosts;
+mod plugin_authoring;
 mod plugin_host;
 mod provider_anthropic;
 mod provider_google;

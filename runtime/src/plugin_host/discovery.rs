@@ -68,6 +68,12 @@ pub struct Stray {
     pub reason: String,
 }
 
+/// A build tool's file that is no manifest (a plugin project used as a plugins directory).
+fn is_build_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name == "Cargo.toml" || name == "pyproject.toml")
+}
+
 /// Lists the manifests in `dir` and the `.wasm` files no manifest claims. A missing directory
 /// has no plugins.
 pub fn scan_dir(dir: &Path, origin: Origin) -> (Vec<Found>, Vec<Stray>) {
@@ -84,7 +90,7 @@ pub fn scan_dir(dir: &Path, origin: Origin) -> (Vec<Found>, Vec<Stray>) {
             if manifest.is_file() {
                 found.push(Found::File { manifest, origin });
             }
-        } else if path.extension().is_some_and(|e| e == "toml") {
+        } else if path.extension().is_some_and(|e| e == "toml") && !is_build_file(path) {
             claimed.insert(path.with_extension("wasm"));
             if let Some(component) = component_field(path) {
                 claimed.insert(dir.join(component));

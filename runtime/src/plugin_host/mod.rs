@@ -15,6 +15,7 @@ mod register;
 pub use call::CallOptions;
 use call::fresh_call;
 use register::Wasm;
+pub use register::import_fix;
 pub mod convert;
 pub mod discovery;
 pub mod engine;

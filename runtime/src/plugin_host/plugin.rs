@@ -93,6 +93,8 @@ pub const META_VERSION: u32 = 3;
 /// A compiled component, pre-instantiated against the host's imports, with the typed entry
 /// points of the kinds it claims (each checked against its world's exports).
 pub struct Loaded {
+    /// The compiled component (what it imports and exports).
+    pub component: wasmtime::component::Component,
     /// The tool world's entry points.
     pub tool: Option<tool_world::ToolPluginPre<StoreState>>,
     /// The provider world's entry points.
@@ -113,6 +115,7 @@ impl Loaded {
                 .map_err(|err| format!("does not implement the {kind} world: {}", error_text(&err)))
         };
         let mut loaded = Loaded {
+            component: pre.component().clone(),
             tool: None,
             provider: None,
             extension: None,

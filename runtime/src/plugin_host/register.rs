@@ -189,6 +189,14 @@ impl PluginHost {
         })
     }
 
+    /// The WebAssembly engine, once a plugin needed it.
+    pub fn engine(&self) -> Option<&wasmtime::Engine> {
+        self.wasm
+            .get()
+            .and_then(|wasm| wasm.as_ref().ok())
+            .map(|wasm| wasm.engine.engine())
+    }
+
     /// Compiles (or deserializes) and pre-instantiates a plugin, once.
     pub async fn loaded(&self, plugin: &Plugin) -> Result<Arc<Loaded>, CallError> {
         let load_error = |reason: String| CallError::Load {
@@ -209,9 +217,12 @@ impl PluginHost {
                         .map_err(|err| load_error(err.0))
                 })?;
                 let pre = wasm.linker.instantiate_pre(&component).map_err(|err| {
+                    let text = error_text(&err);
+                    let fix = import_fix(&text)
+                        .map(|fix| format!(" ({fix})"))
+                        .unwrap_or_default();
                     load_error(format!(
-                        "imports something pith does not provide: {}",
-                        error_text(&err)
+                        "imports something pith does not provide: {text}{fix}"
                     ))
                 })?;
                 Loaded::new(pre, &plugin.manifest.kinds)
@@ -266,6 +277,23 @@ impl PluginHost {
             meta.provider = Some(provider::ProviderMeta::from_wit(info));
         }
         Ok(meta)
+    }
+}
+
+/// The fix for an import pith refuses, when pith knows one.
+pub fn import_fix(reason: &str) -> Option<&'static str> {
+    if reason.contains("wasi:http") {
+        Some(
+            "pith does not provide wasi:http: use pith's own `pith:plugin/http` import (Rust: \
+             pith_sdk::http); with componentize-js, build with `--disable http fetch-event`",
+        )
+    } else if reason.contains("pith:plugin/") {
+        Some(
+            "the component was built against a WIT package this pith does not have: rebuild it \
+             against the WIT of `pith plugin wit`",
+        )
+    } else {
+        None
     }
 }
 

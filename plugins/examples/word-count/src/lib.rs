@@ -26,7 +26,7 @@ impl Tool for WordCount {
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {
         let args: Args = call.parse()?;
         let text = std::fs::read_to_string(resolve_path(&args.path))
-            .map_err(|err| ToolError::new(format!("Cannot read {}: {err}", args.path)))?;
+            .map_err(|err| ToolError::new(pith_sdk::host::file_error(&args.path, &err)))?;
         let (lines, words, bytes) = (
             text.lines().count(),
             text.split_whitespace().count(),

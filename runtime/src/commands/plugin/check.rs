@@ -1,0 +1,231 @@
+//! `pith plugin check <path>`: loads one plugin beside the others, as a session would, without
+//! starting one, and reports: the manifest's problems, whether pith refused it and why (with
+//! the fix for imports pith cannot satisfy), the worlds it implements and what it imports, what
+//! it offers, tool names it shares with other plugins (and which one wins), and what the user
+//! must grant it.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::plugin_host::grants::WorkspaceAccess;
+use crate::plugin_host::manifest::{Kind, Manifest};
+use crate::plugin_host::{LoadError, PluginHost};
+
+fn world_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tool => "tool-plugin",
+        Kind::Provider => "provider-plugin",
+        Kind::Extension => "extension-plugin",
+        Kind::Skill => "skill-plugin",
+        Kind::PromptTemplate => "prompt-template-plugin",
+    }
+}
+
+/// Prints the report; exit 1 when the plugin is refused or its manifest is wrong.
+pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> ExitCode {
+    let manifest_path = crate::plugin_host::discovery::explicit_manifest(path);
+    let manifest = match std::fs::read_to_string(&manifest_path)
+        .map_err(|err| err.to_string())
+        .and_then(|text| Manifest::parse(&text).map_err(|err| err.to_string()))
+    {
+        Ok(manifest) => manifest,
+        Err(err) => {
+            eprintln!("✗ manifest {}: {err}", manifest_path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "plugin {} {} ({})",
+        manifest.id,
+        manifest.version,
+        manifest_path.display()
+    );
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let component = manifest.component_path(&manifest_path);
+    let ours = |p: &Path| {
+        canonical(p) == canonical(&manifest_path) || canonical(p) == canonical(&component)
+    };
+    let refused: Vec<&LoadError> = errors
+        .iter()
+        .filter(|e| ours(Path::new(&e.path)) || e.reason.contains(&manifest.id))
+        .collect();
+    if !refused.is_empty() {
+        for error in refused {
+            eprintln!("✗ refused: {}", error.reason);
+            if let Some(fix) = crate::plugin_host::import_fix(&error.reason) {
+                eprintln!("  fix: {fix}");
+            }
+        }
+        return ExitCode::FAILURE;
+    }
+    let plugins = host.plugins();
+    let Some(plugin) = plugins.iter().find(|p| p.manifest.id == manifest.id) else {
+        eprintln!(
+            "✗ {} did not load (is another plugin with the id {:?} loaded in its place?)",
+            path.display(),
+            manifest.id
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut problems = 0;
+    match host.loaded(plugin).await {
+        Ok(loaded) => {
+            let kinds: Vec<String> = plugin
+                .manifest
+                .kinds
+                .iter()
+                .map(|k| format!("{k} (world {})", world_of(*k)))
+                .collect();
+            println!("✓ implements {}", kinds.join(", "));
+            let Some(engine) = host.engine() else {
+                return ExitCode::FAILURE;
+            };
+            let mut imports: Vec<String> = loaded
+                .component
+                .component_type()
+                .imports(engine)
+                .map(|(name, _)| name.to_string())
+                .collect();
+            imports.sort();
+            println!("  imports: {}", imports.join(", "));
+        }
+        Err(err) => {
+            let text = err.to_string();
+            eprintln!("✗ {text}");
+            if let Some(fix) = crate::plugin_host::import_fix(&text) {
+                eprintln!("  fix: {fix}");
+            }
+            return ExitCode::FAILURE;
+        }
+    }
+    let meta = &plugin.meta;
+    let offers: Vec<String> = meta
+        .tools
+        .iter()
+        .map(|t| format!("tool {}", t.name))
+        .chain(
+            meta.extension
+                .iter()
+                .flat_map(|e| e.commands.iter().map(|c| format!("command /{}", c.name))),
+        )
+        .chain(meta.skills.iter().map(|s| format!("skill {}", s.name)))
+        .chain(
+            meta.templates
+                .iter()
+                .map(|t| format!("template /{}", t.name)),
+        )
+        .chain(meta.provider.iter().flat_map(|p| {
+            p.models
+                .iter()
+                .map(|m| format!("model {}/{}", m.provider, m.id))
+        }))
+        .collect();
+    println!(
+        "  offers: {}",
+        if offers.is_empty() {
+            "nothing".into()
+        } else {
+            offers.join(", ")
+        }
+    );
+    let winners = host.tools();
+    for tool in &meta.tools {
+        let others: Vec<&str> = plugins
+            .iter()
+            .filter(|p| p.manifest.id != plugin.manifest.id)
+            .filter(|p| p.meta.tools.iter().any(|t| t.name == tool.name))
+            .map(|p| p.manifest.id.as_str())
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        problems += 1;
+        let winner = winners
+            .iter()
+            .find(|(spec, _)| spec.name == tool.name)
+            .map(|(_, p)| p.manifest.id.clone())
+            .unwrap_or_default();
+        println!(
+            "! the tool {} is also exported by {}: {winner} wins (the plugin loaded last: \
+             agent plugins, then the project's, then --plugins-dir, then -e); rename one",
+            tool.name,
+            others.join(", ")
+        );
+    }
+    grants(plugin);
+    if problems > 0 {
+        println!("{problems} warning(s)");
+    }
+    ExitCode::SUCCESS
+}
+
+/// What the manifest asks for, what the user's settings grant now, and how to grant the rest.
+fn grants(plugin: &crate::plugin_host::plugin::Plugin) {
+    let asked = &plugin.manifest.requested;
+    let has = &plugin.capabilities;
+    let (mut missing, mut http, mut config) = (Vec::<String>::new(), Vec::new(), Vec::new());
+    let access = |a: WorkspaceAccess| match a {
+        WorkspaceAccess::None => "none",
+        WorkspaceAccess::Read => "read",
+        WorkspaceAccess::Write => "write",
+    };
+    println!(
+        "  workspace: asks {}, has {}",
+        access(asked.workspace),
+        access(has.workspace)
+    );
+    if asked.workspace == WorkspaceAccess::None && plugin.manifest.has_kind(Kind::Tool) {
+        println!(
+            "  note: no workspace: the tool cannot read files (add workspace = \"read\" under \
+             [capabilities] if it should)"
+        );
+    }
+    for prefix in &asked.http {
+        let granted = has.http.iter().any(|p| p.as_str() == prefix.as_str());
+        println!(
+            "  http {}: {}",
+            prefix.as_str(),
+            if granted { "granted" } else { "not granted" }
+        );
+        if !granted {
+            http.push(format!("{:?}", prefix.as_str()));
+        }
+    }
+    for key in &asked.config {
+        let granted = has.config.contains(key);
+        println!(
+            "  config {key}: {}",
+            if granted { "granted" } else { "not granted" }
+        );
+        if !granted {
+            config.push(format!("{key:?}"));
+        }
+    }
+    if asked.process {
+        println!(
+            "  process: {}",
+            if has.process {
+                "granted"
+            } else {
+                "not granted"
+            }
+        );
+        if !has.process {
+            missing.push("\"process\": true".to_string());
+        }
+    }
+    if !http.is_empty() {
+        missing.push(format!("\"http\": [{}]", http.join(", ")));
+    }
+    if !config.is_empty() {
+        missing.push(format!("\"config\": [{}]", config.join(", ")));
+    }
+    if !missing.is_empty() {
+        println!(
+            "  to grant what it asks, add to the settings (~/.pith/agent/settings.json): \
+             {{\"plugins\": {{\"{}\": {{\"grant\": {{{}}}}}}}}}",
+            plugin.manifest.id,
+            missing.join(", ")
+        );
+    }
+}

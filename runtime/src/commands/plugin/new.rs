@@ -1,0 +1,298 @@
+//! `pith plugin new <name> --kind <kind> [--lang rust|python|js]`: a project that builds and
+//! loads unchanged (a manifest asking for what it needs, the source, a README saying how to
+//! build and try it).
+
+use std::path::{Path, PathBuf};
+
+use super::{Lang, PluginError};
+use crate::plugin_host::manifest::Kind;
+
+/// What to create.
+pub struct NewPlugin<'a> {
+    /// The plugin's id (the directory's name too).
+    pub name: &'a str,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its language.
+    pub lang: Lang,
+    /// A local checkout of `pith-sdk` to depend on instead of the registry's (Rust only).
+    pub sdk: Option<&'a Path>,
+    /// Where the project directory goes.
+    pub parent: &'a Path,
+}
+
+/// The names a project derives from its id: `word-count` → tool `word_count`, type
+/// `WordCount`, environment prefix `WORD_COUNT`.
+struct Names {
+    id: String,
+    snake: String,
+    pascal: String,
+    upper: String,
+}
+
+impl Names {
+    fn of(id: &str) -> Names {
+        let words: Vec<&str> = id
+            .split(['-', '_', '.'])
+            .filter(|w| !w.is_empty())
+            .collect();
+        let pascal = words
+            .iter()
+            .map(|w| {
+                let mut chars = w.chars();
+                chars
+                    .next()
+                    .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                    .unwrap_or_default()
+            })
+            .collect();
+        Names {
+            id: id.to_string(),
+            snake: words.join("_"),
+            pascal,
+            upper: words.join("_").to_ascii_uppercase(),
+        }
+    }
+}
+
+/// A plugin id: a letter, then letters, digits and `-`; the name of a directory and a crate.
+fn check_name(name: &str) -> Result<(), PluginError> {
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    if !first_ok
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        || name.ends_with('-')
+    {
+        return Err(PluginError(format!(
+            "{name:?} is not a plugin name: use lowercase letters, digits and '-', starting with a \
+             letter (for example word-count)"
+        )));
+    }
+    Ok(())
+}
+
+/// Fills `{{key}}` placeholders.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = template.to_string();
+    for (key, value) in values {
+        out = out.replace(&format!("{{{{{key}}}}}"), value);
+    }
+    out
+}
+
+/// The source files of a Rust plugin of `kind`.
+fn rust_source(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tool => include_str!("templates/tool.rs.tmpl"),
+        Kind::Extension => include_str!("templates/extension.rs.tmpl"),
+        Kind::Provider => include_str!("templates/provider.rs.tmpl"),
+        Kind::Skill => include_str!("templates/skill.rs.tmpl"),
+        Kind::PromptTemplate => include_str!("templates/prompt-template.rs.tmpl"),
+    }
+}
+
+/// The `[capabilities]` a kind's template needs.
+fn capabilities(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tool => {
+            "\n[capabilities]\n# The tool reads the workspace; the user's settings may narrow it.\nworkspace = \"read\"\n"
+        }
+        _ => "",
+    }
+}
+
+/// Creates the project; returns its directory.
+pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
+    check_name(plan.name)?;
+    if plan.lang != Lang::Rust && plan.kind != Kind::Tool {
+        return Err(PluginError(format!(
+            "--lang {} makes tools only: write a {} in Rust (--lang rust), or build one with any \
+             component toolchain against the WIT of `pith plugin wit`",
+            plan.lang.as_str(),
+            plan.kind
+        )));
+    }
+    let dir = plan.parent.join(plan.name);
+    if dir.exists() {
+        return Err(PluginError(format!(
+            "{} exists already: pick another name or remove it",
+            dir.display()
+        )));
+    }
+    let names = Names::of(plan.name);
+    let kind = plan.kind.as_str();
+    let description = match plan.kind {
+        Kind::Tool => "Counts the lines, words and bytes of workspace files",
+        Kind::Extension => "Adds a command that asks a question",
+        Kind::Provider => "An echo model",
+        Kind::Skill => "How to do one task",
+        Kind::PromptTemplate => "Review a file",
+    };
+    let sdk = match plan.sdk {
+        Some(path) => format!(
+            "{{ path = {:?}, features = [\"{kind}\"] }}",
+            path.display().to_string()
+        ),
+        None => format!("{{ version = \"0.1\", features = [\"{kind}\"] }}"),
+    };
+    // In the project's directory `pith tool` and `pith plugin call` load its plugin.
+    let try_it = match plan.kind {
+        Kind::Tool => format!("pith tool {} '{{\"path\":\".\"}}'", names.snake),
+        Kind::Extension => format!("pith plugin call /{} hello --answer yes", names.id),
+        Kind::Provider => format!(
+            "echo '{{\"type\":\"prompt\",\"message\":\"hi\"}}' | {}_API_KEY=any pith --mode rpc -e . --provider {} --model echo",
+            names.upper, names.id
+        ),
+        Kind::Skill | Kind::PromptTemplate => "pith plugins -e .".to_string(),
+    };
+    let build_notes = match plan.lang {
+        Lang::Rust => {
+            "It needs Rust with the `wasm32-wasip2` target (`rustup target add wasm32-wasip2`).\n\n"
+        }
+        Lang::Python => {
+            "It needs componentize-py 0.25.1 (`pip install componentize-py==0.25.1`) and the WIT\n`pith plugin build` writes into `wit/`.\n\n"
+        }
+        Lang::Js => {
+            "It needs Node.js and componentize-js 0.23.0 (`npm install`: see package.json), and the\nWIT `pith plugin build` writes into `wit/`.\n\n"
+        }
+    };
+    let values = [
+        ("id", names.id.as_str()),
+        ("tool", names.snake.as_str()),
+        ("command", names.id.as_str()),
+        ("Type", names.pascal.as_str()),
+        ("env", names.upper.as_str()),
+        ("kind", kind),
+        ("lang", plan.lang.as_str()),
+        ("description", description),
+        ("sdk", sdk.as_str()),
+        ("capabilities", capabilities(plan.kind)),
+        ("try", try_it.as_str()),
+        ("build_notes", build_notes),
+    ];
+    let mut files: Vec<(PathBuf, String)> = vec![
+        (
+            PathBuf::from("pith.toml"),
+            fill(include_str!("templates/pith.toml.tmpl"), &values),
+        ),
+        (
+            PathBuf::from("README.md"),
+            fill(include_str!("templates/README.md.tmpl"), &values),
+        ),
+    ];
+    match plan.lang {
+        Lang::Rust => {
+            files.push((
+                PathBuf::from("Cargo.toml"),
+                fill(include_str!("templates/Cargo.toml.tmpl"), &values),
+            ));
+            files.push((
+                PathBuf::from("src/lib.rs"),
+                fill(rust_source(plan.kind), &values),
+            ));
+            files.push((PathBuf::from(".gitignore"), "/target\n/*.wasm\n".into()));
+        }
+        Lang::Python => {
+            files.push((
+                PathBuf::from("app.py"),
+                fill(include_str!("templates/app.py.tmpl"), &values),
+            ));
+            files.push((
+                PathBuf::from(".gitignore"),
+                "/wit\n/*.wasm\n__pycache__/\n".into(),
+            ));
+        }
+        Lang::Js => {
+            files.push((
+                PathBuf::from(format!("{}.js", names.id)),
+                fill(include_str!("templates/tool.js.tmpl"), &values),
+            ));
+            files.push((
+                PathBuf::from("package.json"),
+                fill(include_str!("templates/package.json.tmpl"), &values),
+            ));
+            files.push((
+                PathBuf::from(".gitignore"),
+                "/wit\n/*.wasm\nnode_modules/\n".into(),
+            ));
+        }
+    }
+    for (path, text) in files {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|err| PluginError(format!("Cannot create {}: {err}", parent.display())))?;
+        }
+        std::fs::write(&path, text)
+            .map_err(|err| PluginError(format!("Cannot write {}: {err}", path.display())))?;
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_id() {
+        let names = Names::of("word-count");
+        assert_eq!(names.snake, "word_count");
+        assert_eq!(names.pascal, "WordCount");
+        assert_eq!(names.upper, "WORD_COUNT");
+        assert!(check_name("word-count").is_ok());
+        for bad in ["Word", "1x", "a b", "x-", "", "a_b"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn no_placeholder_is_left_unfilled() {
+        let dir = tempfile::tempdir().unwrap();
+        for kind in [
+            Kind::Tool,
+            Kind::Extension,
+            Kind::Provider,
+            Kind::Skill,
+            Kind::PromptTemplate,
+        ] {
+            let name = format!("p-{}", kind.as_str());
+            let plan = NewPlugin {
+                name: &name,
+                kind,
+                lang: Lang::Rust,
+                sdk: None,
+                parent: dir.path(),
+            };
+            let made = create(&plan).unwrap();
+            for file in ["pith.toml", "README.md", "Cargo.toml", "src/lib.rs"] {
+                let text = std::fs::read_to_string(made.join(file)).unwrap();
+                assert!(!text.contains("{{"), "{file} of {kind}: {text}");
+            }
+        }
+        for lang in [Lang::Python, Lang::Js] {
+            let name = format!("t-{}", lang.as_str());
+            let plan = NewPlugin {
+                name: &name,
+                kind: Kind::Tool,
+                lang,
+                sdk: None,
+                parent: dir.path(),
+            };
+            let made = create(&plan).unwrap();
+            for entry in std::fs::read_dir(&made).unwrap() {
+                let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+                assert!(!text.contains("{{"), "{text}");
+            }
+        }
+        let twice = NewPlugin {
+            name: "p-tool",
+            kind: Kind::Tool,
+            lang: Lang::Rust,
+            sdk: None,
+            parent: dir.path(),
+        };
+        assert!(create(&twice).unwrap_err().0.contains("exists already"));
+    }
+}

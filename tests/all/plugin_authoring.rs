@@ -283,6 +283,22 @@ fn check_names_each_failure_and_its_fix() {
         out.contains("no workspace: the tool cannot read files"),
         "{out}"
     );
+    // `pith plugins --json` (and `get_plugins`) say which tool is shadowed, by whom and why.
+    let listed = pith(
+        root.path(),
+        &agent,
+        &["plugins", "--json", "-e", "twin", "--plugins-dir", "plugins"],
+        &[],
+    );
+    let plugins: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let word_count = plugins
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "word-count")
+        .unwrap();
+    assert_eq!(word_count["shadowed"][0]["tool"], "word_count", "{word_count}");
+    assert_eq!(word_count["shadowed"][0]["servedBy"], "twin");
     // A manifest claiming the wrong world.
     std::fs::write(
         twin.join("pith.toml"),

@@ -15,6 +15,7 @@ mod permissions;
 mod prompt;
 mod sessions;
 mod sink;
+mod stdio;
 mod tools;
 mod updates;
 
@@ -27,7 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
-use agent_client_protocol::{Agent, Error, ErrorCode, Stdio};
+use agent_client_protocol::{Agent, Error, ErrorCode};
 
 use crate::agent::session::Session;
 use crate::agent_dir::AgentDir;
@@ -225,12 +226,7 @@ pub async fn serve(
 
 /// The ACP connection on stdio, until the client closes it.
 async fn connect(server: Arc<Server>) -> Result<(), Error> {
-    let flow = server.flow.clone();
-    let stdio = Stdio::new().with_debug(move |line, direction| {
-        if matches!(direction, agent_client_protocol::LineDirection::Stdout) {
-            flow.written(line.len() + 1);
-        }
-    });
+    let (stdio, written) = stdio::transport(server.flow.clone());
     let (init, new, load, list, close, prompt, config, cancel) = (
         server.clone(),
         server.clone(),
@@ -241,7 +237,7 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
         server.clone(),
         server,
     );
-    Agent
+    let served = Agent
         .v1()
         .name("pith")
         .on_receive_request(
@@ -332,5 +328,9 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_to(stdio)
-        .await
+        .await;
+    // What is queued is written before the process exits (bounded: a task still holding the
+    // writer must not keep pith alive).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), written.finished()).await;
+    served
 }

@@ -100,13 +100,6 @@ impl Session {
 
     /// `get_plugins`: every loaded plugin, as `pith plugins --json` lists it.
     pub fn plugins_json(&self) -> Value {
-        let plugins: Vec<Value> = self
-            .shared()
-            .host
-            .plugins()
-            .iter()
-            .map(|p| p.describe())
-            .collect();
-        json!({ "plugins": plugins })
+        json!({ "plugins": self.shared().host.describe_plugins() })
     }
 }

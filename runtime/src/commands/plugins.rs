@@ -10,8 +10,7 @@ use crate::plugin_host::grants::WorkspaceAccess;
 /// Prints the list.
 pub fn print(host: &PluginHost, as_json: bool) -> ExitCode {
     if as_json {
-        let list: Vec<Value> = host.plugins().iter().map(|p| p.describe()).collect();
-        println!("{}", Value::Array(list));
+        println!("{}", Value::Array(host.describe_plugins()));
         return ExitCode::SUCCESS;
     }
     for plugin in host.plugins().iter() {

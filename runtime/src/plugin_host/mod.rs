@@ -378,6 +378,41 @@ fn insert(plugins: &mut Vec<Arc<Plugin>>, plugin: Arc<Plugin>) {
     }
 }
 
+impl PluginHost {
+    /// Every plugin as `pith plugins --json` and `get_plugins` list it, each with the tools of
+    /// its that another plugin's tool of the same name replaces (`shadowed`: which one serves
+    /// the name, and why).
+    pub fn describe_plugins(&self) -> Vec<serde_json::Value> {
+        let tools = self.tools();
+        self.plugins()
+            .iter()
+            .map(|plugin| {
+                let mut described = plugin.describe();
+                let shadowed: Vec<serde_json::Value> = plugin
+                    .meta
+                    .tools
+                    .iter()
+                    .filter_map(|tool| {
+                        let (_, winner) = tools.iter().find(|(spec, _)| spec.name == tool.name)?;
+                        (winner.manifest.id != plugin.manifest.id).then(|| {
+                            serde_json::json!({
+                                "tool": tool.name,
+                                "servedBy": winner.manifest.id,
+                                "why": "a plugin loaded later serves the name (built-in plugins, \
+                                        then the agent's, the project's, --plugins-dir, -e)",
+                            })
+                        })
+                    })
+                    .collect();
+                if !shadowed.is_empty() {
+                    described["shadowed"] = serde_json::Value::Array(shadowed);
+                }
+                described
+            })
+            .collect()
+    }
+}
+
 /// The tools of a plugin set, by name, with the plugin exporting each.
 pub type PluginTools = Arc<Vec<(ToolSpec, Arc<Plugin>)>>;
 

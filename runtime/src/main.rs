@@ -62,6 +62,19 @@ async fn run(mut args: Args) -> ExitCode {
                     args.extensions.push(checked.clone());
                     args.command = Some(Command::Plugin(PluginCommand::Check { path: checked }));
                 }
+                Ok(Next::Trust(project)) => {
+                    let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
+                    let project = project.canonicalize().unwrap_or(project);
+                    let remembered = pith::trust::TrustRecord::load(agent_dir.root())
+                        .and_then(|mut record| record.set(agent_dir.root(), &project, true));
+                    if let Err(problem) = remembered {
+                        eprintln!(
+                            "pith: the new project is not remembered as trusted ({problem}): \
+                             `pith trust` in it, or pass -e ."
+                        );
+                    }
+                    return ExitCode::SUCCESS;
+                }
                 Ok(Next::Host) => {}
                 Ok(Next::Done) => return ExitCode::SUCCESS,
                 Err(err) => {
@@ -87,15 +100,6 @@ async fn run(mut args: Args) -> ExitCode {
             missing.display()
         );
         return ExitCode::FAILURE;
-    }
-    // In a plugin project, `pith tool` and `pith plugin call` try the project's plugin.
-    let trying = matches!(
-        args.command,
-        Some(Command::Tool { .. } | Command::Plugin(PluginCommand::Call { .. }))
-    );
-    if trying && args.extensions.is_empty() && workspace.join("pith.toml").is_file() {
-        eprintln!("pith: loading the plugin project here (pith.toml)");
-        args.extensions.push(workspace.clone());
     }
     let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
     // The project's own plugins, settings and resources run only in a trusted project
@@ -143,6 +147,23 @@ async fn run(mut args: Args) -> ExitCode {
             .unwrap_or(false),
     );
     let project_trusted = args.project_trusted();
+    // In a trusted plugin project (`pith plugin new` trusts the project it makes), `pith tool`
+    // and `pith plugin call` try the project's plugin.
+    let trying = matches!(
+        args.command,
+        Some(Command::Tool { .. } | Command::Plugin(PluginCommand::Call { .. }))
+    );
+    if trying && args.extensions.is_empty() && workspace.join("pith.toml").is_file() {
+        if project_trusted {
+            eprintln!("pith: loading the plugin project here (pith.toml)");
+            args.extensions.push(workspace.clone());
+        } else {
+            eprintln!(
+                "pith: this directory holds a plugin project (pith.toml) that is not trusted: \
+                 pass -e . to load it (or `pith trust`)"
+            );
+        }
+    }
     let skipped = pith::resources::project_files(&workspace);
     if !project_trusted && !skipped.is_empty() {
         eprintln!(

@@ -52,8 +52,10 @@ impl ToolError {
 }
 
 impl From<std::io::Error> for ToolError {
+    /// The error's text without its WASI error number (`No such file or directory`, not
+    /// `… (os error 44)`); [`crate::host::file_error`] also names the path and the cause.
     fn from(err: std::io::Error) -> Self {
-        ToolError::new(err.to_string())
+        ToolError::new(crate::host::without_errno(&err))
     }
 }
 

@@ -67,14 +67,21 @@ pub fn file_error(path: &str, err: &std::io::Error) -> String {
         );
     }
     if err.kind() == std::io::ErrorKind::PermissionDenied {
-        return format!("Cannot read {path}: it leads outside the workspace {workspace}");
+        return format!(
+            "Cannot read {path}: it leads outside the workspace {workspace} (a link), or the \
+             sandbox refuses it"
+        );
     }
+    format!("Cannot read {path}: {}", without_errno(err))
+}
+
+/// An I/O error's text without the WASI error number the standard library appends.
+pub fn without_errno(err: &std::io::Error) -> String {
     let text = err.to_string();
-    let reason = match text.find(" (os error ") {
-        Some(at) => &text[..at],
-        None => &text,
-    };
-    format!("Cannot read {path}: {reason}")
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }
 
 /// Resolves a path the model gave as pi's tools do: a leading `@` is stripped, Unicode spaces

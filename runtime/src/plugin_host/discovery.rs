@@ -70,8 +70,18 @@ pub struct Stray {
 
 /// A build tool's file that is no manifest (a plugin project used as a plugins directory).
 fn is_build_file(path: &Path) -> bool {
+    const BUILD_FILES: [&str; 7] = [
+        "Cargo.toml",
+        "pyproject.toml",
+        "rust-toolchain.toml",
+        "rustfmt.toml",
+        ".rustfmt.toml",
+        "clippy.toml",
+        ".clippy.toml",
+    ];
     path.file_name()
-        .is_some_and(|name| name == "Cargo.toml" || name == "pyproject.toml")
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| BUILD_FILES.contains(&name))
 }
 
 /// Lists the manifests in `dir` and the `.wasm` files no manifest claims. A missing directory

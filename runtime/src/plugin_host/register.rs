@@ -282,6 +282,9 @@ impl PluginHost {
 
 /// The fix for an import pith refuses, when pith knows one.
 pub fn import_fix(reason: &str) -> Option<&'static str> {
+    if !reason.contains("import") {
+        return None;
+    }
     if reason.contains("wasi:http") {
         Some(
             "pith does not provide wasi:http: use pith's own `pith:plugin/http` import (Rust: \

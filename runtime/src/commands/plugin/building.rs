@@ -60,6 +60,9 @@ fn find_tool(candidates: &[PathBuf], name: &str) -> Option<PathBuf> {
 
 /// Builds the project in `dir`; returns the component's path.
 pub fn build(dir: &Path) -> Result<PathBuf, PluginError> {
+    // The tools run in `dir`: every path handed to them is absolute.
+    let dir = &std::path::absolute(dir)
+        .map_err(|err| PluginError(format!("{}: {err}", dir.display())))?;
     let manifest_path = dir.join("pith.toml");
     let text = std::fs::read_to_string(&manifest_path).map_err(|err| {
         PluginError(format!(
@@ -166,30 +169,50 @@ fn js_source(dir: &Path, id: &str) -> Result<PathBuf, PluginError> {
 /// `cargo build --release --target wasm32-wasip2`, then the crate's `.wasm` copied to
 /// `component`.
 fn build_rust(dir: &Path, component: &Path) -> Result<(), PluginError> {
-    let cargo_toml = std::fs::read_to_string(dir.join("Cargo.toml"))
-        .map_err(|err| PluginError(format!("Cannot read Cargo.toml: {err}")))?;
-    let parsed: toml::Value = toml::from_str(&cargo_toml)
-        .map_err(|err| PluginError(format!("Cargo.toml does not parse: {err}")))?;
-    let name = parsed
-        .get("package")
-        .and_then(|p| p.get("name"))
-        .and_then(toml::Value::as_str)
-        .ok_or_else(|| PluginError("Cargo.toml has no [package] name".into()))?
-        .replace('-', "_");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
+    // Cargo's messages name the artifact, wherever the target directory is configured.
+    let output = Command::new(cargo)
         .current_dir(dir)
-        .args(["build", "--release", "--target", "wasm32-wasip2"]);
-    run(
-        command,
-        "cargo build",
-        "`rustup target add wasm32-wasip2` if the target is missing",
-    )?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(|d| dir.join(d))
-        .unwrap_or_else(|| dir.join("target"));
-    let built = target.join(format!("wasm32-wasip2/release/{name}.wasm"));
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .arg("--message-format=json-render-diagnostics")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|err| {
+            PluginError(format!(
+                "Cannot run cargo: {err} (install Rust with rustup)"
+            ))
+        })?;
+    if !output.status.success() {
+        return Err(PluginError(format!(
+            "cargo build failed ({}): see its output above; `rustup target add wasm32-wasip2` \
+             if the target is missing, and pith-sdk must be reachable (from crates.io, or a \
+             checkout with `pith plugin new --sdk <path>`)",
+            output.status
+        )));
+    }
+    let built = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact")
+        .flat_map(|m| {
+            m["filenames"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(PathBuf::from))
+                .collect::<Vec<_>>()
+        })
+        .rfind(|f| f.extension().is_some_and(|e| e == "wasm"))
+        .ok_or_else(|| {
+            PluginError(
+                "cargo built no .wasm: the crate needs `crate-type = [\"cdylib\"]` under [lib]"
+                    .into(),
+            )
+        })?;
+    if let Some(parent) = component.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|err| PluginError(format!("Cannot create {}: {err}", parent.display())))?;
+    }
     std::fs::copy(&built, component).map_err(|err| {
         PluginError(format!(
             "Cannot copy {} to {}: {err}",

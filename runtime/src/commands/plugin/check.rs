@@ -41,28 +41,32 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
         manifest_path.display()
     );
     let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let component = manifest.component_path(&manifest_path);
-    let ours = |p: &Path| {
-        canonical(p) == canonical(&manifest_path) || canonical(p) == canonical(&component)
+    // The files the loader reads for it: the manifest, and the component it resolves.
+    let component = match (&manifest.component, manifest_path.parent()) {
+        (None, Some(dir)) if manifest_path.ends_with("pith.toml") => {
+            crate::plugin_host::discovery::sole_component(dir).unwrap_or_default()
+        }
+        _ => manifest.component_path(&manifest_path),
     };
+    let ours = [canonical(&manifest_path), canonical(&component)];
     let refused: Vec<&LoadError> = errors
         .iter()
-        .filter(|e| ours(Path::new(&e.path)) || e.reason.contains(&manifest.id))
+        .filter(|e| ours.contains(&canonical(Path::new(&e.path))))
         .collect();
     if !refused.is_empty() {
+        // The reasons carry their fixes (an import pith refuses names what to do instead).
         for error in refused {
             eprintln!("✗ refused: {}", error.reason);
-            if let Some(fix) = crate::plugin_host::import_fix(&error.reason) {
-                eprintln!("  fix: {fix}");
-            }
         }
         return ExitCode::FAILURE;
     }
     let plugins = host.plugins();
     let Some(plugin) = plugins.iter().find(|p| p.manifest.id == manifest.id) else {
         eprintln!(
-            "✗ {} did not load (is another plugin with the id {:?} loaded in its place?)",
+            "✗ {} did not load: it is disabled in the settings (plugins.{}.enabled), or another \
+             plugin with the id {:?} was loaded in its place (`pith plugins` lists them)",
             path.display(),
+            manifest.id,
             manifest.id
         );
         return ExitCode::FAILURE;
@@ -78,6 +82,7 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
                 .collect();
             println!("✓ implements {}", kinds.join(", "));
             let Some(engine) = host.engine() else {
+                eprintln!("✗ the WebAssembly engine did not start");
                 return ExitCode::FAILURE;
             };
             let mut imports: Vec<String> = loaded
@@ -90,11 +95,7 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
             println!("  imports: {}", imports.join(", "));
         }
         Err(err) => {
-            let text = err.to_string();
-            eprintln!("✗ {text}");
-            if let Some(fix) = crate::plugin_host::import_fix(&text) {
-                eprintln!("  fix: {fix}");
-            }
+            eprintln!("✗ {err}");
             return ExitCode::FAILURE;
         }
     }

@@ -95,6 +95,9 @@ pub struct PluginError(pub String);
 pub enum Next {
     /// Nothing: the command is done.
     Done,
+    /// A project was created: remember it as trusted (the user made it), so that `pith tool`
+    /// and `pith plugin call` in it load its plugin.
+    Trust(PathBuf),
     /// Load the plugin host with this plugin added, and check it.
     Check(PathBuf),
     /// Load the plugin host and run the command (`call`).
@@ -123,7 +126,7 @@ pub fn prepare(command: &PluginCommand) -> Result<Next, PluginError> {
                 "created {} ({kind} in {lang}): `cd {name} && pith plugin build`",
                 dir.display()
             );
-            Ok(Next::Done)
+            Ok(Next::Trust(dir))
         }
         PluginCommand::Wit { dir } => {
             wit::write(dir)?;

@@ -64,10 +64,22 @@ fn check_name(name: &str) -> Result<(), PluginError> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         || name.ends_with('-')
+        || name.len() > 64
+        || [
+            "test",
+            "std",
+            "core",
+            "alloc",
+            "proc-macro",
+            "self",
+            "super",
+            "crate",
+        ]
+        .contains(&name)
     {
         return Err(PluginError(format!(
-            "{name:?} is not a plugin name: use lowercase letters, digits and '-', starting with a \
-             letter (for example word-count)"
+            "{name:?} is not a plugin name: use up to 64 lowercase letters, digits and '-', \
+             starting with a letter, and not a name Rust reserves (for example word-count)"
         )));
     }
     Ok(())
@@ -123,6 +135,17 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
     }
     let names = Names::of(plan.name);
     let kind = plan.kind.as_str();
+    // Suffixed, so that no name clashes with the SDK's (`tool` → `ToolTool`, not `Tool`).
+    let type_name = format!(
+        "{}{}",
+        names.pascal,
+        match plan.kind {
+            Kind::Tool => "Tool",
+            Kind::Extension => "Extension",
+            Kind::Provider => "Provider",
+            Kind::Skill | Kind::PromptTemplate => "",
+        }
+    );
     let description = match plan.kind {
         Kind::Tool => "Counts the lines, words and bytes of workspace files",
         Kind::Extension => "Adds a command that asks a question",
@@ -131,10 +154,20 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
         Kind::PromptTemplate => "Review a file",
     };
     let sdk = match plan.sdk {
-        Some(path) => format!(
-            "{{ path = {:?}, features = [\"{kind}\"] }}",
-            path.display().to_string()
-        ),
+        Some(path) => {
+            let path = std::path::absolute(path)
+                .map_err(|err| PluginError(format!("--sdk {}: {err}", path.display())))?;
+            let is_sdk = std::fs::read_to_string(path.join("Cargo.toml"))
+                .is_ok_and(|text| text.contains("name = \"pith-sdk\""));
+            if !is_sdk {
+                return Err(PluginError(format!(
+                    "--sdk {}: no pith-sdk there (give the `sdk` directory of a pith checkout)",
+                    path.display()
+                )));
+            }
+            let quoted = toml::Value::String(path.display().to_string()).to_string();
+            format!("{{ path = {quoted}, features = [\"{kind}\"] }}")
+        }
         None => format!("{{ version = \"0.1\", features = [\"{kind}\"] }}"),
     };
     // In the project's directory `pith tool` and `pith plugin call` load its plugin.
@@ -162,7 +195,7 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
         ("id", names.id.as_str()),
         ("tool", names.snake.as_str()),
         ("command", names.id.as_str()),
-        ("Type", names.pascal.as_str()),
+        ("Type", type_name.as_str()),
         ("env", names.upper.as_str()),
         ("kind", kind),
         ("lang", plan.lang.as_str()),
@@ -242,7 +275,7 @@ mod tests {
         assert_eq!(names.pascal, "WordCount");
         assert_eq!(names.upper, "WORD_COUNT");
         assert!(check_name("word-count").is_ok());
-        for bad in ["Word", "1x", "a b", "x-", "", "a_b"] {
+        for bad in ["Word", "1x", "a b", "x-", "", "a_b", "test", "std"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
     }

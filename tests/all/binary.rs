@@ -474,7 +474,7 @@ fn a_missing_workspace_grant_is_named() {
         String::from_utf8_lossy(&call.stderr)
     );
     assert!(
-        out.contains("this plugin has no workspace grant: add `workspace = \\\"read\\\"` or `\\\"write\\\"` under [capabilities] in its pith.toml"),
+        out.contains("this plugin has no workspace grant (add `workspace = \\\"read\\\"` under [capabilities] in its pith.toml)"),
         "{out}"
     );
 }

@@ -26,8 +26,10 @@ fn pith(dir: &Path, agent: &Path, args: &[&str], env: &[(&str, &Path)]) -> Outpu
         .current_dir(dir)
         .env("PITH_AGENT_DIR", agent)
         .env("PITH_CACHE_DIR", support::shared_cache())
-        // The Rust builds share one target directory, so a run compiles the SDK once.
-        .env("CARGO_TARGET_DIR", scratch("plugin-projects-target"));
+        // The Rust builds share one target directory, so a run compiles the SDK once, and use
+        // the crates the workspace's build downloaded (no network).
+        .env("CARGO_TARGET_DIR", scratch("plugin-projects-target"))
+        .env("CARGO_NET_OFFLINE", "true");
     for (key, value) in env {
         command.env(key, value);
     }

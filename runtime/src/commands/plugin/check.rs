@@ -230,3 +230,27 @@ fn grants(plugin: &crate::plugin_host::plugin::Plugin) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::plugin_host::import_fix;
+
+    #[test]
+    fn a_refused_import_names_its_fix_and_a_wrong_world_does_not() {
+        let http = import_fix(
+            "imports something pith does not provide: component imports instance \
+             `wasi:http/types@0.2.10`, but a matching implementation was not found in the linker",
+        );
+        assert!(http.unwrap().contains("--disable http fetch-event"));
+        let newer = import_fix(
+            "imports something pith does not provide: component imports instance \
+             `pith:plugin/host@0.2.0`",
+        );
+        assert!(newer.unwrap().contains("pith plugin wit"));
+        let world = import_fix(
+            "does not implement the provider world: no exported instance named \
+             `pith:plugin/provider@0.1.0`",
+        );
+        assert_eq!(world, None);
+    }
+}

@@ -184,12 +184,7 @@ async fn run(
         Input::Command { slot, name, args } => {
             // A command may start a run of its own (an extension's message with a turn).
             open.sink.begin_prompt(false);
-            session
-                .shared()
-                .extensions
-                .run_command(&slot, &name, &args)
-                .await;
-            session.wait_idle().await;
+            session.run_command_to_end(&slot, &name, &args).await;
             return stop_reason(open);
         }
         Input::Handled => return Ok(acp::StopReason::EndTurn),

@@ -78,6 +78,13 @@ impl Session {
         }
     }
 
+    /// Runs an extension command and waits until the run it may start (a message sent with a
+    /// turn) has ended: for front-ends that answer a command when its effects are over.
+    pub async fn run_command_to_end(&self, slot: &Arc<Slot>, name: &str, args: &str) {
+        self.shared().extensions.run_command(slot, name, args).await;
+        self.wait_idle().await;
+    }
+
     /// Expands `/skill:name args` and `/template args` (a failure is reported as
     /// `extension_error` and the text goes as typed).
     pub async fn expand(&self, text: &str) -> String {

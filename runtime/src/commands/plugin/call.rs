@@ -173,12 +173,7 @@ pub async fn command(
     session.start_extensions().await;
     match session.process_input(line, Vec::new()).await {
         Input::Command { slot, name, args } => {
-            session
-                .shared()
-                .extensions
-                .run_command(&slot, &name, &args)
-                .await;
-            session.wait_idle().await;
+            session.run_command_to_end(&slot, &name, &args).await
         }
         Input::Handled => println!("handled by an extension's input hook"),
         Input::Prompt { .. } => {

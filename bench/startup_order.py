@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates runtime/startup-order.txt: the functions of the release binary that a start runs
-(spawn, `get_state`, idle, stdin closed), in the linker's (mangled) names. The build passes the
+(spawn, `get_state` in RPC mode or `initialize` in ACP mode, idle, stdin closed), in the linker's (mangled) names. The build passes the
 list to LLD (`--symbol-ordering-file`) so those functions sit next to each other: the kernel maps
 64 KB of the binary around each page a process touches, and the start-up code scattered through
 20 MB of code kept about 4 MB more resident than it runs.
@@ -21,17 +21,25 @@ PITH = os.path.join(ROOT, "target", "release", "pith")
 OUT = os.path.join(ROOT, "runtime", "startup-order.txt")
 
 
-def record(trace):
+# Each start recorded: the mode, and the first line a client sends (its answer is awaited).
+STARTS = [
+    ("rpc", b'{"id":"1","type":"get_state"}\n'),
+    ("acp", b'{"jsonrpc":"2.0","id":1,"method":"initialize",'
+            b'"params":{"protocolVersion":1,"clientCapabilities":{}}}\n'),
+]
+
+
+def record(trace, mode, first):
     """Runs pith under callgrind through one start and returns the callgrind file's text."""
     scratch = tempfile.mkdtemp()
     env = dict(os.environ, PITH_CACHE_DIR=os.path.join(scratch, "cache"),
                PITH_AGENT_DIR=os.path.join(scratch, "agent"))
     command = ["valgrind", "--tool=callgrind", "--demangle=no", "--dump-instr=no",
-               "--callgrind-out-file=" + trace, PITH, "--mode", "rpc", "--provider", "faux",
+               "--callgrind-out-file=" + trace, PITH, "--mode", mode, "--provider", "faux",
                "--model", "faux-model", "--no-session"]
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env, cwd=scratch)
-    proc.stdin.write(b'{"id":"1","type":"get_state"}\n')
+    proc.stdin.write(first)
     proc.stdin.flush()
     proc.stdout.readline()
     time.sleep(1)
@@ -66,8 +74,11 @@ def functions(text):
 def main():
     if not os.path.exists(PITH):
         sys.exit("build the release binary first: cargo build --release")
+    names = set()
     with tempfile.TemporaryDirectory() as scratch:
-        names = functions(record(os.path.join(scratch, "callgrind.out")))
+        for mode, first in STARTS:
+            names.update(functions(record(os.path.join(scratch, mode + ".out"), mode, first)))
+    names = sorted(names)
     with open(OUT, "w") as f:
         f.write("\n".join(names) + "\n")
     print(f"{len(names)} functions written to {os.path.relpath(OUT, ROOT)}")

@@ -132,15 +132,26 @@ async fn follow(
     sink: std::sync::Weak<AcpSink>,
     mut work: mpsc::UnboundedReceiver<Follow>,
 ) {
+    // The options the client has (from the session/new or session/load answer): an update is
+    // sent only when they differ (a model an extension switched to, a level, a new provider).
+    let mut known = session
+        .upgrade()
+        .map(|shared| config_options(&Session::from_shared(shared)));
     while let Some(item) = work.recv().await {
         let (Some(shared), Some(sink)) = (session.upgrade(), sink.upgrade()) else {
             return;
         };
         let session = Session::from_shared(shared);
         match item {
-            Follow::ConfigOptions => sink.send(acp::SessionUpdate::ConfigOptionUpdate(
-                acp::ConfigOptionUpdate::new(config_options(&session)),
-            )),
+            Follow::ConfigOptions => {
+                let options = config_options(&session);
+                if known.as_ref() != Some(&options) {
+                    known = Some(options.clone());
+                    sink.send(acp::SessionUpdate::ConfigOptionUpdate(
+                        acp::ConfigOptionUpdate::new(options),
+                    ));
+                }
+            }
             Follow::Commands => sink.send(acp::SessionUpdate::AvailableCommandsUpdate(
                 acp::AvailableCommandsUpdate::new(commands(&session)),
             )),

@@ -558,7 +558,11 @@ impl EventSink for AcpSink {
                     dialog.withdraw();
                 }
             }
-            SessionEvent::AgentSettled { .. } => self.close_open_calls(),
+            SessionEvent::AgentSettled { .. } => {
+                self.close_open_calls();
+                // The run may have changed the model (an extension's `set_model`).
+                let _ = self.follow.send(Follow::ConfigOptions);
+            }
             _ => {}
         }
     }

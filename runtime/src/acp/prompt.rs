@@ -170,6 +170,7 @@ async fn run(
     let session = &open.session;
     // The extensions' `session_start` comes first.
     let _ = open.ready.subscribe().wait_for(|ready| *ready).await;
+    session.shared().host.deferred_settled().await;
     session.shared().wait_compaction().await;
     if let Some(rest) = text.strip_prefix("/compact")
         && (rest.is_empty() || rest.starts_with(char::is_whitespace))

@@ -204,6 +204,9 @@ impl Server {
         client: ConnectionTo<Client>,
         file: Option<SessionFile>,
     ) -> Result<Arc<AcpSession>, Error> {
+        // Plugins still compiling after start-up (new third-party ones) are part of the session,
+        // as they are of every RPC command but the liveness ones.
+        self.host.deferred_settled().await;
         let (mut models, problems) = ModelRegistry::load(
             &self.host,
             &self.agent_dir.models_file(),

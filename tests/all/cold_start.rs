@@ -168,12 +168,9 @@ async fn the_first_run_waits_for_a_plugin_compiling_after_start_up() {
     pith.call("p", json!({"type": "prompt", "message": "count"}))
         .await;
     let end = pith.until_agent_end().await;
-    let result = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "toolResult")
-        .cloned()
+    let result = crate::support::rpc::tool_results(&end)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("a tool result in {end}"));
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["content"][0]["text"], "1 lines, 3 words, 6 bytes");

@@ -6,7 +6,7 @@ use crate::support;
 use crate::support::keys;
 
 use crate::support::rpc::{Options, Pith};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_host_answers_every_kind_of_dialog() {
@@ -158,12 +158,7 @@ async fn the_permission_gate_blocks_bash_unless_the_user_allows_it() {
     pith.send(json!({"type": "extension_ui_response", "id": ask["id"], "confirmed": true}))
         .await;
     let end = pith.until_agent_end().await;
-    let results: Vec<&Value> = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .collect();
+    let results = support::rpc::tool_results(&end);
     assert_eq!(results[0]["isError"], true);
     assert_eq!(
         results[0]["content"][0]["text"],

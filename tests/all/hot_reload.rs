@@ -5,7 +5,7 @@ use crate::support;
 
 use std::path::Path;
 
-use crate::support::rpc::{Options, Pith};
+use crate::support::rpc::{Options, Pith, tool_results};
 use serde_json::{Value, json};
 
 /// Replaces `target` atomically with `bytes` (written beside it, then renamed over it).
@@ -13,16 +13,6 @@ fn replace(target: &Path, bytes: &[u8]) {
     let temporary = target.with_extension("partial");
     std::fs::write(&temporary, bytes).unwrap();
     std::fs::rename(&temporary, target).unwrap();
-}
-
-fn tool_results(end: &Value) -> Vec<Value> {
-    end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .cloned()
-        .collect()
 }
 
 async fn spawn(script: Value) -> (Pith, tempfile::TempDir) {

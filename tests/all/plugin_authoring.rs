@@ -420,12 +420,7 @@ async fn python_and_javascript_examples_serve_over_the_pipes_and_hot_reload() {
     rpc.call("p", json!({"type": "prompt", "message": "count"}))
         .await;
     let end = rpc.until_agent_end().await;
-    let results: Vec<&Value> = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .collect();
+    let results = support::rpc::tool_results(&end);
     assert_eq!(
         results[0]["content"][0]["text"],
         "2 lines, 3 words, 6 bytes"
@@ -446,13 +441,7 @@ async fn python_and_javascript_examples_serve_over_the_pipes_and_hot_reload() {
     rpc.call("p2", json!({"type": "prompt", "message": "count again"}))
         .await;
     let end = rpc.until_agent_end().await;
-    let result = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "toolResult")
-        .cloned()
-        .unwrap();
+    let result = support::rpc::tool_results(&end).remove(0);
     assert_eq!(
         result["content"][0]["text"], "2 lines, 3 words, 6 bytes",
         "{result}"

@@ -6,7 +6,7 @@ use crate::rpc_commands::assert_error;
 use crate::support;
 
 use crate::support::rpc::{Options, Pith};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn host_tools_round_trip_update_cancel_and_timeout() {
@@ -157,12 +157,7 @@ async fn plugin_tool_calls_with_immediate_failures_first() {
     pith.call("p", json!({"type": "prompt", "message": "count"}))
         .await;
     let end = pith.until_agent_end().await;
-    let results: Vec<&Value> = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .collect();
+    let results = support::rpc::tool_results(&end);
     assert_eq!(results.len(), 3);
     // Immediate failures come first, then executed calls in order.
     assert_eq!(results[0]["toolCallId"], "w2");

@@ -386,6 +386,17 @@ pub fn message_texts(answer: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The tool results among an `agent_end`'s messages, in order.
+pub fn tool_results(end: &Value) -> Vec<Value> {
+    end["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "toolResult")
+        .cloned()
+        .collect()
+}
+
 /// Writes, in `dir`, a node script that runs the `pith` binary with its arguments and passes
 /// signals on (pi's `RpcClient` spawns `node <cliPath> …`); returns its path.
 pub fn node_shim(dir: &Path) -> std::path::PathBuf {

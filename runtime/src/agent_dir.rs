@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 /// The environment variable that moves the agent directory.
 pub const AGENT_DIR_ENV: &str = "PITH_AGENT_DIR";
+/// pi's environment variable for its agent directory, read when [`AGENT_DIR_ENV`] is unset.
+pub const PI_AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 /// The environment variable that moves the compiled-component cache.
 pub const CACHE_DIR_ENV: &str = "PITH_CACHE_DIR";
 
@@ -15,17 +17,30 @@ pub struct AgentDir {
 }
 
 impl AgentDir {
-    /// `--agent-dir` if given, else `$PITH_AGENT_DIR`, else `~/.pith/agent`. A leading `~` is
-    /// expanded.
+    /// `--agent-dir` if given, else `$PITH_AGENT_DIR`, else pi's `$PI_CODING_AGENT_DIR`, else
+    /// `~/.pith/agent` when it exists, else pi's `~/.pi/agent` when it exists (a pi user's keys,
+    /// models, settings, resources and sessions, used as they are), else `~/.pith/agent`. A
+    /// leading `~` is expanded.
     pub fn resolve(flag: Option<&Path>) -> AgentDir {
+        let env = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let chosen = flag
             .map(Path::to_path_buf)
-            .or_else(|| {
-                std::env::var_os(AGENT_DIR_ENV)
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-            })
-            .unwrap_or_else(|| home_dir().join(".pith").join("agent"));
+            .or_else(|| env(AGENT_DIR_ENV))
+            .or_else(|| env(PI_AGENT_DIR_ENV))
+            .unwrap_or_else(|| {
+                let home = home_dir();
+                let pith = home.join(".pith").join("agent");
+                let pi = home.join(".pi").join("agent");
+                if !pith.exists() && pi.is_dir() {
+                    pi
+                } else {
+                    pith
+                }
+            });
         AgentDir {
             root: expand_tilde(&chosen),
         }

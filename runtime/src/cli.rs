@@ -115,6 +115,8 @@ pub struct Args {
     pub skills: Vec<PathBuf>,
     /// `--no-skills`.
     pub no_skills: bool,
+    /// `--no-context-files` / `-nc`: no `AGENTS.md` / `CLAUDE.md` in the system prompt.
+    pub no_context_files: bool,
     /// `--prompt-template`, repeatable.
     pub prompt_templates: Vec<PathBuf>,
     /// `--no-prompt-templates`.
@@ -172,6 +174,8 @@ Tools and resources:
   --no-tools                     no tools (host tools still apply)
   --system-prompt <text|file>    replace the system prompt
   --append-system-prompt <text|file>  append to the system prompt
+  -nc, --no-context-files        leave AGENTS.md / CLAUDE.md (agent directory, then each directory
+                                 from / down to the working directory) out of the system prompt
   -e, --extension <path>         load a plugin: its manifest, component or directory (repeatable)
   -a, --approve / -na, --no-approve  trust (or not) the project's own .pith/ plugins and resources
                                  for this run (see pith trust)
@@ -179,7 +183,8 @@ Tools and resources:
   --no-extensions, --skill <path>, --no-skills, --prompt-template <path>, --no-prompt-templates
 
 pith options:
-  --agent-dir <dir>              configuration and sessions (default ~/.pith/agent, or $PITH_AGENT_DIR)
+  --agent-dir <dir>              configuration and sessions (default $PITH_AGENT_DIR, else
+                                 $PI_CODING_AGENT_DIR, else ~/.pith/agent, else pi's ~/.pi/agent)
   --plugins-dir <dir>            also load plugins from <dir> (repeatable)
   --sandbox <mode>               read-only, workspace-write (default) or full-access: what the
                                  model's tools and shell may read and write (see sandbox.*)
@@ -326,6 +331,7 @@ impl Args {
                 "-ne" | "--no-extensions" => parsed.no_extensions = true,
                 "--skill" => parsed.skills.push(PathBuf::from(value(&arg)?)),
                 "-ns" | "--no-skills" => parsed.no_skills = true,
+                "-nc" | "--no-context-files" => parsed.no_context_files = true,
                 "--prompt-template" => parsed.prompt_templates.push(PathBuf::from(value(&arg)?)),
                 "-np" | "--no-prompt-templates" => parsed.no_prompt_templates = true,
                 "--offline" => parsed.offline = true,

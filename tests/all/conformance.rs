@@ -329,6 +329,12 @@ async fn a_compaction_that_keeps_a_small_tail() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn tool_calls_cut_at_the_output_limit_never_run() {
+    // The frames of pi's `failToolCallsFromTruncatedMessage`; the file checks are in `limits`.
+    conform_15("p_truncated_tool_call").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_commands_pi_1_5_added() {
     conform_15("n_new_commands").await;
 }

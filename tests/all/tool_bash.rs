@@ -131,3 +131,35 @@ async fn long_output_keeps_the_tail_and_names_the_full_file() {
     }
     assert!(updates >= 2, "updates: {updates}");
 }
+
+/// A command that starts a server in the background returns when its shell exits (pi's
+/// `waitForChildProcess`), not when the background process closes the output it inherited;
+/// the background process keeps running.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backgrounded_process_does_not_hold_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let started = std::time::Instant::now();
+    let out = bash(
+        &host,
+        json!({"command": "sleep 300 & echo $! > bg.pid; echo started"}),
+    )
+    .await;
+    // Far below the background's 300 s, far above a busy machine's start-up.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert!(!out.is_error, "{}", out.text());
+    assert_eq!(out.text(), "started\n");
+    let pid: i32 = std::fs::read_to_string(dir.path().join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the background process was killed"
+    );
+    // SAFETY: kill(2) on the test's own child process.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}

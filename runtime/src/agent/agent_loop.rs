@@ -267,7 +267,11 @@ async fn run_agent(
             break;
         }
         let has_calls = assistant.tool_calls().next().is_some();
-        let (results, steering) = if has_calls {
+        let (results, steering) = if has_calls && assistant.stop_reason == StopReason::Length {
+            // Calls cut off at the output limit never run; the model is asked again.
+            let results = super::tool_calls::fail_truncated_calls(&shared, &assistant);
+            (results, Vec::new())
+        } else if has_calls {
             super::tool_calls::run_tool_calls(&shared, &assistant, &cancel, plugin_tools).await
         } else {
             (Vec::new(), Vec::new())

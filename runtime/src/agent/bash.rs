@@ -1,22 +1,21 @@
 //! The `bash` RPC command (the user's own command, not a tool call): runs `bash -c` in the
-//! working directory in its own process group, merges stdout and stderr, strips ANSI codes and
+//! working directory in its own process group (returning when the shell exits, see
+//! [`crate::sandbox::shell`]), merges stdout and stderr, strips ANSI codes and
 //! control characters, keeps a rolling tail and spills the full output to a temp file past
 //! 50 KB, as pi's bash executor does. `abort_bash` kills the group of the running command.
 
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Mutex;
 
 use pith_sdk::text::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, sanitize_binary, strip_ansi, truncate_tail,
 };
 use serde::Serialize;
-use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
 
 use super::message::{BashExecutionMessage, now_ms};
+use crate::sandbox::shell::ShellChild;
 
 /// Characters of output kept in memory (twice the byte limit, as pi).
 const ROLLING_CHARS: usize = 2 * DEFAULT_MAX_BYTES;
@@ -65,10 +64,7 @@ impl BashControl {
     /// Kills the running command's process group, if any.
     pub fn abort(&self) {
         if let Some(pgid) = *self.running.lock().unwrap_or_else(|p| p.into_inner()) {
-            // SAFETY: kill(2) with a negative pid signals the process group.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+            crate::sandbox::shell::kill_process_group(pgid);
         }
     }
 
@@ -82,44 +78,12 @@ impl BashControl {
     ) -> Result<BashResult, String> {
         let mut bash = tokio::process::Command::new("bash");
         crate::sandbox::kernel::confine(&mut bash, sandbox)?;
-        let mut child = bash
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|err| format!("Cannot run bash: {err}"))?;
-        let pgid = child.id().map(|id| id as i32);
-        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = pgid;
-        let (tx, mut chunks) = mpsc::channel::<Vec<u8>>(64);
-        for stream in [
-            child
-                .stdout
-                .take()
-                .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
-            child.stderr.take().map(|s| Box::new(s) as _),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut stream = stream;
-                let mut buf = vec![0u8; 16 << 10];
-                while let Ok(n) = stream.read(&mut buf).await {
-                    if n == 0 || tx.send(buf[..n].to_vec()).await.is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
+        bash.arg("-c").arg(command).current_dir(cwd);
+        let mut shell =
+            ShellChild::spawn(&mut bash).map_err(|err| format!("Cannot run bash: {err}"))?;
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = shell.pgid();
         let mut output = OutputCollector::default();
-        while let Some(chunk) = chunks.recv().await {
+        while let Some((_, chunk)) = shell.next_output().await {
             let clean = output.push(&chunk);
             if !clean.is_empty() {
                 on_output(clean);
@@ -128,12 +92,12 @@ impl BashControl {
         if let Some(rest) = output.drain_pending() {
             on_output(&rest);
         }
-        let status = child
+        let code = shell
             .wait()
             .await
             .map_err(|err| format!("bash failed: {err}"))?;
         *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        Ok(output.finish(status.code()))
+        Ok(output.finish(code))
     }
 }
 

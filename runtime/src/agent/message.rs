@@ -67,8 +67,14 @@ pub struct Sections {
     pub tools: String,
     /// The tools' guidelines and pith's own (empty with a custom prompt).
     pub rules: String,
-    /// Appended text, project context files and the skills block.
+    /// Appended text.
     pub docs: String,
+    /// The project's context files (`AGENTS.md`, …), when there are any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub project_context: String,
+    /// The skills block, when there is one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub skills: String,
     /// The date and working directory.
     pub cwd: String,
 }
@@ -81,6 +87,8 @@ impl Sections {
             &self.tools,
             &self.rules,
             &self.docs,
+            &self.project_context,
+            &self.skills,
             &self.cwd,
         ]
         .into_iter()

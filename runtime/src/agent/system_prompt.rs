@@ -1,6 +1,6 @@
 //! The system prompt, laid out as pi's (pi-behaviour §19): the role, the available tools with
-//! their one-line snippets, tool guidelines, appended text, project context files, and the date
-//! and working directory.
+//! their one-line snippets, tool guidelines, appended text, project context files (see
+//! [`crate::resources::context_files`]), skills, and the date and working directory.
 
 use std::path::Path;
 
@@ -13,17 +13,20 @@ pub struct PromptOptions {
     pub custom: Option<String>,
     /// `--append-system-prompt` and `APPEND_SYSTEM.md`.
     pub append: Vec<String>,
-    /// Project context files (`AGENTS.md` / `CLAUDE.md`) as (path, contents).
-    pub context_files: Vec<(String, String)>,
+    /// Whether the project's context files (`AGENTS.md` / `CLAUDE.md`) go in the prompt
+    /// (false with `-nc`).
+    pub context_files: bool,
 }
 
 pub use super::message::Sections;
 
-/// The system prompt's sections for `tools` in `cwd`; `skills` is the skills block, listed only
-/// when the `read` tool is active (as pi does).
+/// The system prompt's sections for `tools` in `cwd`; `project_context` is the rendered
+/// context files, `skills` the skills block, listed only when the `read` tool is active (as pi
+/// does).
 pub fn sections(
     options: &PromptOptions,
     tools: &[SessionTool],
+    project_context: &str,
     skills: &str,
     cwd: &Path,
     date: &str,
@@ -35,23 +38,16 @@ pub fn sections(
         },
         None => default_body(tools),
     };
-    let mut docs: Vec<String> = options
+    let docs: Vec<String> = options
         .append
         .iter()
         .map(|extra| extra.trim().to_string())
         .collect();
-    if !options.context_files.is_empty() {
-        let mut context =
-            String::from("# Project Context\n\nProject-specific instructions and guidelines:");
-        for (path, content) in &options.context_files {
-            context.push_str(&format!("\n\n## {path}\n\n{}", content.trim_end()));
-        }
-        docs.push(context);
-    }
-    if tools.iter().any(|t| t.name() == "read") && !skills.trim().is_empty() {
-        docs.push(skills.trim().to_string());
-    }
     sections.docs = docs.join("\n\n");
+    sections.project_context = project_context.to_string();
+    if tools.iter().any(|t| t.name() == "read") {
+        sections.skills = skills.trim().to_string();
+    }
     sections.cwd = format!(
         "Current date: {date}\nCurrent working directory: {}",
         cwd.display()
@@ -63,11 +59,12 @@ pub fn sections(
 pub fn build(
     options: &PromptOptions,
     tools: &[SessionTool],
+    project_context: &str,
     skills: &str,
     cwd: &Path,
     date: &str,
 ) -> String {
-    sections(options, tools, skills, cwd, date).prompt()
+    sections(options, tools, project_context, skills, cwd, date).prompt()
 }
 
 fn default_body(tools: &[SessionTool]) -> Sections {

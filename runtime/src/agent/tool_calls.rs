@@ -102,6 +102,32 @@ fn apply_todo_tool(shared: &Arc<Shared>, name: &str, output: &ToolOutput) {
     }
 }
 
+/// The result of every call of an answer cut off at the output token limit (pi's text).
+pub fn truncated_call_text(name: &str) -> String {
+    format!(
+        "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+}
+
+/// The calls of an answer that stopped at the output token limit (pi's
+/// `failToolCallsFromTruncatedMessage`): their arguments may be cut, so none is looked up,
+/// validated, hooked, put to the host or run; each gets `tool_execution_start` and an error
+/// result. Like pi's, these results carry no duration.
+pub(super) fn fail_truncated_calls(
+    shared: &Shared,
+    assistant: &AssistantMessage,
+) -> Vec<ToolResultMessage> {
+    let untimed = Began::default();
+    assistant
+        .tool_calls()
+        .map(|(id, name, raw_args)| {
+            shared.emit(&events::tool_execution_start(id, name, raw_args));
+            let output = error_output(&truncated_call_text(name));
+            end_call(shared, id, name, output, &untimed)
+        })
+        .collect()
+}
+
 /// Runs the answer's tool calls; returns their results and any steering that cut them short.
 pub(super) async fn run_tool_calls(
     shared: &Arc<Shared>,

@@ -161,7 +161,7 @@ pub fn session_config(
                 .iter()
                 .map(|a| text_or_file(a))
                 .collect(),
-            context_files: Vec::new(),
+            context_files: !args.no_context_files,
         },
         steering_mode: setting_str("steeringMode")
             .map_or(QueueMode::OneAtATime, |m| QueueMode::parse(&m)),
@@ -211,13 +211,21 @@ pub fn protocol(args: &Args, settings: &Settings) -> Result<Protocol, String> {
     chosen.map_or(Ok(Protocol::default()), |version| Protocol::parse(&version))
 }
 
-/// Where the sessions of `cwd` are saved: `--session-dir`, else the agent directory's folder
-/// for `cwd`; `None` with `--no-session`.
+/// pi's environment variable for the session directory, read when `--session-dir` is absent.
+pub const PI_SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
+
+/// Where the sessions of `cwd` are saved: `--session-dir`, else `$PI_CODING_AGENT_SESSION_DIR`
+/// (as pi reads it), else the agent directory's folder for `cwd`; `None` with `--no-session`.
 pub fn sessions_dir(args: &Args, agent_dir: &AgentDir, cwd: &Path) -> Option<PathBuf> {
     if args.no_session {
         return None;
     }
-    Some(match &args.session_dir {
+    let from_env = || {
+        std::env::var_os(PI_SESSION_DIR_ENV)
+            .filter(|v| !v.is_empty())
+            .map(|dir| crate::agent_dir::expand_tilde(Path::new(&dir)))
+    };
+    Some(match args.session_dir.clone().or_else(from_env) {
         Some(dir) => cwd.join(dir),
         None => SessionFile::dir_for(&agent_dir.sessions_dir(), cwd),
     })

@@ -1,6 +1,7 @@
 //! Skills and prompt templates from both sources: plain files in pi's directories and
 //! skill / prompt-template components; and the expansion of `/skill:name` and `/name` prompts.
 
+pub mod context_files;
 pub mod frontmatter;
 pub mod rules;
 pub mod skills;

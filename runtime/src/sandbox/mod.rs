@@ -6,6 +6,7 @@
 //! granted): a mode never widens it.
 
 pub mod kernel;
+pub mod shell;
 pub mod tree;
 
 use std::path::{Path, PathBuf};

@@ -36,6 +36,8 @@ pub struct Options {
     pub work_files: Vec<(String, String)>,
     /// The protocol served (`--mode`): `rpc` unless a test says `acp`.
     pub mode: &'static str,
+    /// Where pith starts, below the working directory (the working directory itself if empty).
+    pub cwd: &'static str,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             agent_files: Vec::new(),
             work_files: Vec::new(),
             mode: "rpc",
+            cwd: "",
         }
     }
 }
@@ -103,12 +106,14 @@ impl Pith {
                 std::fs::write(path, contents).unwrap();
             }
         }
+        let start_dir = work.join(options.cwd);
+        std::fs::create_dir_all(&start_dir).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
         command
             .arg("--mode")
             .arg(options.mode)
             .args(&options.args)
-            .current_dir(&work)
+            .current_dir(&start_dir)
             .env("PITH_AGENT_DIR", dir.path().join("agent"))
             .env("PITH_CACHE_DIR", super::shared_cache())
             .env_remove("PITH_FAUX_SCRIPT")

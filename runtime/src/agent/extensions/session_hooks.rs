@@ -11,6 +11,7 @@ use crate::agent::system_prompt;
 use crate::agent::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::resources::context_files;
 
 /// pi's result text for a call an extension blocked without a reason.
 pub const BLOCKED: &str = "Tool execution was blocked";
@@ -75,10 +76,18 @@ pub fn system_prompt(shared: &Shared, tools: &[SessionTool]) -> String {
 /// The sections of the session's own system prompt for `tools` (before any extension's
 /// replacement).
 pub fn system_sections(shared: &Shared, tools: &[SessionTool]) -> system_prompt::Sections {
-    let skills = crate::resources::skills::prompt_block(&shared.resources().skills);
+    let resources = shared.resources();
+    let skills = crate::resources::skills::prompt_block(&resources.skills);
+    let project_context = if shared.prompt.context_files {
+        let files = context_files::load(&shared.cwd, &resources.dirs.agent_dir);
+        context_files::render(&files, shared.behaviour.system_message)
+    } else {
+        String::new()
+    };
     system_prompt::sections(
         &shared.prompt,
         tools,
+        &project_context,
         &skills,
         &shared.cwd,
         &system_prompt::today(),

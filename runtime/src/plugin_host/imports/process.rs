@@ -1,21 +1,21 @@
 //! `pith:plugin/process`: child processes for plugins granted `process` (the bash tool).
-//! Each child runs `bash -c` in the workspace in its own process group; the whole group is
-//! killed on `kill`, on timeout, and when the guest drops the child or the call is cancelled.
+//! Each child runs `bash -c` in the workspace in its own process group
+//! ([`crate::sandbox::shell`]: its output ends when the shell exits, whatever it left running
+//! in the background); the whole group is killed on `kill`, on timeout, and when the call is
+//! cancelled or the guest drops the child while the shell runs.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
 use wasmtime::component::Resource;
 
 use crate::plugin_host::bindings::imports::pith::plugin::process::{
     Command, ExitStatus, Host, HostChild, Output, ProcessError,
 };
 use crate::plugin_host::sandbox::StoreState;
+use crate::sandbox::shell::{Pipe, ShellChild, kill_process_group};
 
 /// The whole output written to a temp file once it passes a threshold.
 struct Spill {
@@ -54,44 +54,41 @@ impl Spill {
     }
 }
 
-type SharedSpill = Arc<std::sync::Mutex<Spill>>;
-
 /// A running child.
 pub struct ChildProcess {
-    child: tokio::process::Child,
-    pgid: Option<i32>,
-    output: mpsc::Receiver<Output>,
+    shell: ShellChild,
     timed_out: Arc<AtomicBool>,
     killed: bool,
     exited: Option<ExitStatus>,
     timer: Option<tokio::task::JoinHandle<()>>,
-    spill: Option<SharedSpill>,
+    spill: Option<Spill>,
 }
 
 impl ChildProcess {
     fn kill_group(&mut self) {
-        if self.exited.is_none()
-            && let Some(pgid) = self.pgid
-        {
-            kill_process_group(pgid);
+        if self.exited.is_none() {
+            self.shell.kill();
         }
+    }
+
+    /// The next chunk of output (see [`ShellChild::next_output`]), also written to the spill.
+    async fn next_chunk(&mut self) -> Option<Output> {
+        let (pipe, bytes) = self.shell.next_output().await?;
+        if let Some(spill) = &mut self.spill {
+            spill.write(&bytes);
+        }
+        Some(match pipe {
+            Pipe::Stdout => Output::Stdout(bytes),
+            Pipe::Stderr => Output::Stderr(bytes),
+        })
     }
 }
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
-        self.kill_group();
         if let Some(timer) = self.timer.take() {
             timer.abort();
         }
-    }
-}
-
-/// Sends SIGKILL to a whole process group.
-fn kill_process_group(pgid: i32) {
-    // SAFETY: kill(2) with a negative pid signals the group; it has no memory effects.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
     }
 }
 
@@ -117,33 +114,17 @@ impl Host for StoreState {
             .arg("-c")
             .arg(&cmd.command_line)
             .current_dir(&cwd)
-            .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = command
-            .spawn()
-            .map_err(|err| ProcessError::Spawn(err.to_string()))?;
-        let pgid = child.id().map(|id| id as i32);
-        let (tx, output) = mpsc::channel(64);
-        let spill = cmd.spill_after.map(|threshold| {
-            Arc::new(std::sync::Mutex::new(Spill {
-                threshold: threshold as usize,
-                seen: 0,
-                head: Vec::new(),
-                file: None,
-            }))
+            .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let shell =
+            ShellChild::spawn(&mut command).map_err(|err| ProcessError::Spawn(err.to_string()))?;
+        let spill = cmd.spill_after.map(|threshold| Spill {
+            threshold: threshold as usize,
+            seen: 0,
+            head: Vec::new(),
+            file: None,
         });
-        if let Some(stdout) = child.stdout.take() {
-            tokio::spawn(pump(stdout, tx.clone(), Output::Stdout, spill.clone()));
-        }
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(pump(stderr, tx, Output::Stderr, spill.clone()));
-        }
         let timed_out = Arc::new(AtomicBool::new(false));
-        let timer = match (cmd.timeout_ms, pgid) {
+        let timer = match (cmd.timeout_ms, shell.pgid()) {
             (Some(ms), Some(pgid)) => {
                 let flag = timed_out.clone();
                 Some(tokio::spawn(async move {
@@ -155,9 +136,7 @@ impl Host for StoreState {
             _ => None,
         };
         let process = ChildProcess {
-            child,
-            pgid,
-            output,
+            shell,
             timed_out,
             killed: false,
             exited: None,
@@ -179,48 +158,24 @@ fn inside_workspace(workspace: &Path, dir: &str) -> Option<PathBuf> {
     real.starts_with(&root).then_some(real)
 }
 
-async fn pump(
-    mut reader: impl tokio::io::AsyncRead + Unpin,
-    tx: mpsc::Sender<Output>,
-    wrap: fn(Vec<u8>) -> Output,
-    spill: Option<SharedSpill>,
-) {
-    let mut buf = vec![0u8; 16 << 10];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if let Some(spill) = &spill
-                    && let Ok(mut spill) = spill.lock()
-                {
-                    spill.write(&buf[..n]);
-                }
-                if tx.send(wrap(buf[..n].to_vec())).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
 impl HostChild for StoreState {
     async fn next_output(&mut self, this: Resource<ChildProcess>) -> Option<Output> {
         let _host_time = self.clock.enter_host();
         let cancel = self.cancel.clone();
         let child = self.table().get_mut(&this).ok()?;
         let Some(cancel) = cancel else {
-            return child.output.recv().await;
+            return child.next_chunk().await;
         };
         if cancel.is_cancelled() && !child.killed {
             child.killed = true;
             child.kill_group();
         }
         tokio::select! {
-            chunk = child.output.recv() => chunk,
+            chunk = child.next_chunk() => chunk,
             _ = cancel.cancelled(), if !child.killed => {
                 child.killed = true;
                 child.kill_group();
-                child.output.recv().await
+                child.next_chunk().await
             }
         }
     }
@@ -240,14 +195,14 @@ impl HostChild for StoreState {
         }
         let code = match cancel {
             Some(cancel) => tokio::select! {
-                status = child.child.wait() => status.ok().and_then(|s| s.code()),
+                code = child.shell.wait() => code.ok().flatten(),
                 _ = cancel.cancelled() => {
                     child.killed = true;
                     child.kill_group();
-                    child.child.wait().await.ok().and_then(|s| s.code())
+                    child.shell.wait().await.ok().flatten()
                 }
             },
-            None => child.child.wait().await.ok().and_then(|s| s.code()),
+            None => child.shell.wait().await.ok().flatten(),
         };
         if let Some(timer) = child.timer.take() {
             timer.abort();
@@ -270,7 +225,7 @@ impl HostChild for StoreState {
 
     async fn full_output_path(&mut self, this: Resource<ChildProcess>) -> Option<String> {
         let child = self.table().get(&this).ok()?;
-        let spill = child.spill.as_ref()?.lock().ok()?;
+        let spill = child.spill.as_ref()?;
         spill.file.as_ref().map(|(path, _)| path.clone())
     }
 

@@ -9,6 +9,16 @@ pub enum Command {
     Rpc,
     /// Serve the Agent Client Protocol on stdin/stdout (`--mode acp`).
     Acp,
+    /// Run prompts once and print the answer or the events (`-p`, `--mode text|json`, or
+    /// prompt words with no mode; see [`crate::print`]).
+    Print {
+        /// What to print.
+        output: crate::print::Output,
+        /// The prompts and `@file` arguments, in order.
+        words: Vec<String>,
+        /// True when `-p` or `--mode` asked for it (false: nothing said what to do).
+        chosen: bool,
+    },
     /// List the plugins (`pith plugins [--json]`).
     Plugins {
         /// Print JSON instead of a table.
@@ -139,6 +149,11 @@ pith — a headless coding-agent runtime with WebAssembly plugins
 Usage:
   pith --mode rpc [options]          serve pi's RPC protocol on stdin/stdout
   pith --mode acp [options]          serve the Agent Client Protocol on stdin/stdout (editors)
+  pith -p [options] <prompt>… [@file]…  run the prompts once, print the last answer's text
+                                     (also --mode text; words or piped stdin alone do the same);
+                                     exit 1 on a failed, aborted or cut-short answer
+  pith --mode json [options] <prompt>…  the same, printing the session header and every event
+                                     as JSON lines
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
   pith plugin new <name> [--kind tool|extension|provider|skill|prompt-template] [--lang rust|python|js]
@@ -274,7 +289,8 @@ impl Args {
 
     /// Parses the arguments after the program name.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, UsageError> {
-        let mut args = args.into_iter();
+        let mut args = args.into_iter().peekable();
+        let mut print = false;
         let mut parsed = Args::default();
         let mut mode: Option<String> = None;
         let mut words: Vec<String> = Vec::new();
@@ -338,6 +354,18 @@ impl Args {
                 "--verbose" => parsed.verbose = true,
                 "--json" => json = true,
                 "--export" => export = Some(PathBuf::from(value(&arg)?)),
+                "-p" | "--print" => {
+                    print = true;
+                    // pi's rule: the next word is the prompt unless it is a file or a flag
+                    // (`---` starts a prompt, as YAML front matter does).
+                    if let Some(next) = args.next_if(|next| {
+                        !next.starts_with('@')
+                            && (!next.starts_with('-') || next.starts_with("---"))
+                    }) {
+                        words.push(next);
+                    }
+                }
+                "--" => words.extend(args.by_ref()),
                 "-h" | "--help" => help = true,
                 "-V" | "--version" => version = true,
                 flag if flag.starts_with('-') && flag.len() > 1 => {
@@ -357,10 +385,21 @@ impl Args {
             }
         } else if mode.as_deref() == Some("acp") {
             Command::Acp
+        } else if let Some(output) = match mode.as_deref() {
+            Some("text") => Some(crate::print::Output::Text),
+            Some("json") => Some(crate::print::Output::Json),
+            None if print => Some(crate::print::Output::Text),
+            _ => None,
+        } {
+            Command::Print {
+                output,
+                words,
+                chosen: true,
+            }
         } else if let Some(mode) = mode {
             if mode != "rpc" {
                 return Err(UsageError(format!(
-                    "--mode {mode} is not supported: pith is headless, use --mode rpc or --mode acp"
+                    "--mode {mode} is not supported: pith is headless, use --mode rpc, acp, json or text"
                 )));
             }
             if let Some(word) = words.iter().find(|w| w.starts_with('@')) {
@@ -396,8 +435,12 @@ impl Args {
                     path: words.get(1).map(PathBuf::from),
                     trusted: word == "trust",
                 },
-                Some(other) => return Err(UsageError(format!("unknown command {other:?}"))),
-                None => Command::Help,
+                // Anything else is a prompt, as pi takes words (print mode: pith is headless).
+                _ => Command::Print {
+                    output: crate::print::Output::Text,
+                    words,
+                    chosen: false,
+                },
             }
         });
         Ok(parsed)
@@ -469,9 +512,39 @@ mod tests {
         );
         assert!(parse(&["export"]).is_err());
         assert_eq!(
-            parse(&["--mode", "text"]).unwrap_err().0,
-            "--mode text is not supported: pith is headless, use --mode rpc or --mode acp"
+            parse(&["--mode", "tui"]).unwrap_err().0,
+            "--mode tui is not supported: pith is headless, use --mode rpc, acp, json or text"
         );
+        let print = |words: &[&str], output, chosen| Command::Print {
+            output,
+            words: words.iter().map(|w| w.to_string()).collect(),
+            chosen,
+        };
+        use crate::print::Output::{Json, Text};
+        // pi's rules: -p takes the next word unless it is a flag or a file; `--` ends flags.
+        assert_eq!(
+            parse(&["-p", "---yaml"]).unwrap().command,
+            Some(print(&["---yaml"], Text, true))
+        );
+        assert_eq!(
+            parse(&["-p", "@a.txt", "go", "on"]).unwrap().command,
+            Some(print(&["@a.txt", "go", "on"], Text, true))
+        );
+        assert_eq!(
+            parse(&["--mode", "json", "-p", "--", "-x", "--mode"])
+                .unwrap()
+                .command,
+            Some(print(&["-x", "--mode"], Json, true))
+        );
+        assert_eq!(
+            parse(&["--mode", "text", "hi"]).unwrap().command,
+            Some(print(&["hi"], Text, true))
+        );
+        assert_eq!(
+            parse(&["what", "is", "up"]).unwrap().command,
+            Some(print(&["what", "is", "up"], Text, false))
+        );
+        assert_eq!(parse(&[]).unwrap().command, Some(print(&[], Text, false)));
         assert_eq!(
             parse(&["--mode", "acp"]).unwrap().command,
             Some(Command::Acp)

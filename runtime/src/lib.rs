@@ -15,6 +15,7 @@ pub mod file_search;
 pub mod js;
 pub mod model;
 pub mod plugin_host;
+pub mod print;
 pub mod resources;
 pub mod rpc;
 pub mod sandbox;

@@ -44,9 +44,22 @@ fn main() -> ExitCode {
 
 async fn run(mut args: Args) -> ExitCode {
     match &args.command {
-        Some(Command::Help) | None => {
+        Some(Command::Help) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
+        }
+        // Nothing to do: no prompt, no mode, nothing piped. Never a silent success.
+        Some(Command::Print {
+            words,
+            chosen: false,
+            ..
+        }) if words.is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdin()) => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+        None => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
         }
         Some(Command::Version) => {
             println!("pith {}", env!("CARGO_PKG_VERSION"));
@@ -259,6 +272,9 @@ async fn run(mut args: Args) -> ExitCode {
             pith::commands::startup::serve(host, &args, &settings, workspace, &agent_dir).await
         }
         Some(Command::Acp) => pith::acp::serve(host, &args, &settings, workspace, &agent_dir).await,
+        Some(Command::Print {
+            output, ref words, ..
+        }) => pith::print::run(host, &args, &settings, workspace, &agent_dir, output, words).await,
         Some(
             Command::Help
             | Command::Version

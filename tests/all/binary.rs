@@ -46,9 +46,9 @@ fn help_version_and_usage_errors() {
         "{}",
         String::from_utf8_lossy(&missing.stderr)
     );
-    let mode = pith(&["--mode", "json"], dir.path());
+    let mode = pith(&["--mode", "tui"], dir.path());
     assert_eq!(mode.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&mode.stderr).contains("--mode json is not supported"));
+    assert!(String::from_utf8_lossy(&mode.stderr).contains("--mode tui is not supported"));
     let model = pith(
         &["--mode", "rpc", "--model", "no-such-model-anywhere"],
         dir.path(),

@@ -30,6 +30,7 @@ mod pi_dirs;
 mod pi_hosts;
 mod plugin_authoring;
 mod plugin_host;
+mod print_mode;
 mod provider_anthropic;
 mod provider_google;
 mod provider_openai_completions;

@@ -4,6 +4,12 @@
 use super::*;
 
 impl Session {
+    /// The session file's header (`{"type":"session","version":3,"id",…}`), as `--mode json`
+    /// prints it first.
+    pub fn session_header(&self) -> Value {
+        Value::Object(self.shared.state().store.header().clone())
+    }
+
     /// `get_state`'s data.
     pub fn state_json(&self) -> Value {
         let state = self.shared.state();

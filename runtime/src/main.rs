@@ -9,6 +9,7 @@ use pith::plugin_host::{HostOptions, PluginHost};
 use pith::settings::Settings;
 
 fn main() -> ExitCode {
+    faux_script_from_file();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -18,7 +19,19 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "warn,agent_client_protocol=error".into()),
         )
         .init();
-    let args = match Args::parse(std::env::args().skip(1)) {
+    // A word that is not UTF-8 is a usage error, not a panic (`std::env::args` would panic).
+    let words: Result<Vec<String>, _> = std::env::args_os()
+        .skip(1)
+        .map(|word| {
+            word.into_string().map_err(|bad| {
+                format!(
+                    "the argument {:?} is not valid UTF-8: pith takes UTF-8 arguments",
+                    bad.to_string_lossy()
+                )
+            })
+        })
+        .collect();
+    let args = match words.map_err(pith::cli::UsageError).and_then(Args::parse) {
         Ok(args) => args,
         Err(err) => {
             eprintln!("pith: {err}\n\nRun `pith --help` for the options.");
@@ -40,6 +53,28 @@ fn main() -> ExitCode {
     // Tasks still running (a provider stream, a child process) are dropped, not awaited.
     runtime.shutdown_background();
     code
+}
+
+/// `PITH_FAUX_SCRIPT` may name a script file instead of holding the JSON: the scripted `faux`
+/// provider then gets the file's contents. Runs first, before any other thread exists.
+fn faux_script_from_file() {
+    let Some(value) = std::env::var_os("PITH_FAUX_SCRIPT") else {
+        return;
+    };
+    let text = value.to_string_lossy();
+    if text.trim_start().starts_with(['[', '{']) {
+        return;
+    }
+    let path = std::path::Path::new(&value);
+    match std::fs::read_to_string(path) {
+        // SAFETY: called at the start of `main`, before the runtime or any other thread
+        // starts, so nothing reads the environment concurrently.
+        Ok(script) => unsafe { std::env::set_var("PITH_FAUX_SCRIPT", script) },
+        Err(err) => eprintln!(
+            "pith: PITH_FAUX_SCRIPT is neither JSON nor a readable file ({}: {err})",
+            path.display()
+        ),
+    }
 }
 
 async fn run(mut args: Args) -> ExitCode {

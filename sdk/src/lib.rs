@@ -96,7 +96,6 @@ pub mod sandbox;
 pub mod search;
 pub mod sse;
 pub mod text;
-pub mod walk;
 
 #[cfg(feature = "extension")]
 pub mod extension;

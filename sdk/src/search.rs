@@ -1,7 +1,6 @@
 //! Fast walks and searches of the files the plugin may read, done by the host with ripgrep's
 //! walker and searcher on every core (the `pith:plugin/search` import): the way to list or
-//! search a large tree. [`crate::walk`] is the in-guest walk, for when a plugin needs to visit
-//! entries itself.
+//! search a large tree.
 //!
 //! ```no_run
 //! use pith_sdk::search::{self, GrepOptions};

@@ -478,3 +478,50 @@ fn a_missing_workspace_grant_is_named() {
         "{out}"
     );
 }
+
+/// `PITH_FAUX_SCRIPT` naming a script file replays that file (the README's demo).
+#[test]
+fn the_faux_script_may_be_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, r#"[{"text": "from the file"}]"#).unwrap();
+    let run = |value: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_pith"))
+            .args(["-p", "hi", "--provider", "faux", "--model", "faux-model"])
+            .args(["--no-session"])
+            .current_dir(dir.path())
+            .env("PITH_AGENT_DIR", dir.path().join("agent"))
+            .env("PITH_CACHE_DIR", support::shared_cache())
+            .env("PITH_FAUX_SCRIPT", value)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let answered = run(&script);
+    assert_eq!(String::from_utf8_lossy(&answered.stdout), "from the file\n");
+    let missing = run(&dir.path().join("no-such-script.json"));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains("PITH_FAUX_SCRIPT is neither JSON nor a readable file"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+}
+
+/// An argument that is not UTF-8 is a usage error (exit 2), not a panic.
+#[test]
+fn a_non_utf8_argument_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_pith"))
+        .arg("-p")
+        .arg(std::ffi::OsStr::from_bytes(b"caf\xe9"))
+        .current_dir(dir.path())
+        .env("PITH_AGENT_DIR", dir.path().join("agent"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is not valid UTF-8"), "{stderr}");
+}

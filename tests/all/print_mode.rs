@@ -2,8 +2,8 @@
 //! `tests/fixtures/pi-1.5-print/cases.json` was captured from pi against the scripted fake
 //! server (its arguments, stdin, stdout, stderr, exit code and the user messages the model got);
 //! pith runs the same arguments and stdin against the same script on openai-completions and
-//! must print the same text (JSON: the same events, frame by frame in shape), exit with the
-//! same code and send the model the same prompts.
+//! must print the same text (JSON: the same events, frame by frame in shape, a retry's among
+//! them), exit with the same code and send the model the same prompts.
 
 use std::process::Stdio;
 
@@ -108,6 +108,10 @@ async fn print_and_json_modes_answer_as_pi_1_5_does() {
         std::fs::create_dir_all(&work).unwrap();
         for (file, text) in fixture["files"].as_object().unwrap() {
             std::fs::write(work.join(file), text.as_str().unwrap()).unwrap();
+        }
+        if let Some(settings) = case.get("settings") {
+            std::fs::create_dir_all(dir.path().join("agent")).unwrap();
+            std::fs::write(dir.path().join("agent/settings.json"), settings.to_string()).unwrap();
         }
         let server = FakeLlm::start(case["script"].clone()).await;
         let args: Vec<String> = case["args"]

@@ -268,9 +268,10 @@ async fn two_overloads_then_success_are_retried() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant"]);
     assert_eq!(server.requests().len(), 3);
-    // pi 1.5's visible retries: each failed run ends (`willRetry`), its answer is taken out of
-    // the context (`entry_appended`), then the retry is announced; `agent_settled` comes last
-    // (it may come after the answer to `get_messages`).
+    // pi 1.5's visible retries: each failed run ends (`willRetry`), the retry is announced,
+    // then its answer is taken out of the context (`entry_appended`), as pi 1.5.2 orders them
+    // (the print-mode golden `json_error_500_retry_fast`); `agent_settled` comes last (it may
+    // come after the answer to `get_messages`).
     if !pith.frames.iter().any(|f| f["type"] == "agent_settled") {
         pith.wait_for(|f| f["type"] == "agent_settled").await;
     }
@@ -288,11 +289,11 @@ async fn two_overloads_then_success_are_retried() {
         sequence,
         [
             "agent_end:true",
-            "entry_appended",
             "auto_retry_start",
+            "entry_appended",
             "agent_end:true",
-            "entry_appended",
             "auto_retry_start",
+            "entry_appended",
             "auto_retry_end",
             "agent_end:false",
             "agent_settled"

@@ -504,37 +504,40 @@ fn rss_mb(pid: u32) -> u64 {
 }
 
 /// A flood of pipelined commands while the host does not read: reading pauses once
-/// `MAX_IN_FLIGHT` responses wait to be written, so memory stays bounded; every command is
-/// answered once the host reads again.
+/// `MAX_IN_FLIGHT` responses wait to be written (`MAX_PRIORITY_IN_FLIGHT` for `get_state`,
+/// `ping` and the other commands that never wait behind ordinary ones), so memory stays
+/// bounded; every command is answered once the host reads again.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_flood_of_commands_keeps_memory_bounded() {
     use tokio::io::AsyncWriteExt;
-    let mut pith = Pith::spawn(support::rpc::Options::faux(json!([]))).await;
-    let pid = pith.child.id().unwrap();
-    let mut stdin = pith.take_stdin();
     const N: usize = 200_000;
-    let flood = tokio::spawn(async move {
-        let mut lines = String::new();
-        for i in 0..N {
-            lines.push_str(&format!("{{\"id\":\"m{i}\",\"type\":\"get_messages\"}}\n"));
+    for kind in ["get_messages", "get_state", "ping"] {
+        let mut pith = Pith::spawn(support::rpc::Options::faux(json!([]))).await;
+        let pid = pith.child.id().unwrap();
+        let mut stdin = pith.take_stdin();
+        let flood = tokio::spawn(async move {
+            let mut lines = String::new();
+            for i in 0..N {
+                lines.push_str(&format!("{{\"id\":\"m{i}\",\"type\":\"{kind}\"}}\n"));
+            }
+            stdin.write_all(lines.as_bytes()).await.unwrap();
+            stdin
+        });
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        // Idle, pith holds ~16 MB; without the bound the waiting commands took 43 MB at 2 s
+        // and kept growing (get_state: 698-814 MB, ping: 89 MB).
+        let held = rss_mb(pid);
+        let mut answered = 0;
+        while answered < N {
+            let frame = pith.next_frame().await.unwrap();
+            if frame["type"] == "response" {
+                answered += 1;
+            }
+            pith.frames.clear();
         }
-        stdin.write_all(lines.as_bytes()).await.unwrap();
-        stdin
-    });
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    // Idle, pith holds ~16 MB; without the bound the waiting commands took 43 MB at 2 s and
-    // kept growing.
-    let held = rss_mb(pid);
-    let mut answered = 0;
-    while answered < N {
-        let frame = pith.next_frame().await.unwrap();
-        if frame["type"] == "response" {
-            answered += 1;
-        }
+        let _stdin = flood.await.unwrap();
+        assert!(held < 40, "{kind}: {held} MB while {N} commands waited");
     }
-    pith.frames.clear();
-    let _stdin = flood.await.unwrap();
-    assert!(held < 40, "{held} MB while {N} commands waited");
 }
 
 /// Runs `prompts` prompts one after the other, starting a new session every `fresh_every`

@@ -214,3 +214,43 @@ async fn the_model_can_read_a_skill_outside_the_workspace() {
     // is readable too.
     assert_eq!(result("r3")["content"][0]["text"], "not a skill\n");
 }
+
+/// Frontmatter is YAML as in pi: folded, literal and quoted descriptions of templates and
+/// skills are listed by `get_commands` exactly as pi 1.5.2 lists them (its transcript of the
+/// same files, `q_yaml_frontmatter`).
+#[tokio::test(flavor = "multi_thread")]
+async fn yaml_frontmatter_descriptions_equal_pis() {
+    let fixture = support::repo_root().join("tests/fixtures/pi-1.5-golden/q_yaml_frontmatter");
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("scenario.json")).unwrap())
+            .unwrap();
+    let theirs = support::rpc::golden_frames(&fixture.join("transcript.jsonl"))
+        .into_iter()
+        .find(|f| f["id"] == "c1")
+        .unwrap();
+    let server = FakeLlm::start(json!([])).await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.args.push("--approve".into());
+    for (path, text) in scenario["files"].as_object().unwrap() {
+        options
+            .work_files
+            .push((path.clone(), text.as_str().unwrap().to_string()));
+    }
+    let mut pith = Pith::spawn(options).await;
+    let ours = pith.call("c", json!({"type": "get_commands"})).await;
+    let described = |answer: &Value| -> Vec<(String, String)> {
+        answer["data"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["source"] != "extension")
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["description"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(described(&ours), described(&theirs));
+}

@@ -518,3 +518,52 @@ async fn abort_kills_the_bash_process_tree_within_100_ms() {
     assert!(out.is_error);
     assert!(out.text().ends_with("Command aborted"), "{}", out.text());
 }
+
+/// Two distant edits in one call are two hunks, as pi's diff shows them (not one block that
+/// removes and re-adds every line between them).
+#[tokio::test(flavor = "multi_thread")]
+async fn two_distant_edits_show_as_two_hunks() {
+    let ws = Workspace::new().await;
+    let lines: Vec<String> = (1..=30).map(|n| format!("line {n}")).collect();
+    ws.write("long.txt", &lines.join("\n"));
+    let out = ws
+        .call(
+            "edit",
+            json!({"path": "long.txt", "edits": [
+                {"oldText": "line 3\n", "newText": "changed 3\n"},
+                {"oldText": "line 26\n", "newText": "changed 26\n"}
+            ]}),
+        )
+        .await;
+    let details = out.details.unwrap();
+    assert_eq!(details["firstChangedLine"], 3);
+    let expected = [
+        "  1 line 1",
+        "  2 line 2",
+        "- 3 line 3",
+        "+ 3 changed 3",
+        "  4 line 4",
+        "  5 line 5",
+        "  6 line 6",
+        "  7 line 7",
+        "    ...",
+        " 22 line 22",
+        " 23 line 23",
+        " 24 line 24",
+        " 25 line 25",
+        "-26 line 26",
+        "+26 changed 26",
+        " 27 line 27",
+        " 28 line 28",
+        " 29 line 29",
+        " 30 line 30",
+    ];
+    assert_eq!(
+        details["diff"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        expected
+    );
+}

@@ -107,7 +107,6 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         // The wait is in place before `auto_retry_start` goes out, so an `abort_retry` sent
         // on that event always finds it.
         let wait = CancellationToken::new();
-        drop_failed_answer(&shared);
         shared.state().set_retry_wait(Some(wait.clone()));
         shared.emit(&retry::start_event(
             attempt,
@@ -115,6 +114,8 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             delay,
             &error,
         ));
+        // pi 1.5 takes the failed answer out of the context after announcing the retry.
+        drop_failed_answer(&shared);
         let cancelled = tokio::select! {
             _ = tokio::time::sleep(std::time::Duration::from_millis(delay)) => false,
             _ = cancel.cancelled() => true,

@@ -130,16 +130,7 @@ fn load_file(path: &Path) -> Option<Rule> {
         .filter(|n| !n.is_empty())
         .map(str::to_string)
         .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))?;
-    let globs = parsed
-        .get("globs")
-        .map(|g| {
-            g.trim_matches(|c| c == '[' || c == ']')
-                .split(',')
-                .map(|g| g.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
-                .filter(|g| !g.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
+    let globs = parsed.list("globs").unwrap_or_default();
     Rule::new(
         name,
         parsed.get("description").unwrap_or("").to_string(),

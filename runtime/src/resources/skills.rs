@@ -146,8 +146,9 @@ fn location_of(path: &Path, dirs: &ResourceDirs) -> Location {
 fn load_file(path: &Path, dirs: &ResourceDirs) -> Option<Skill> {
     let text = std::fs::read_to_string(path).ok()?;
     let parsed = frontmatter::parse(&text);
-    let description = parsed.get("description")?.trim().to_string();
-    if description.is_empty() {
+    // Kept as YAML gives it (a folded block's final newline too), as pi lists it.
+    let description = parsed.get("description")?.to_string();
+    if description.trim().is_empty() {
         return None;
     }
     let parent = path

@@ -61,7 +61,10 @@ where
     let starting = session.clone();
     tokio::spawn(async move { starting.start_extensions().await });
     let mut terminated = false;
-    let intake = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let intake = Intake {
+        commands: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        priority: Arc::new(Semaphore::new(MAX_PRIORITY_IN_FLIGHT)),
+    };
     let mut shut_down = false;
     loop {
         let line = tokio::select! {
@@ -212,15 +215,19 @@ pub(crate) fn parse_frame(line: Line) -> Result<Map<String, Value>, (Option<Valu
     }
 }
 
-/// Reads one line and starts its command. A command other than the priority ones first takes a
-/// place among the [`MAX_IN_FLIGHT`] commands in flight: when none is free (the host is not
-/// reading the responses), reading waits, so pith's memory stays bounded whatever is piped in.
-async fn handle_line(
-    session: &Session,
-    events: &Arc<RpcEvents>,
-    intake: &Arc<Semaphore>,
-    line: Line,
-) {
+/// The places of the commands in flight: the ordinary commands share one pool, the priority
+/// ones (`abort`, `get_state`, `ping`, …) have their own, so a flood of ordinary commands never
+/// holds them up, and a flood of them is bounded too.
+struct Intake {
+    commands: Arc<Semaphore>,
+    priority: Arc<Semaphore>,
+}
+
+/// Reads one line and starts its command. The command first takes a place among the commands
+/// in flight of its kind ([`MAX_IN_FLIGHT`], or [`MAX_PRIORITY_IN_FLIGHT`] for the priority
+/// ones): when none is free (the host is not reading the responses), reading waits, so pith's
+/// memory stays bounded whatever is piped in.
+async fn handle_line(session: &Session, events: &Arc<RpcEvents>, intake: &Intake, line: Line) {
     let frame = match parse_frame(line) {
         Ok(frame) => frame,
         Err((id, message)) => return parse_error(events, id, message),
@@ -229,11 +236,12 @@ async fn handle_line(
         return;
     }
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
-    let place = if commands::PRIORITY.contains(&kind) {
-        None
+    let pool = if commands::PRIORITY.contains(&kind) {
+        &intake.priority
     } else {
-        intake.clone().acquire_owned().await.ok()
+        &intake.commands
     };
+    let place = pool.clone().acquire_owned().await.ok();
     tokio::spawn(commands::command(
         session.clone(),
         events.clone(),
@@ -244,3 +252,5 @@ async fn handle_line(
 
 /// Commands read and not yet answered (their responses not yet written), at most.
 pub const MAX_IN_FLIGHT: usize = 256;
+/// Priority commands read and not yet answered, at most (apart from [`MAX_IN_FLIGHT`]).
+pub const MAX_PRIORITY_IN_FLIGHT: usize = 64;

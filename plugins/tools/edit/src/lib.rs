@@ -3,6 +3,9 @@
 //! kept; trailing whitespace and typographic quotes and dashes forgiven when the exact text is
 //! not found). Returns a diff with line numbers in `details`.
 
+mod diff;
+
+use diff::diff;
 use pith_sdk::host::resolve_model_path;
 use pith_sdk::tool::*;
 
@@ -53,41 +56,6 @@ fn occurrences(haystack: &str, needle: &str) -> Vec<usize> {
         return Vec::new();
     }
     haystack.match_indices(needle).map(|(i, _)| i).collect()
-}
-
-/// A diff of the changed region with 4 lines of context, pi's format.
-fn diff(old: &str, new: &str) -> (String, usize) {
-    let (a, b): (Vec<&str>, Vec<&str>) = (old.split('\n').collect(), new.split('\n').collect());
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let width = a.len().max(b.len()).to_string().len();
-    let mut out = Vec::new();
-    let context_start = prefix.saturating_sub(4);
-    if context_start > 0 {
-        out.push(format!(" {:>width$} ...", ""));
-    }
-    for (i, line) in a.iter().enumerate().take(prefix).skip(context_start) {
-        out.push(format!(" {:>width$} {line}", i + 1));
-    }
-    for (i, line) in a.iter().enumerate().take(a.len() - suffix).skip(prefix) {
-        out.push(format!("-{:>width$} {line}", i + 1));
-    }
-    for (i, line) in b.iter().enumerate().take(b.len() - suffix).skip(prefix) {
-        out.push(format!("+{:>width$} {line}", i + 1));
-    }
-    let after = b.len() - suffix;
-    for (i, line) in b.iter().enumerate().skip(after).take(4) {
-        out.push(format!(" {:>width$} {line}", i + 1));
-    }
-    if after + 4 < b.len() {
-        out.push(format!(" {:>width$} ...", ""));
-    }
-    (out.join("\n"), prefix + 1)
 }
 
 impl Tool for EditTool {

@@ -131,7 +131,8 @@ pub fn side_channel(session: &Session, events: &RpcEvents, tagged: &Map<String, 
     }
 }
 
-/// Commands answered at once whatever is in flight (they never wait for a place).
+/// Commands answered at once whatever else is in flight: they wait only for a place among
+/// their own kind (see `crate::rpc::MAX_PRIORITY_IN_FLIGHT`).
 pub const PRIORITY: &[&str] = &[
     "abort",
     "abort_bash",

@@ -75,8 +75,11 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
+/// A head's scalar keys and list keys.
+type Fields = (BTreeMap<String, String>, BTreeMap<String, Vec<String>>);
+
 /// The head as YAML: its scalar and list keys; `None` when it is not a YAML mapping.
-fn yaml_fields(head: &str) -> Option<(BTreeMap<String, String>, BTreeMap<String, Vec<String>>)> {
+fn yaml_fields(head: &str) -> Option<Fields> {
     let (mut fields, mut lists) = (BTreeMap::new(), BTreeMap::new());
     if head.trim().is_empty() {
         return Some((fields, lists));

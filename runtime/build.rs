@@ -8,7 +8,8 @@
 //! settings as the runtime's engine (`src/plugin_host/codegen.rs`), so the first start on an
 //! empty compile cache runs them without compiling. When precompiling fails (a target Cranelift
 //! does not support), the component is embedded without it and compiled at run time instead.
-//! Their `describe()` answers are read here too (`build/describe.rs`).
+//! Their `describe()` answers are read here too (`build/describe.rs`), and the `pith-sdk`
+//! crate is packed for `pith plugin new` (`build/sdk_package.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +18,8 @@ use std::process::Command;
 mod codegen;
 #[path = "build/describe.rs"]
 mod describe;
+#[path = "build/sdk_package.rs"]
+mod sdk_package;
 
 const TARGET: &str = "wasm32-wasip2";
 /// The plugin groups embedded in the binary; `examples/` and `testing/` are built but not embedded.
@@ -36,6 +39,7 @@ fn main() {
 
     pack_relative_relocations();
     order_startup_functions();
+    sdk_package::write(&root, &PathBuf::from(env("OUT_DIR")));
     let target_dir = plugin_target_dir(&root);
     ensure_wasm_target();
     build_plugins(&plugins, &target_dir);

@@ -157,7 +157,8 @@ Usage:
   pith plugins [--json] [options]    list plugins, their kinds, versions, sources and grants
   pith tool <name> [json] [options]  call a tool once in the current directory and print the result
   pith plugin new <name> [--kind tool|extension|provider|skill|prompt-template] [--lang rust|python|js]
-                                     make a plugin project (--sdk <path>: a local pith-sdk)
+                                     make a plugin project; a Rust one builds against the pith-sdk
+                                     pith carries (--sdk <path>: a checkout's; --sdk crates.io)
   pith plugin build [dir]            build a plugin project and check it
   pith plugin check <path>           check a plugin: manifest, world, imports, collisions, grants
   pith plugin wit [dir]              write pith's WIT package and the WASI WIT it uses

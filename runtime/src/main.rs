@@ -105,7 +105,8 @@ async fn run(mut args: Args) -> ExitCode {
         }
         Some(Command::Plugin(command)) => {
             // The commands that need no plugin host; `build` goes on as `check`.
-            match pith::commands::plugin::prepare(command) {
+            let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
+            match pith::commands::plugin::prepare(command, agent_dir.root()) {
                 Ok(Next::Check(checked)) => {
                     args.extensions.push(checked.clone());
                     args.command = Some(Command::Plugin(PluginCommand::Check { path: checked }));

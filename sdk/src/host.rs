@@ -36,10 +36,17 @@ pub fn workspace_dir() -> Option<String> {
 }
 
 /// Resolves a path the model gave (relative to the workspace, or absolute) to the path the
-/// plugin opens. A leading `@` is stripped, as pi does.
+/// plugin opens. A leading `@` is stripped and `~` is the home directory, as pi does.
 pub fn resolve_path(path: &str) -> std::path::PathBuf {
     let path = path.strip_prefix('@').unwrap_or(path);
-    let candidate = std::path::Path::new(path);
+    // `~` and `~/…` are the home directory, as in pi (and the shell): never a folder named `~`.
+    let home = std::env::var("HOME").ok().filter(|home| !home.is_empty());
+    let expanded = match (path, &home) {
+        ("~", Some(home)) => home.clone(),
+        (_, Some(home)) if path.starts_with("~/") => format!("{home}{}", &path[1..]),
+        _ => path.to_string(),
+    };
+    let candidate = std::path::Path::new(&expanded);
     if candidate.is_absolute() {
         return candidate.to_path_buf();
     }

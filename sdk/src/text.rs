@@ -88,10 +88,24 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
     result
 }
 
+/// The lines of `content` as pi counts them (`splitLinesForCounting`): none for an empty text,
+/// and a final newline ends the last line rather than starting an empty one.
+fn lines_for_counting(content: &str) -> Vec<&str> {
+    if content.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: Vec<&str> = content.split('\n').collect();
+    if content.ends_with('\n') {
+        lines.pop();
+    }
+    lines
+}
+
 /// Keeps whole lines from the end while they fit; when the last line alone is too long, keeps
-/// its last `max_bytes` bytes (at a character boundary).
+/// its last `max_bytes` bytes (at a character boundary). Lines are counted as pi counts them
+/// (a final newline is no line of its own).
 pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let lines: Vec<&str> = content.split('\n').collect();
+    let lines: Vec<&str> = lines_for_counting(content);
     if lines.len() <= max_lines && content.len() <= max_bytes {
         return Truncation::whole(content, max_lines, max_bytes, lines.len());
     }
@@ -211,7 +225,7 @@ mod tests {
     fn no_truncation_under_the_limits() {
         let t = truncate_tail("a\nb\n", 2000, 100);
         assert!(!t.truncated);
-        assert_eq!(t.total_lines, 3);
+        assert_eq!(t.total_lines, 2);
         assert_eq!(t.content, "a\nb\n");
     }
 

@@ -100,10 +100,15 @@ async fn replay(golden: Golden, name: &str, via: Via) -> Vec<Value> {
             } else if openai {
                 openai_fake(&server.url, "fake-gpt")
             } else {
+                let small = scenario["model_args"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|v| v == "fake-small"));
                 anthropic_fake(
                     &server.url,
                     if reasoner {
                         "fake-reasoner"
+                    } else if small {
+                        "fake-small"
                     } else {
                         "fake-model"
                     },
@@ -332,6 +337,18 @@ async fn a_compaction_that_keeps_a_small_tail() {
 async fn tool_calls_cut_at_the_output_limit_never_run() {
     // The frames of pi's `failToolCallsFromTruncatedMessage`; the file checks are in `limits`.
     conform_15("p_truncated_tool_call").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_context_overflow_is_compacted_away_and_the_prompt_retried() {
+    // pi 1.5: the failed run ends (`willRetry` false), its answer is taken out, then
+    // `compaction_start` / `compaction_end` (reason overflow, `willRetry` true) and the run again.
+    conform_15("r_overflow_recovery").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_compaction_frames_when_a_small_window_has_nothing_to_compact() {
+    conform_15("r2_small_window_no_compaction").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

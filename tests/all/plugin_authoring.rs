@@ -18,12 +18,26 @@ fn scratch(name: &str) -> PathBuf {
     support::repo_root().join("target/tmp").join(name)
 }
 
+/// The toolchain's own homes (cargo's registry and rustup's toolchains), kept when a test
+/// gives pith a fresh `HOME`.
+fn toolchain_homes() -> [(&'static str, PathBuf); 2] {
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+    let var = |name: &str, default: &str| {
+        std::env::var_os(name).map_or_else(|| home.join(default), PathBuf::from)
+    };
+    [
+        ("CARGO_HOME", var("CARGO_HOME", ".cargo")),
+        ("RUSTUP_HOME", var("RUSTUP_HOME", ".rustup")),
+    ]
+}
+
 /// `pith <args>` in `dir`, with the test's agent directory and the shared compile cache.
 fn pith(dir: &Path, agent: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
     command
         .args(args)
         .current_dir(dir)
+        .envs(toolchain_homes())
         .env("PITH_AGENT_DIR", agent)
         .env("PITH_CACHE_DIR", support::shared_cache())
         // The Rust builds share one target directory, so a run compiles the SDK once, and use
@@ -105,12 +119,21 @@ fn path_with(dir: &Path) -> PathBuf {
     PathBuf::from(format!("{}:{path}", dir.display()))
 }
 
-/// `new` → `build` → `pith tool word_count '{"path":"."}'` in the project, for `lang`.
+/// `new` → `build` → `pith tool word_count '{"path":"."}'` in the project, for `lang`, as on a
+/// machine that has only pith and the language's toolchain: an empty folder outside the
+/// repository, a fresh `HOME` and agent directory, no `--sdk` (a Rust project builds against
+/// the SDK pith carries).
 fn scaffold_build_and_call(lang: &str, env: &[(&str, &Path)]) {
     let root = tempfile::tempdir().unwrap();
     let agent = root.path().join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    let sdk = support::repo_root().join("sdk");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let env: Vec<(&str, &Path)> = env
+        .iter()
+        .copied()
+        .chain([("HOME", home.as_path())])
+        .collect();
+    let env = env.as_slice();
     let made = pith(
         root.path(),
         &agent,
@@ -122,11 +145,17 @@ fn scaffold_build_and_call(lang: &str, env: &[(&str, &Path)]) {
             "tool",
             "--lang",
             lang,
-            "--sdk",
-            sdk.to_str().unwrap(),
         ],
         env,
     );
+    if lang == "rust" {
+        let manifest = std::fs::read_to_string(root.path().join("word-count/Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains(agent.join("sdk").to_str().unwrap())
+                && !manifest.contains(support::repo_root().to_str().unwrap()),
+            "{manifest}"
+        );
+    }
     assert!(made.status.success(), "{}", text(&made));
     let project = root.path().join("word-count");
     let built = pith(&project, &agent, &["plugin", "build"], env);
@@ -196,21 +225,12 @@ fn every_kind_scaffolds_into_a_plugin_that_checks() {
     let root = tempfile::tempdir().unwrap();
     let agent = root.path().join("agent");
     std::fs::create_dir_all(&agent).unwrap();
-    let sdk = support::repo_root().join("sdk");
     for kind in ["extension", "provider", "skill", "prompt-template"] {
         let name = format!("my-{kind}");
         let made = pith(
             root.path(),
             &agent,
-            &[
-                "plugin",
-                "new",
-                &name,
-                "--kind",
-                kind,
-                "--sdk",
-                sdk.to_str().unwrap(),
-            ],
+            &["plugin", "new", &name, "--kind", kind],
             &[],
         );
         assert!(made.status.success(), "{}", text(&made));

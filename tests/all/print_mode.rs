@@ -212,8 +212,9 @@ async fn sigterm_aborts_the_run_and_exits_143() {
     let run = finish(child).await;
     assert_eq!(run.code, Some(143), "{}", run.stderr);
     assert!(run.stdout.is_empty());
+    // pi 1.5.2 on openai-completions says the same (its capture `text_sigterm`).
     assert_eq!(
         run.stderr,
-        format!("{}\n", pith::agent::agent_loop::ABORTED)
+        format!("{}\n", pith::agent::agent_loop::REQUEST_ABORTED)
     );
 }

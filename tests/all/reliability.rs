@@ -164,7 +164,7 @@ async fn overflow_compaction_makes_progress_inside_one_turn() {
     pith.call("p", json!({"type": "prompt", "message": "dump it"}))
         .await;
     answer_host_call(&mut pith, &"x".repeat(150_000)).await;
-    let compacted = pith.wait_for(|f| f["type"] == "auto_compaction_end").await;
+    let compacted = pith.wait_for(|f| f["type"] == "compaction_end").await;
     assert_eq!(compacted["willRetry"], true, "{compacted}");
     assert_eq!(compacted["result"]["summary"], "## Goal\nDump things.");
     let end = pith.until_agent_end().await;

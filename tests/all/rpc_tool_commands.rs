@@ -247,7 +247,8 @@ async fn bash_command_truncates_strips_ansi_and_spills_to_a_file() {
     assert_eq!(data["exitCode"], 0);
     let output = data["output"].as_str().unwrap();
     assert!(
-        output.ends_with("29999\n30000\n"),
+        // pi's executor cuts with the same `truncateTail`: a final newline is no line of its own.
+        output.ends_with("29999\n30000"),
         "{}",
         &output[output.len() - 40..]
     );

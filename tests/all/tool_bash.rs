@@ -94,6 +94,8 @@ async fn abort_kills_the_command_and_reports_what_it_printed() {
     assert!(!dir.path().join("late").exists());
 }
 
+/// As pi's (its `seq 1 2500` case in `tests/fixtures/pi-1.5-tools`): the last 2,000 lines, the
+/// final newline no line of its own.
 #[tokio::test(flavor = "multi_thread")]
 async fn long_output_keeps_the_tail_and_names_the_full_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,7 +119,7 @@ async fn long_output_keeps_the_tail_and_names_the_full_file() {
     assert_eq!(details["truncation"]["truncatedBy"], "lines");
     assert!(
         text.ends_with(&format!(
-            "29999\n30000\n\n\n[Showing lines 28002-30001 of 30001. Full output: {path}]"
+            "29999\n30000\n\n[Showing lines 28001-30000 of 30000. Full output: {path}]"
         )),
         "{}",
         &text[text.len() - 120..]

@@ -567,3 +567,26 @@ async fn two_distant_edits_show_as_two_hunks() {
         expected
     );
 }
+
+/// `~` is the home directory in every file tool, as in pi: `write ~/x` never makes a folder
+/// named `~` in the workspace: the sandbox rules on the real path.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tilde_is_the_home_directory() {
+    let ws = Workspace::new().await;
+    let out = ws
+        .call(
+            "write",
+            json!({"path": "~/pith-tilde-test.txt", "content": "x"}),
+        )
+        .await;
+    assert!(out.is_error, "{}", out.text());
+    assert!(!ws.root().join("~").exists(), "a folder named ~ was made");
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+    assert!(!home.join("pith-tilde-test.txt").exists());
+    // The refusal names the home directory's real path, not a `~` in the workspace.
+    assert!(
+        out.text().contains(home.to_str().unwrap()),
+        "{}",
+        out.text()
+    );
+}

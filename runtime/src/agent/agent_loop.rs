@@ -27,6 +27,17 @@ use crate::resources::rules::{Rule, RuleWatch};
 
 /// The message of an aborted answer.
 pub const ABORTED: &str = "This operation was aborted";
+/// The message of an aborted openai-completions answer (pi's provider says it so).
+pub const REQUEST_ABORTED: &str = "Request was aborted";
+
+/// The message of an answer of `api` aborted, as pi's provider for it says it.
+pub fn aborted_message(api: &str) -> &'static str {
+    if api == "openai-completions" {
+        REQUEST_ABORTED
+    } else {
+        ABORTED
+    }
+}
 /// The error of an answer a streamed rule stopped.
 pub const RULE_STOPPED: &str = "Stopped by a streamed rule";
 /// The most bytes one answer may stream by default (settings `answer.maxBytes`): far more
@@ -48,6 +59,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     let plugin_tools = shared.host.tools();
     let mut attempt = 0u32;
     let mut overflow_tried = false;
+    let mut compact_after = false;
     // Events that follow the final `agent_end` (the end of a retry sequence).
     let mut after_end: Vec<SessionEvent> = Vec::new();
     let (mut last, mut run_messages);
@@ -60,22 +72,49 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             &plugin_tools,
         )
         .await;
-        // A context overflow is compacted away once, then the run continues.
-        let overflowed = matches!(&last, Some(m) if m.stop_reason == StopReason::Error && retry::is_context_overflow(m.error_message.as_deref().unwrap_or("")));
-        if overflowed && shared.state().auto_compaction() && !cancel.is_cancelled() {
+        // A context overflow, or an answer cut short below the model's own output limit, is
+        // compacted away once and the run goes on (pi's recovery); an overflow that still
+        // answered is compacted after the run, without a retry.
+        let recovery = last
+            .as_ref()
+            .and_then(|answer| recovery_for(&shared, answer));
+        if let Some(recovery) = recovery
+            && shared.state().auto_compaction()
+            && !cancel.is_cancelled()
+        {
+            if recovery == Recovery::CompactAfter {
+                compact_after = true;
+                break;
+            }
             if overflow_tried {
+                let message = match recovery {
+                    Recovery::Truncated => {
+                        "Truncated response recovery failed after one compact-and-retry attempt."
+                    }
+                    _ => {
+                        "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
+                    }
+                };
+                after_end.push(SessionEvent::CompactionEnd {
+                    reason: "overflow".into(),
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(message.into()),
+                });
                 after_end.push(SessionEvent::AutoCompactionEnd {
                     result: None,
                     aborted: false,
                     will_retry: false,
-                    error_message: Some("Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.".into()),
+                    error_message: Some(message.into()),
                 });
                 break;
             }
             overflow_tried = true;
-            shared.emit(&events::agent_end(&run_messages, true));
+            // pi 1.5 ends the failed run without announcing the retry.
+            shared.emit(&events::agent_end(&run_messages, false));
             drop_failed_answer(&shared);
-            if auto_compact(&shared, "overflow", true).await {
+            if shared.compact(None, "overflow", true).await.is_ok() {
                 continue;
             }
             run_messages.clear();
@@ -128,10 +167,16 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
             break;
         }
     }
-    // Past the threshold (the context window minus the reserve), compact before the next prompt.
+    // Past the threshold (the context window minus the reserve), or after an overflow that
+    // still answered, compact before the next prompt.
     let answered = matches!(&last, Some(m) if m.stop_reason != StopReason::Aborted);
-    let over_threshold =
-        answered && !cancel.is_cancelled() && shared.state().over_compaction_threshold();
+    let over_threshold = compact_after
+        || (answered && !cancel.is_cancelled() && shared.state().over_compaction_threshold());
+    let after_reason = if compact_after {
+        "overflow"
+    } else {
+        "threshold"
+    };
     if over_threshold {
         // A prompt arriving now waits for the compaction instead of racing it.
         shared.begin_compaction();
@@ -150,7 +195,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     // `agent_settled`, then idle (an `abort` answers after it). A compaction past the threshold
     // runs first; a prompt waits for it and for this `agent_settled`.
     if over_threshold {
-        auto_compact(&shared, "threshold", false).await;
+        let _ = shared.compact(None, after_reason, false).await;
     }
     shared.emit(&events::agent_settled(cancel.is_cancelled()));
     if over_threshold {
@@ -167,38 +212,35 @@ fn drop_failed_answer(shared: &Shared) {
     }
 }
 
-/// An automatic compaction with its `auto_compaction_start` / `auto_compaction_end` events;
-/// true when it succeeded.
-async fn auto_compact(shared: &Arc<Shared>, reason: &str, will_retry: bool) -> bool {
-    shared.emit(&SessionEvent::AutoCompactionStart {
-        reason: reason.to_string(),
-    });
-    let outcome = shared.compact(None, reason).await;
-    match outcome {
-        Ok(result) => {
-            shared.emit(&SessionEvent::AutoCompactionEnd {
-                result: Some(result),
-                aborted: false,
-                will_retry,
-                error_message: None,
-            });
-            true
-        }
-        Err(err) => {
-            let message = if reason == "overflow" {
-                format!("Context overflow recovery failed: {err}")
-            } else {
-                format!("Auto-compaction failed: {err}")
-            };
-            shared.emit(&SessionEvent::AutoCompactionEnd {
-                result: None,
-                aborted: false,
-                will_retry: false,
-                error_message: Some(message),
-            });
-            false
-        }
+/// What a finished run's last answer calls for (pi's `_checkCompaction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// A context overflow that failed the answer: compact, then retry.
+    Overflow,
+    /// An answer cut at `length` below the model's own limit: compact, then retry.
+    Truncated,
+    /// An overflow that still answered (the reported input passed the window): compact after
+    /// the run, no retry.
+    CompactAfter,
+}
+
+/// The recovery `answer` calls for, if any (only for the session's current model).
+fn recovery_for(shared: &Shared, answer: &AssistantMessage) -> Option<Recovery> {
+    let state = shared.state();
+    let model = state.model()?;
+    if model.provider != answer.provider || model.id != answer.model {
+        return None;
     }
+    if super::overflow::is_context_overflow(answer, model.context_window) {
+        return Some(if answer.stop_reason == StopReason::Stop {
+            Recovery::CompactAfter
+        } else {
+            Recovery::Overflow
+        });
+    }
+    let cut_short = answer.tool_calls().next().is_none()
+        && super::overflow::is_recoverable_length(answer, model.max_tokens);
+    cut_short.then_some(Recovery::Truncated)
 }
 
 /// One run, from `agent_start` to `agent_end`; returns its last answer. `retry_attempt` is the
@@ -409,7 +451,8 @@ async fn stream_turn(
     );
     let mut triggered: Vec<Rule> = Vec::new();
     if cancel.is_cancelled() {
-        let mut aborted = assembler.fail(StopReason::Aborted, ABORTED.to_string());
+        let mut aborted =
+            assembler.fail(StopReason::Aborted, aborted_message(&model.api).to_string());
         stamp(&mut aborted, began, thinking);
         return (finish_turn(shared, aborted, false), Vec::new());
     }
@@ -435,7 +478,7 @@ async fn stream_turn(
                 batch = stream.next() => batch,
                 _ = cancel.cancelled() => {
                     drop(stream);
-                    assembler.fail(StopReason::Aborted, ABORTED.to_string());
+                    assembler.fail(StopReason::Aborted, aborted_message(&model.api).to_string());
                     break;
                 }
             };
@@ -458,7 +501,8 @@ async fn stream_turn(
                         // A batch can hold a whole answer: abort is checked at every event.
                         if cancel.is_cancelled() {
                             drop(stream);
-                            assembler.fail(StopReason::Aborted, ABORTED.to_string());
+                            assembler
+                                .fail(StopReason::Aborted, aborted_message(&model.api).to_string());
                             break 'stream;
                         }
                         if let StreamEvent::TextDelta(delta) | StreamEvent::ToolcallDelta(delta) =
@@ -515,7 +559,10 @@ async fn stream_turn(
                                 };
                                 if aborted {
                                     drop(stream);
-                                    assembler.fail(StopReason::Aborted, ABORTED.to_string());
+                                    assembler.fail(
+                                        StopReason::Aborted,
+                                        aborted_message(&model.api).to_string(),
+                                    );
                                     break 'stream;
                                 }
                             }

@@ -306,6 +306,10 @@ pub async fn summarize(
     } else {
         ThinkingLevel::Off
     };
+    // pi's 80% of the reserve, fitted into the window over the request's text.
+    let wanted = policy.reserve_tokens * 8 / 10;
+    let max_tokens = super::context::fitted_output(model, (text.len() as u64).div_ceil(4), wanted)
+        .unwrap_or(wanted as u32);
     let request = ProviderRequest {
         model: model_to_wit(model),
         system_prompt: Some(SYSTEM_PROMPT.to_string()),
@@ -318,7 +322,7 @@ pub async fn summarize(
             _ => wit::ThinkingLevel::High,
         },
         thinking_budgets: None,
-        max_tokens: Some((policy.reserve_tokens * 8 / 10) as u32),
+        max_tokens: Some(max_tokens),
         temperature: None,
         session_id: None,
         cache_retention: pwit::CacheRetention::Short,

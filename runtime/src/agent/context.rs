@@ -54,11 +54,43 @@ pub fn request(parts: RequestParts<'_>) -> ProviderRequest {
         api_key: parts.api_key,
         thinking: thinking(parts.thinking),
         thinking_budgets: None,
-        max_tokens: None,
+        max_tokens: fitted_output(
+            parts.model,
+            super::compaction::context_tokens(parts.messages),
+            parts.model.max_tokens,
+        ),
         temperature: None,
         session_id: Some(parts.session_id.to_string()),
         cache_retention: pwit::CacheRetention::Short,
     }
+}
+
+/// The fixed part of the room left for the input being counted higher than estimated.
+const CONTEXT_SAFETY_TOKENS: u64 = 4096;
+/// The output below which only the fixed margin is kept (a small or nearly full window).
+const MIN_OUTPUT_WITH_RATIO_MARGIN: i64 = 32768;
+
+/// pi's `clampMaxTokensToContext`: `max_tokens` fitted into the model's window over `input`
+/// estimated tokens, leaving a margin of 4,096 tokens or 15% of the input (only the fixed one
+/// when that leaves less than 32,768), and at least 1.
+pub fn fit_to_window(context_window: u64, input: u64, max_tokens: u64) -> u64 {
+    if context_window == 0 {
+        return max_tokens.max(1);
+    }
+    let (window, input) = (context_window as i64, input as i64);
+    let margin = (CONTEXT_SAFETY_TOKENS as i64).max((input * 15 + 99) / 100);
+    let mut room = window - input - margin;
+    if room < MIN_OUTPUT_WITH_RATIO_MARGIN {
+        room = MIN_OUTPUT_WITH_RATIO_MARGIN.min(window - input - CONTEXT_SAFETY_TOKENS as i64);
+    }
+    max_tokens.min(room.max(1) as u64)
+}
+
+/// The output limit a request asks for: `None` (the provider's own default, the model's
+/// limit) unless the window leaves less, then what fits (see [`fit_to_window`]).
+pub fn fitted_output(model: &Model, input: u64, max_tokens: u64) -> Option<u32> {
+    let fitted = fit_to_window(model.context_window, input, max_tokens);
+    (max_tokens > 0 && fitted < max_tokens).then(|| fitted.min(u32::MAX as u64) as u32)
 }
 
 fn thinking(level: ThinkingLevel) -> wit::ThinkingLevel {

@@ -38,6 +38,19 @@ impl Serialize for ResultObject {
     }
 }
 
+/// Tool results as messages (with their `role`), as pi's `turn_end` lists them.
+fn results_as_messages<S: serde::Serializer>(
+    results: &[ToolResultMessage],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut list = serializer.serialize_seq(Some(results.len()))?;
+    for result in results {
+        list.serialize_element(&AgentMessage::ToolResult(result.clone()))?;
+    }
+    list.end()
+}
+
 /// One session event. Variants and fields are in pi's order (the serde form is pi's JSON).
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -60,6 +73,7 @@ pub enum SessionEvent {
         /// The answer.
         message: AgentMessage,
         /// Its tool results.
+        #[serde(serialize_with = "results_as_messages")]
         tool_results: Vec<ToolResultMessage>,
     },
     /// A message began (an assistant message: the stream started).

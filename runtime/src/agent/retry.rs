@@ -33,26 +33,10 @@ impl RetryPolicy {
     }
 }
 
-/// True when an error message reports a context overflow (retrying would not help).
-pub fn is_context_overflow(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    [
-        "prompt is too long",
-        "context length",
-        "context_length_exceeded",
-        "maximum context",
-        "too many tokens",
-        "exceeds the context window",
-        "input is too long",
-        "request too large",
-    ]
-    .iter()
-    .any(|p| lower.contains(p))
-}
-
 /// True when an error message is one pi retries.
 pub fn is_retryable(message: &str) -> bool {
-    if is_context_overflow(message) {
+    // A context overflow is compacted away, not retried (see `super::overflow`).
+    if super::overflow::is_overflow_error(message, "") {
         return false;
     }
     let lower = message.to_ascii_lowercase();
@@ -76,6 +60,9 @@ pub fn is_retryable(message: &str) -> bool {
         "connection error",
         "connection refused",
         "connection closed",
+        // openai-completions' cut stream, in pi's words (pi does not retry it; a cut stream is
+        // worth another try).
+        "stream ended without finish_reason",
         "connection reset",
         "other side closed",
         "fetch failed",

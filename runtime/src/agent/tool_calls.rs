@@ -21,6 +21,9 @@ use super::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
 use crate::plugin_host::PluginTools;
 
+/// The shortest time between two `tool_execution_update`s of one call.
+pub const UPDATE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A tool call ready to run.
 struct Runnable {
     id: String,
@@ -152,7 +155,8 @@ pub(super) async fn run_tool_calls(
         let prepared = match tools.iter().find(|t| t.name() == name) {
             None => Err(format!("Tool {name} not found")),
             Some(tool) => {
-                tools::validate(name, tool.parameters(), raw_args).map(|args| (tool.clone(), args))
+                let args = super::prepare_arguments::prepare(name, raw_args);
+                tools::validate(name, tool.parameters(), &args).map(|args| (tool.clone(), args))
             }
         };
         let prepared = match prepared {
@@ -199,10 +203,41 @@ pub(super) async fn run_tool_calls(
         let forwarder = shared.clone();
         let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
         let forwarding = tokio::spawn(async move {
-            while let Some(partial) = receiver.recv().await {
-                forwarder.emit(&events::tool_execution_update(
-                    &id, &name, &raw_args, &partial,
-                ));
+            // One update per interval at most (pi's bash: 100 ms), the newest one: a host's
+            // traffic grows with the command's time, not with its output.
+            let mut pending: Option<ToolOutput> = None;
+            let mut last = tokio::time::Instant::now() - UPDATE_INTERVAL;
+            loop {
+                let due = last + UPDATE_INTERVAL;
+                tokio::select! {
+                    received = receiver.recv() => match received {
+                        Some(partial) if tokio::time::Instant::now() >= due => {
+                            pending = None;
+                            last = tokio::time::Instant::now();
+                            forwarder.emit(&events::tool_execution_update(
+                                &id, &name, &raw_args, &partial,
+                            ));
+                        }
+                        Some(partial) => pending = Some(partial),
+                        None => {
+                            // The newest state before the call ends is never lost.
+                            if let Some(partial) = pending.take() {
+                                forwarder.emit(&events::tool_execution_update(
+                                    &id, &name, &raw_args, &partial,
+                                ));
+                            }
+                            break;
+                        }
+                    },
+                    _ = tokio::time::sleep_until(due), if pending.is_some() => {
+                        if let Some(partial) = pending.take() {
+                            last = tokio::time::Instant::now();
+                            forwarder.emit(&events::tool_execution_update(
+                                &id, &name, &raw_args, &partial,
+                            ));
+                        }
+                    }
+                }
             }
         });
         let runner = shared.clone();

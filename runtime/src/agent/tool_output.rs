@@ -2,17 +2,17 @@
 //! third-party plugin, extension and host tools alike — passes through [`OutputLimit::bound`]
 //! before hooks, events and the session file see it: text over the limit (pi's 50 KB / 2,000
 //! lines by default, never more than a quarter of the model's context window) is cut to its
-//! head, the whole text is kept in a temp file named in the result, and oversized `details` are
-//! replaced by a note. Results already in a session (written before the limit, or by another
+//! head and its end (where a failing command says why), the whole text is kept in a temp file
+//! named in the result, and oversized `details` are replaced by a note. A result its tool cut
+//! by its own policy already (`details.truncation`, as bash keeps its tail and read its
+//! continuation hint) is left as the tool made it while it is within the limit and its note. Results already in a session (written before the limit, or by another
 //! program) are cut again when a request is built ([`OutputLimit::cut_for_model`]), so one huge
 //! entry can never make every later request overflow.
 
 use serde_json::json;
 
 use crate::content::{Content, ToolOutput};
-use pith_sdk::text::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_head,
-};
+use pith_sdk::text::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, format_size};
 
 /// Serialized `details` larger than this are replaced by a note (hosts get them in events and
 /// they are written to the session file; the model never sees them).
@@ -21,6 +21,10 @@ pub const MAX_DETAILS_BYTES: usize = 1 << 20;
 /// Room kept for the truncation note (its two blank-line-led lines and a temp file path).
 const NOTE_ROOM_BYTES: usize = 512;
 const NOTE_ROOM_LINES: usize = 3;
+
+/// What a tool's own notes may add to a result it cut by its own policy.
+const OWN_NOTE_BYTES: usize = 4096;
+const OWN_NOTE_LINES: usize = 8;
 
 /// The smallest text limit a small context window can bring the limit down to.
 const MIN_BYTES: usize = 2 * 1024;
@@ -61,6 +65,13 @@ impl OutputLimit {
         text.len() <= self.max_bytes && text.split('\n').count() <= self.max_lines
     }
 
+    /// True when `text` is within the limit but for a tool's own note (its truncation notice,
+    /// an exit line).
+    fn fits_with_note(&self, text: &str) -> bool {
+        text.len() <= self.max_bytes + OWN_NOTE_BYTES
+            && text.split('\n').count() <= self.max_lines + OWN_NOTE_LINES
+    }
+
     /// Cuts `output` to the limit; the whole text goes to a temp file named in the note and in
     /// `details.fullOutputPath` (with `details.truncation` in pi's shape). True when it cut.
     pub fn bound(&self, output: &mut ToolOutput) -> bool {
@@ -74,7 +85,11 @@ impl OutputLimit {
             })
             .collect();
         let full = texts.join("\n");
-        if self.fits(&full) {
+        let own_policy = output
+            .details
+            .as_ref()
+            .is_some_and(|d| d.get("truncation").is_some());
+        if self.fits(&full) || (own_policy && self.fits_with_note(&full)) {
             return false;
         }
         let (kept, truncation) = self.cut(&full);
@@ -130,24 +145,92 @@ impl OutputLimit {
         ))
     }
 
-    /// The head of `text`, leaving room for the note so that the result is within the limit
-    /// (bounding it again changes nothing); a first line over the byte limit is cut inside.
+    /// The head and the end of `text`, half the room each, with the count of the lines left
+    /// out between them, leaving room for the note so that the result is within the limit
+    /// (bounding it again changes nothing); a line over its half of the bytes is cut inside.
     fn cut(&self, text: &str) -> (String, Truncation) {
-        let max_bytes = self.max_bytes.saturating_sub(NOTE_ROOM_BYTES).max(1);
-        let max_lines = self.max_lines.saturating_sub(NOTE_ROOM_LINES).max(1);
-        let mut truncation = truncate_head(text, max_lines, max_bytes);
-        if truncation.first_line_exceeds_limit {
-            let mut end = max_bytes.min(text.len());
-            while !text.is_char_boundary(end) {
-                end -= 1;
+        let max_bytes = self.max_bytes.saturating_sub(NOTE_ROOM_BYTES).max(2);
+        let max_lines = self.max_lines.saturating_sub(NOTE_ROOM_LINES).max(2);
+        let lines: Vec<&str> = text.split('\n').collect();
+        let (head_bytes, tail_bytes) = (max_bytes / 2, max_bytes - max_bytes / 2);
+        let (head_lines, tail_lines) = (max_lines / 2, max_lines - max_lines / 2);
+        // Whole lines from the start, then from the end, while they fit their half.
+        let mut head: Vec<String> = Vec::new();
+        let mut used = 0;
+        for line in &lines {
+            if head.len() == head_lines || used + line.len() + 1 > head_bytes {
+                break;
             }
-            truncation.content = text[..end].to_string();
-            truncation.output_lines = 1;
-            truncation.output_bytes = end;
+            used += line.len() + 1;
+            head.push((*line).to_string());
         }
-        let kept = std::mem::take(&mut truncation.content);
+        let first_line_exceeds_limit = head.is_empty();
+        if first_line_exceeds_limit {
+            head.push(prefix_within(lines[0], head_bytes).to_string());
+        }
+        let mut tail: Vec<String> = Vec::new();
+        let mut used = 0;
+        for line in lines.iter().skip(head.len()).rev() {
+            if tail.len() == tail_lines || used + line.len() + 1 > tail_bytes {
+                break;
+            }
+            used += line.len() + 1;
+            tail.push((*line).to_string());
+        }
+        let last_line_partial = tail.is_empty() && lines.len() > head.len();
+        if last_line_partial {
+            let last = lines[lines.len() - 1];
+            tail.push(suffix_within(last, tail_bytes).to_string());
+        }
+        tail.reverse();
+        let omitted = lines.len().saturating_sub(head.len() + tail.len());
+        let kept = if omitted > 0 || first_line_exceeds_limit || last_line_partial {
+            format!(
+                "{}\n\n[… {omitted} lines left out …]\n\n{}",
+                head.join("\n"),
+                tail.join("\n")
+            )
+        } else {
+            [head.join("\n"), tail.join("\n")].join("\n")
+        };
+        let truncated_by = if text.len() > self.max_bytes {
+            TruncatedBy::Bytes
+        } else {
+            TruncatedBy::Lines
+        };
+        let truncation = Truncation {
+            content: String::new(),
+            truncated: true,
+            truncated_by: Some(truncated_by),
+            total_lines: lines.len(),
+            total_bytes: text.len(),
+            output_lines: head.len() + tail.len(),
+            output_bytes: kept.len(),
+            last_line_partial,
+            first_line_exceeds_limit,
+            max_lines: self.max_lines,
+            max_bytes: self.max_bytes,
+        };
         (kept, truncation)
     }
+}
+
+/// The longest start of `line` within `bytes` (at a character boundary).
+fn prefix_within(line: &str, bytes: usize) -> &str {
+    let mut end = bytes.min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+/// The longest end of `line` within `bytes` (at a character boundary).
+fn suffix_within(line: &str, bytes: usize) -> &str {
+    let mut start = line.len().saturating_sub(bytes);
+    while !line.is_char_boundary(start) {
+        start += 1;
+    }
+    &line[start..]
 }
 
 /// Replaces `details` too large to keep with a note saying so.
@@ -253,6 +336,36 @@ mod tests {
         let cut = limit.cut_for_model(&big).unwrap();
         assert!(cut.starts_with("éé"));
         assert!(cut.len() < DEFAULT_MAX_BYTES + 200);
+    }
+
+    #[test]
+    fn the_end_of_a_cut_text_is_kept() {
+        let text: String = (1..=5000)
+            .map(|n| format!("line {n}\n"))
+            .collect::<String>()
+            + "LAST_LINE_MARKER";
+        let mut out = output(&text);
+        assert!(OutputLimit::default().bound(&mut out));
+        let kept = out.text();
+        assert!(kept.starts_with("line 1\nline 2\n"), "{}", &kept[..40]);
+        assert!(kept.contains("line 4999\nline 5000\nLAST_LINE_MARKER\n\n[Output truncated"));
+        assert!(kept.contains("lines left out"));
+        if let Some(path) = out.details.unwrap()["fullOutputPath"].as_str() {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_result_its_tool_cut_already_is_left_as_it_is() {
+        // bash's own tail of 2,000 lines, its notice and the exit line: just over the limit.
+        let tail: String = (1002..=3001).map(|n| format!("{n}\n")).collect();
+        let text = format!(
+            "{tail}\n\n[Showing lines 1002-3001 of 3001. Full output: /tmp/x]\n\nCommand exited with code 3"
+        );
+        let mut out = output(&text);
+        out.details = Some(json!({"truncation": {"truncated": true}}));
+        assert!(!OutputLimit::default().bound(&mut out));
+        assert_eq!(out.text(), text);
     }
 
     #[test]

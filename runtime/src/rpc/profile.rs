@@ -54,6 +54,14 @@ impl Protocol {
     /// profile has no such frame.
     pub fn event(self, mut frame: Value) -> Option<Value> {
         if self == Protocol::Pi15 {
+            // pi 1.5 reports automatic compactions with `compaction_start` / `compaction_end`
+            // only (their `reason` and `willRetry` say what 0.73's `auto_compaction_*` said).
+            if matches!(
+                frame.get("type").and_then(Value::as_str),
+                Some("auto_compaction_start" | "auto_compaction_end")
+            ) {
+                return None;
+            }
             // An answer starts `pending` (pith's engine says `stop` until it knows).
             if answer_begins(&frame) {
                 frame["message"]["stopReason"] = Value::from("pending");

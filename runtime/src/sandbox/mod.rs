@@ -266,7 +266,8 @@ impl SandboxPolicy {
 
     /// The environment that tells a first-party tool its sandbox (so its errors can say why an
     /// access failed): `PITH_SANDBOX_MODE`, `PITH_SANDBOX_WRITABLE` and
-    /// `PITH_SANDBOX_DENY_READ` (paths separated by newlines), and `PITH_SANDBOX_NETWORK`.
+    /// `PITH_SANDBOX_DENY_READ` (paths separated by newlines), `PITH_SANDBOX_NETWORK`, and
+    /// `HOME` (the tools expand `~` to it; the sandbox then rules on the real path).
     pub fn guest_env(&self) -> Vec<(String, String)> {
         let join = |paths: &[PathBuf]| {
             paths
@@ -280,6 +281,7 @@ impl SandboxPolicy {
             ("PITH_SANDBOX_WRITABLE".into(), join(&self.writable())),
             ("PITH_SANDBOX_DENY_READ".into(), join(&self.deny_read)),
             ("PITH_SANDBOX_NETWORK".into(), self.network.to_string()),
+            ("HOME".into(), home_dir().display().to_string()),
         ]
     }
 

@@ -328,7 +328,8 @@ pub fn anthropic_fake(url: &str, model: &str) -> Options {
     "baseUrl": url, "api": "anthropic-messages", "apiKey": "fake-key",
     "models": [
         {"id": "fake-model", "name": "Fake Model", "contextWindow": 200000, "maxTokens": 8192},
-        {"id": "fake-reasoner", "name": "Fake Reasoner", "reasoning": true, "contextWindow": 200000, "maxTokens": 16384}
+        {"id": "fake-reasoner", "name": "Fake Reasoner", "reasoning": true, "contextWindow": 200000, "maxTokens": 16384},
+        {"id": "fake-small", "name": "Fake Small", "contextWindow": 4096, "maxTokens": 8192}
     ]}}});
     Options {
         args: vec![

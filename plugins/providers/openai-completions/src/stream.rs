@@ -103,7 +103,7 @@ impl Stream {
             )),
             Some(reason) => out.push(StreamEvent::Done(reason)),
             None => out.push(StreamEvent::Error(
-                "The connection closed before the response was complete".into(),
+                "Stream ended without finish_reason".into(),
             )),
         }
     }
@@ -256,7 +256,7 @@ impl SseHandler for Stream {
         if self.stop.is_none() {
             self.done = true;
             out.push(StreamEvent::Error(
-                "The connection closed before the response was complete".into(),
+                "Stream ended without finish_reason".into(),
             ));
         } else {
             self.finish(out);

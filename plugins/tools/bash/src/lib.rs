@@ -11,6 +11,8 @@ use pith_sdk::tool::*;
 
 /// Output kept in memory while streaming (twice the byte limit, as pi).
 const ROLLING_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
+/// The shortest time between two progress reports (pi's bash throttles its updates to 100 ms).
+const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 #[derive(serde::Deserialize)]
 struct Args {
@@ -63,6 +65,7 @@ impl Tool for Bash {
         });
         let mut rolling: Vec<u8> = Vec::new();
         let mut seen = Totals::default();
+        let mut reported: Option<std::time::Instant> = None;
         while let Some(chunk) = child.next_output() {
             let (Output::Stdout(bytes) | Output::Stderr(bytes)) = chunk;
             seen.add(&bytes);
@@ -71,6 +74,12 @@ impl Tool for Bash {
                 let cut = rolling.len() - ROLLING_BYTES;
                 rolling.drain(..cut);
             }
+            // Progress at most every 100 ms, as pi's bash: a flood of output costs neither
+            // the host's pipe nor the tail's truncation on every chunk.
+            if reported.is_some_and(|at| at.elapsed() < PROGRESS_INTERVAL) {
+                continue;
+            }
+            reported = Some(std::time::Instant::now());
             let text = String::from_utf8_lossy(&rolling);
             let truncation = seen.apply(truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES));
             let path = child.full_output_path();
@@ -132,17 +141,26 @@ impl Tool for Bash {
 struct Totals {
     newlines: usize,
     bytes: usize,
+    ends_with_newline: bool,
 }
 
 impl Totals {
     fn add(&mut self, bytes: &[u8]) {
         self.bytes += bytes.len();
         self.newlines += bytes.iter().filter(|b| **b == b'\n').count();
+        if let Some(last) = bytes.last() {
+            self.ends_with_newline = *last == b'\n';
+        }
     }
 
-    /// Counts the whole output in a truncation of the rolling buffer.
+    /// Counts the whole output in a truncation of the rolling buffer (as pi counts lines: a
+    /// final newline ends the last line).
     fn apply(&self, mut truncation: Truncation) -> Truncation {
-        truncation.total_lines = self.newlines + 1;
+        truncation.total_lines = match (self.bytes, self.ends_with_newline) {
+            (0, _) => 0,
+            (_, true) => self.newlines,
+            (_, false) => self.newlines + 1,
+        };
         truncation.total_bytes = self.bytes;
         if truncation.total_lines > truncation.output_lines
             || truncation.total_bytes > truncation.output_bytes

@@ -9,18 +9,20 @@ impl Session {
     /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
     pub async fn compact(&self, instructions: Option<&str>) -> Result<Value, String> {
         self.abort().await;
-        self.shared.compact(instructions, "manual").await
+        self.shared.compact(instructions, "manual", false).await
     }
 }
 
 impl Shared {
     /// Compacts the session (`reason`: manual, threshold or overflow), emitting `compaction_start`
-    /// and `compaction_end`; returns the result (`summary`, `firstKeptEntryId`, `tokensBefore`,
-    /// `details`).
+    /// and `compaction_end` (`willRetry` when `retry` and it succeeded: the run goes on after it;
+    /// an automatic compaction with nothing to summarize emits nothing); returns the result
+    /// (`summary`, `firstKeptEntryId`, `tokensBefore`, `details`).
     pub async fn compact(
         self: &Arc<Self>,
         instructions: Option<&str>,
         reason: &str,
+        retry: bool,
     ) -> Result<Value, String> {
         let shared = self;
         use crate::agent::compaction;
@@ -42,10 +44,6 @@ impl Shared {
                 state.compaction,
             )
         };
-        shared.begin_compaction();
-        shared.emit(&SessionEvent::CompactionStart {
-            reason: reason.to_string(),
-        });
         // The system messages first (a record for hosts, kept in front), then the previous
         // summary, if any, then the conversation.
         let records = messages
@@ -87,22 +85,33 @@ impl Shared {
         let older = &body[..older_end];
         let prefix = &body[older_end..kept_from];
         let tokens_before = compaction::context_tokens(&messages);
+        let nothing =
+            kept_from == 0 && reason != "overflow" && shared.behaviour.split_turn_compaction;
+        if nothing && reason != "manual" {
+            // An automatic compaction with nothing to summarize does not start (pi 1.5 sends
+            // no frames for it).
+            return Err("Nothing to compact (session too small)".into());
+        }
+        shared.begin_compaction();
+        compaction_start(shared, reason);
         // The compaction ends after its event, so a prompt waiting for it comes after both the
         // compaction entry and `compaction_end`.
         let fail = |message: String| {
-            shared.emit(&compaction_end(reason, None, false, Some(message.clone())));
+            compaction_end(shared, reason, retry, None, false, Some(message.clone()));
             shared.end_compaction();
             Err(message)
         };
-        if kept_from == 0 && reason != "overflow" && shared.behaviour.split_turn_compaction {
+        if nothing {
             // Everything is within the kept tail: there is nothing to summarize.
             let message = "Nothing to compact (session too small)".to_string();
-            shared.emit(&compaction_end(
+            compaction_end(
+                shared,
                 reason,
+                retry,
                 None,
                 false,
                 Some(format!("Compaction failed: {message}")),
-            ));
+            );
             shared.end_compaction();
             return Err(message);
         }
@@ -116,7 +125,7 @@ impl Shared {
             match before_compact(shared, instructions, &cut, &first_kept, tokens_before).await {
                 Err(message) => {
                     // A cancellation is an abort, as pi reports it (no error message in the event).
-                    shared.emit(&compaction_end(reason, None, true, None));
+                    compaction_end(shared, reason, retry, None, true, None);
                     shared.end_compaction();
                     return Err(message);
                 }
@@ -130,7 +139,7 @@ impl Shared {
             let context = state.store.context();
             state.load_context(context);
             drop(state);
-            shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
+            compaction_end(shared, reason, retry, Some(result.clone()), false, None);
             shared.end_compaction();
             return Ok(result);
         }
@@ -166,7 +175,7 @@ impl Shared {
         drop(state);
         // pi 1.5's result: the estimate of what is left, and the summary request's usage.
         let result = json!({"summary": result["summary"], "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "estimatedTokensAfter": tokens_after, "usage": usage, "details": result["details"]});
-        shared.emit(&compaction_end(reason, Some(result.clone()), false, None));
+        compaction_end(shared, reason, retry, Some(result.clone()), false, None);
         shared.end_compaction();
         Ok(result)
     }
@@ -274,19 +283,46 @@ where
     }
 }
 
-/// `compaction_end` (a compaction never retries by itself: `willRetry` is the automatic one's).
+/// `compaction_start`, after `auto_compaction_start` for an automatic compaction (pi 0.73's
+/// frame; the 1.5 profile leaves it out).
+fn compaction_start(shared: &Shared, reason: &str) {
+    if reason != "manual" {
+        shared.emit(&SessionEvent::AutoCompactionStart {
+            reason: reason.to_string(),
+        });
+    }
+    shared.emit(&SessionEvent::CompactionStart {
+        reason: reason.to_string(),
+    });
+}
+
+/// `compaction_end`, then `auto_compaction_end` for an automatic compaction; `willRetry` when
+/// the run retries after it (`retry`) and it succeeded, as pi's overflow recovery.
 fn compaction_end(
+    shared: &Shared,
     reason: &str,
+    retry: bool,
     result: Option<Value>,
     aborted: bool,
     error_message: Option<String>,
-) -> SessionEvent {
-    SessionEvent::CompactionEnd {
+) {
+    let will_retry = retry && result.is_some();
+    let automatic = reason != "manual";
+    let auto = automatic.then(|| SessionEvent::AutoCompactionEnd {
+        result: result.clone(),
+        aborted,
+        will_retry,
+        error_message: error_message.clone(),
+    });
+    shared.emit(&SessionEvent::CompactionEnd {
         reason: reason.to_string(),
         result,
         aborted,
-        will_retry: false,
+        will_retry,
         error_message,
+    });
+    if let Some(auto) = auto {
+        shared.emit(&auto);
     }
 }
 

@@ -7,9 +7,10 @@ pub mod building;
 pub mod call;
 pub mod check;
 pub mod new;
+pub mod sdk;
 pub mod wit;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A `pith plugin` subcommand.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +106,7 @@ pub enum Next {
 }
 
 /// Runs the commands that need no plugin host (`new`, `wit`, `build`), and says what follows.
-pub fn prepare(command: &PluginCommand) -> Result<Next, PluginError> {
+pub fn prepare(command: &PluginCommand, agent_dir: &Path) -> Result<Next, PluginError> {
     match command {
         PluginCommand::New {
             name,
@@ -120,6 +121,7 @@ pub fn prepare(command: &PluginCommand) -> Result<Next, PluginError> {
                 kind: parse_kind(kind)?,
                 lang: Lang::parse(lang)?,
                 sdk: sdk.as_deref(),
+                agent_dir,
                 parent: &cwd,
             })?;
             println!(

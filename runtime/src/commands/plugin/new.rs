@@ -15,8 +15,11 @@ pub struct NewPlugin<'a> {
     pub kind: Kind,
     /// Its language.
     pub lang: Lang,
-    /// A local checkout of `pith-sdk` to depend on instead of the registry's (Rust only).
+    /// The `pith-sdk` to depend on (Rust only): a local checkout, `crates.io` for the
+    /// registry's, or by default the one this pith carries, unpacked under `agent_dir`.
     pub sdk: Option<&'a Path>,
+    /// The agent directory (where the carried SDK is unpacked).
+    pub agent_dir: &'a Path,
     /// Where the project directory goes.
     pub parent: &'a Path,
 }
@@ -153,7 +156,13 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
         Kind::Skill => "How to do one task",
         Kind::PromptTemplate => "Review a file",
     };
-    let sdk = match plan.sdk {
+    let registry = format!("{{ version = \"0.1\", features = [\"{kind}\"] }}");
+    let by_path = |path: &Path| {
+        let quoted = toml::Value::String(path.display().to_string()).to_string();
+        format!("{{ path = {quoted}, features = [\"{kind}\"] }}")
+    };
+    let (sdk, sdk_note) = match plan.sdk {
+        Some(path) if path == Path::new("crates.io") => (registry.clone(), String::new()),
         Some(path) => {
             let path = std::path::absolute(path)
                 .map_err(|err| PluginError(format!("--sdk {}: {err}", path.display())))?;
@@ -161,14 +170,24 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
                 .is_ok_and(|text| text.contains("name = \"pith-sdk\""));
             if !is_sdk {
                 return Err(PluginError(format!(
-                    "--sdk {}: no pith-sdk there (give the `sdk` directory of a pith checkout)",
+                    "--sdk {}: no pith-sdk there (give the `sdk` directory of a pith checkout, \
+                     or crates.io for the registry's)",
                     path.display()
                 )));
             }
-            let quoted = toml::Value::String(path.display().to_string()).to_string();
-            format!("{{ path = {quoted}, features = [\"{kind}\"] }}")
+            (by_path(&path), String::new())
         }
-        None => format!("{{ version = \"0.1\", features = [\"{kind}\"] }}"),
+        None if plan.lang == Lang::Rust => {
+            let carried = super::sdk::unpack(plan.agent_dir)?;
+            let note = format!(
+                "# pith-sdk {} as the pith that made this project carries it (unpacked into its\n\
+                 # agent directory). To build against crates.io's instead, once it is published there:\n\
+                 # pith-sdk = {registry}\n",
+                super::sdk::SDK_VERSION
+            );
+            (by_path(&carried), note)
+        }
+        None => (registry.clone(), String::new()),
     };
     // In the project's directory `pith tool` and `pith plugin call` load its plugin.
     let try_it = match plan.kind {
@@ -201,6 +220,7 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
         ("lang", plan.lang.as_str()),
         ("description", description),
         ("sdk", sdk.as_str()),
+        ("sdk_note", sdk_note.as_str()),
         ("capabilities", capabilities(plan.kind)),
         ("try", try_it.as_str()),
         ("build_notes", build_notes),
@@ -296,6 +316,7 @@ mod tests {
                 kind,
                 lang: Lang::Rust,
                 sdk: None,
+                agent_dir: &dir.path().join("agent"),
                 parent: dir.path(),
             };
             let made = create(&plan).unwrap();
@@ -311,6 +332,7 @@ mod tests {
                 kind: Kind::Tool,
                 lang,
                 sdk: None,
+                agent_dir: &dir.path().join("agent"),
                 parent: dir.path(),
             };
             let made = create(&plan).unwrap();
@@ -324,6 +346,7 @@ mod tests {
             kind: Kind::Tool,
             lang: Lang::Rust,
             sdk: None,
+            agent_dir: &dir.path().join("agent"),
             parent: dir.path(),
         };
         assert!(create(&twice).unwrap_err().0.contains("exists already"));

@@ -31,9 +31,11 @@
 //! serde = { version = "1", features = ["derive"] }
 //! ```
 //!
-//! `src/lib.rs`:
+//! `src/lib.rs` (compiled as a doctest with the `tool` feature: CI runs
+//! `cargo test -p pith-sdk --features tool --doc`):
 //!
-//! ```ignore
+#![cfg_attr(feature = "tool", doc = "```no_run")]
+#![cfg_attr(not(feature = "tool"), doc = "```ignore")]
 //! use pith_sdk::tool::*;
 //!
 //! #[derive(serde::Deserialize)]

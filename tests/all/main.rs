@@ -47,4 +47,5 @@ mod session_tree_moves;
 mod sessions;
 mod tool_bash;
 mod tool_set;
+mod tool_texts;
 mod tools;

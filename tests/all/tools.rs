@@ -47,7 +47,7 @@ impl Workspace {
         Workspace { dir, host }
     }
 
-    fn root(&self) -> std::path::PathBuf {
+    pub fn root(&self) -> std::path::PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
 
@@ -153,7 +153,7 @@ async fn write_creates_parents_and_counts_utf16() {
     let out = ws
         .call("write", json!({"path": "a/b/c.txt", "content": "héllo 👋"}))
         .await;
-    assert_eq!(out.text(), "Successfully wrote 8 bytes to a/b/c.txt");
+    assert_eq!(out.text(), "Successfully wrote to a/b/c.txt");
     assert_eq!(out.details, None);
     assert_eq!(ws.read("a/b/c.txt"), "héllo 👋");
 }
@@ -168,7 +168,7 @@ async fn edit_replaces_unique_text_and_reports_a_diff() {
             json!({"path": "code.rs", "edits": [{"oldText": "\"hi\"", "newText": "\"hello\""}]}),
         )
         .await;
-    assert_eq!(out.text(), "Successfully replaced text in code.rs.");
+    assert_eq!(out.text(), "Successfully replaced 1 block(s) in code.rs.");
     assert_eq!(
         ws.read("code.rs"),
         "fn main() {\r\n    println!(\"hello\");\r\n}\r\n",
@@ -216,16 +216,19 @@ async fn edit_replaces_unique_text_and_reports_a_diff() {
             json!({"path": "none.txt", "edits": [{"oldText": "b", "newText": "c"}]}),
         )
         .await;
-    assert_eq!(out.text(), "File not found: none.txt");
+    assert_eq!(
+        out.text(),
+        "Could not edit file: none.txt. Error code: ENOENT."
+    );
 
     ws.write("multi.txt", "one\ntwo\nthree\n");
     let out = ws.call("edit", json!({"path": "multi.txt", "edits": [{"oldText": "one", "newText": "1"}, {"oldText": "three", "newText": "3"}]})).await;
-    assert_eq!(out.text(), "Successfully replaced 2 blocks in multi.txt.");
+    assert_eq!(out.text(), "Successfully replaced 2 block(s) in multi.txt.");
     assert_eq!(ws.read("multi.txt"), "1\ntwo\n3\n");
     let out = ws.call("edit", json!({"path": "multi.txt", "edits": [{"oldText": "1\ntwo", "newText": "x"}, {"oldText": "two\n3", "newText": "y"}]})).await;
     assert_eq!(
         out.text(),
-        "edits[0] and edits[1] overlap in multi.txt. Merge them into one edit."
+        "edits[0] and edits[1] overlap in multi.txt. Merge them into one edit or target disjoint regions."
     );
 
     // Typographic quotes and trailing spaces are forgiven.

@@ -18,7 +18,6 @@ pub mod overflow;
 pub mod path_completion;
 pub mod plugins;
 pub mod policies;
-pub mod prepare_arguments;
 pub mod queue;
 pub mod retry;
 pub mod session;

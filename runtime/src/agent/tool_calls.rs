@@ -155,7 +155,7 @@ pub(super) async fn run_tool_calls(
         let prepared = match tools.iter().find(|t| t.name() == name) {
             None => Err(format!("Tool {name} not found")),
             Some(tool) => {
-                let args = super::prepare_arguments::prepare(name, raw_args);
+                let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
                 tools::validate(name, tool.parameters(), &args).map(|args| (tool.clone(), args))
             }
         };

@@ -30,6 +30,7 @@ pub mod reload;
 pub mod resources;
 pub mod sandbox;
 pub mod tool;
+pub mod tool_arguments;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -336,6 +337,14 @@ impl PluginHost {
         arguments: &Value,
         options: CallOptions,
     ) -> Result<ToolOutput, CallError> {
+        // The first-party tools take pi's other argument forms too.
+        let prepared;
+        let arguments = if plugin.is_first_party() {
+            prepared = tool_arguments::prepare(name, arguments);
+            &prepared
+        } else {
+            arguments
+        };
         let loaded = self.loaded(plugin).await?;
         let pre = loaded
             .tool

@@ -22,6 +22,8 @@ pub struct Pith {
     /// Lines that were not JSON.
     pub garbage: Vec<String>,
     pub dir: tempfile::TempDir,
+    /// How long a frame may take ([`TIMEOUT`] unless a test expects a slow step).
+    frame_timeout: Duration,
 }
 
 /// How to start pith.
@@ -148,6 +150,7 @@ impl Pith {
             frames: Vec::new(),
             garbage: Vec::new(),
             dir,
+            frame_timeout: TIMEOUT,
         }
     }
 
@@ -186,14 +189,22 @@ impl Pith {
         self.stdin.take();
     }
 
+    /// Lets each frame take up to `limit`: for a step whose time is a compile's, not pith's
+    /// (a large component compiled on a busy machine), so the test waits on the frame that
+    /// proves the state rather than on a guess of how fast the machine is.
+    pub fn allow_slow_frames(&mut self, limit: Duration) {
+        self.frame_timeout = limit;
+    }
+
     /// The next frame, or `None` at EOF.
     pub async fn next_frame(&mut self) -> Option<Value> {
+        let limit = self.frame_timeout;
         loop {
-            let line = tokio::time::timeout(TIMEOUT, self.stdout.next_line())
+            let line = tokio::time::timeout(limit, self.stdout.next_line())
                 .await
                 .unwrap_or_else(|_| {
                     panic!(
-                        "no frame within {TIMEOUT:?}; frames so far: {:#?}",
+                        "no frame within {limit:?}; frames so far: {:#?}",
                         self.frames
                     )
                 })

@@ -110,10 +110,13 @@ impl Tool for Bash {
         }
         if status.timed_out {
             let seconds = args.timeout.unwrap_or_default();
-            return Err(error(
-                format!("{output}\n\nCommand timed out after {seconds} seconds"),
-                details,
-            ));
+            // pi says only the timeout when nothing was printed.
+            let message = if truncation.content.is_empty() {
+                format!("Command timed out after {seconds} seconds")
+            } else {
+                format!("{output}\n\nCommand timed out after {seconds} seconds")
+            };
+            return Err(error(message, details));
         }
         if status.killed || status.code.is_none() {
             return Err(error(format!("{output}\n\nCommand aborted"), details));

@@ -4,6 +4,7 @@
 //! not found). Returns a diff with line numbers in `details`.
 
 mod diff;
+mod fuzzy;
 
 use diff::diff;
 use pith_sdk::host::resolve_model_path;
@@ -102,15 +103,17 @@ impl Tool for EditTool {
         let args: Args = call.parse()?;
         let shown = &args.path;
         if args.edits.is_empty() {
-            return Err(fail(format!("No edits given for {shown}.")));
+            return Err(fail(
+                "Edit tool input is invalid. edits must contain at least one replacement.".into(),
+            ));
         }
         let path = resolve_model_path(&args.path);
-        let raw = std::fs::read_to_string(&path).map_err(|_| {
-            fail(
-                pith_sdk::sandbox::explain_read(&path)
-                    .unwrap_or_else(|| format!("File not found: {shown}")),
-            )
-        })?;
+        let raw =
+            std::fs::read_to_string(&path).map_err(|_| {
+                fail(pith_sdk::sandbox::explain_read(&path).unwrap_or_else(|| {
+                    format!("Could not edit file: {shown}. Error code: ENOENT.")
+                }))
+            })?;
         let (bom, body) = match raw.strip_prefix('\u{feff}') {
             Some(rest) => ("\u{feff}", rest),
             None => ("", raw.as_str()),
@@ -129,10 +132,13 @@ impl Tool for EditTool {
                 )
             })
             .collect();
-        // Exact matches first; without them, match on the loosened file (which is then written loosened).
+        // Exact matches first; without them, match on the loosened file. Only the lines a fuzzy
+        // match touches are written loosened, as pi's line spans do: the rest keep their bytes.
+        let original = content.clone();
         let exact = edits
             .iter()
             .all(|(old, _)| occurrences(&content, old).len() == 1);
+        let mut fuzzy = false;
         let edits: Vec<(String, String)> = if exact {
             edits
         } else {
@@ -147,6 +153,7 @@ impl Tool for EditTool {
                     .any(|(old, _)| occurrences(&content, old).is_empty())
             {
                 content = loose;
+                fuzzy = true;
                 edits
                     .into_iter()
                     .map(|(old, new)| (loosen(&old), new))
@@ -157,6 +164,13 @@ impl Tool for EditTool {
         };
         let mut ranges: Vec<(usize, usize, usize)> = Vec::new();
         for (index, (old, _)) in edits.iter().enumerate() {
+            if old.is_empty() {
+                return Err(fail(if edits.len() > 1 {
+                    format!("edits[{index}].oldText must not be empty in {shown}.")
+                } else {
+                    format!("oldText must not be empty in {shown}.")
+                }));
+            }
             let found = occurrences(&content, old);
             let which = if edits.len() > 1 {
                 format!("edits[{index}].oldText")
@@ -167,7 +181,7 @@ impl Tool for EditTool {
                 0 => {
                     return Err(fail(if edits.len() > 1 {
                         format!(
-                            "Could not find {which} in {shown}. The old text must match exactly including all whitespace and newlines."
+                            "Could not find edits[{index}] in {shown}. The oldText must match exactly including all whitespace and newlines."
                         )
                     } else {
                         format!(
@@ -187,19 +201,25 @@ impl Tool for EditTool {
         for pair in ranges.windows(2) {
             if pair[1].0 < pair[0].1 {
                 return Err(fail(format!(
-                    "edits[{}] and edits[{}] overlap in {shown}. Merge them into one edit.",
+                    "edits[{}] and edits[{}] overlap in {shown}. Merge them into one edit or target disjoint regions.",
                     pair[0].2, pair[1].2
                 )));
             }
         }
-        let mut updated = String::with_capacity(content.len());
-        let mut at = 0;
-        for (start, end, index) in &ranges {
-            updated.push_str(&content[at..*start]);
-            updated.push_str(&edits[*index].1);
-            at = *end;
-        }
-        updated.push_str(&content[at..]);
+        let updated = if fuzzy {
+            fuzzy::apply(&original, &content, &ranges, &edits)
+        } else {
+            let mut updated = String::with_capacity(content.len());
+            let mut at = 0;
+            for (start, end, index) in &ranges {
+                updated.push_str(&content[at..*start]);
+                updated.push_str(&edits[*index].1);
+                at = *end;
+            }
+            updated.push_str(&content[at..]);
+            updated
+        };
+        let content = original;
         if updated == content {
             return Err(fail(format!(
                 "No changes made to {shown}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
@@ -217,11 +237,8 @@ impl Tool for EditTool {
                     .unwrap_or_else(|| format!("{err}: '{shown}'")),
             )
         })?;
-        let message = if edits.len() == 1 {
-            format!("Successfully replaced text in {shown}.")
-        } else {
-            format!("Successfully replaced {} blocks in {shown}.", edits.len())
-        };
+        // pi 1.5.2's words.
+        let message = format!("Successfully replaced {} block(s) in {shown}.", edits.len());
         Ok(ToolResult::text(message)
             .with_details(json!({"diff": diff_text, "firstChangedLine": first_changed_line})))
     }

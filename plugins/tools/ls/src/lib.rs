@@ -55,7 +55,7 @@ impl Tool for Ls {
                 Some(if is_dir { format!("{name}/") } else { name })
             })
             .collect();
-        entries.sort_by_key(|name| name.to_lowercase());
+        entries.sort_by_cached_key(|name| collation_key(name));
         if entries.is_empty() {
             return Ok(ToolResult::text("(empty directory)"));
         }
@@ -82,6 +82,23 @@ impl Tool for Ls {
         }
         Ok(ToolResult::text(text))
     }
+}
+
+/// A sort key that orders names as pi's `localeCompare` of the lowercased names does (the
+/// Unicode root collation for ASCII): punctuation and symbols first, in the collation's order
+/// (`_` before `-` before `.`), then digits, then letters, case ignored; characters by
+/// character, so `file10` comes before `file2`.
+fn collation_key(name: &str) -> Vec<(u8, u32)> {
+    const PUNCTUATION: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+    name.to_lowercase()
+        .chars()
+        .map(|c| match PUNCTUATION.find(c) {
+            Some(rank) => (0, rank as u32),
+            None if c.is_ascii_digit() => (1, c as u32),
+            None if c.is_alphabetic() => (2, c as u32),
+            None => (3, c as u32),
+        })
+        .collect()
 }
 
 pith_sdk::export_tools!(Ls);

@@ -101,9 +101,9 @@ impl Tool for Read {
                 std::io::ErrorKind::PermissionDenied => {
                     error(format!("EACCES: permission denied, access '{shown}'"))
                 }
-                _ if path.is_dir() => error(format!(
-                    "EISDIR: illegal operation on a directory, read '{shown}'"
-                )),
+                _ if path.is_dir() => {
+                    error("EISDIR: illegal operation on a directory, read".into())
+                }
                 _ => error(format!("{err}: '{shown}'")),
             }
         })?;

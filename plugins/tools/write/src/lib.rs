@@ -46,10 +46,9 @@ impl Tool for Write {
             std::fs::create_dir_all(parent).map_err(fail)?;
         }
         std::fs::write(&path, &args.content).map_err(fail)?;
-        // pi reports the string's length in UTF-16 code units.
-        let length = args.content.encode_utf16().count();
+        // pi 1.5.2's words.
         Ok(ToolResult::text(format!(
-            "Successfully wrote {length} bytes to {}",
+            "Successfully wrote to {}",
             args.path
         )))
     }

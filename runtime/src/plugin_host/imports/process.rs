@@ -17,21 +17,31 @@ use crate::plugin_host::bindings::imports::pith::plugin::process::{
 use crate::plugin_host::sandbox::StoreState;
 use crate::sandbox::shell::{Pipe, ShellChild, kill_process_group};
 
-/// The whole output written to a temp file once it passes a threshold.
+/// The lines past which the output is written to a file too, as a tool cuts it to pi's 2,000.
+const SPILL_LINES: usize = pith_sdk::text::DEFAULT_MAX_LINES;
+
+/// The whole output written to a temp file once it passes a threshold (bytes), or pi's line
+/// limit (so that a tool that cut it by lines can name the whole output, as pi's bash does).
 struct Spill {
     threshold: usize,
     seen: usize,
+    newlines: usize,
     head: Vec<u8>,
     file: Option<(String, std::fs::File)>,
+    failed: bool,
 }
 
 impl Spill {
     fn write(&mut self, bytes: &[u8]) {
         use std::io::Write;
+        if self.failed {
+            return;
+        }
         self.seen += bytes.len();
+        self.newlines += bytes.iter().filter(|b| **b == b'\n').count();
         if self.file.is_none() {
             self.head.extend_from_slice(bytes);
-            if self.seen <= self.threshold {
+            if self.seen <= self.threshold && self.newlines <= SPILL_LINES {
                 return;
             }
             let path = std::env::temp_dir().join(format!(
@@ -44,7 +54,13 @@ impl Spill {
                     self.head = Vec::new();
                     self.file = Some((path.display().to_string(), file));
                 }
-                Err(_) => self.threshold = usize::MAX,
+                Err(_) => {
+                    // No file can be made: keep nothing more (the tool names none).
+                    self.threshold = usize::MAX;
+                    self.newlines = usize::MIN;
+                    self.head = Vec::new();
+                    self.failed = true;
+                }
             }
             return;
         }
@@ -120,8 +136,10 @@ impl Host for StoreState {
         let spill = cmd.spill_after.map(|threshold| Spill {
             threshold: threshold as usize,
             seen: 0,
+            newlines: 0,
             head: Vec::new(),
             file: None,
+            failed: false,
         });
         let timed_out = Arc::new(AtomicBool::new(false));
         let timer = match (cmd.timeout_ms, shell.pgid()) {

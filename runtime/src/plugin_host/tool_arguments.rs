@@ -1,4 +1,5 @@
-//! The argument forms pi's built-in tools take besides their schema's (`prepareArguments`):
+//! The argument forms pi's built-in tools take besides their schema's (`prepareArguments`),
+//! applied to the first-party tools' calls (and before the agent loop validates a call):
 //! models send `edit`'s edits as a JSON string or as one object, and the single
 //! `{path, oldText, newText}` form `edit` took for years (which sessions still hold). They are
 //! folded into the schema's form before validation, as pi folds them.

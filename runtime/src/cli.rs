@@ -91,8 +91,14 @@ pub struct Args {
     pub session: Option<String>,
     /// `--continue` / `-c`.
     pub continue_session: bool,
-    /// `--tools a,b` (names or globs).
+    /// `--tools a,b` (names or globs) / `-t`.
     pub tools: Option<Vec<String>>,
+    /// `--tools +a`: tools added to the default selection.
+    pub tools_add: Vec<String>,
+    /// `--tools -a`: tools taken out of the default selection.
+    pub tools_remove: Vec<String>,
+    /// `--no-builtin-tools` / `-nbt`.
+    pub no_builtin_tools: bool,
     /// `--exclude-tools a,b` (names or globs).
     pub exclude_tools: Vec<String>,
     /// `--name` / `-n`: the new session's name.
@@ -184,10 +190,11 @@ Session options:
   -c, --continue                 continue the most recent session
 
 Tools and resources:
-  --tools <a,b,…>                the active tools, names or globs (default: read, bash, edit,
-                                 write and plugin tools)
-  --exclude-tools <a,b,…>        tools to leave out, names or globs
-  --no-tools                     no tools (host tools still apply)
+  -t, --tools <a,b,…>            the active tools, names or globs (default: read, bash, edit,
+                                 write and plugin tools); +name,-name change the default instead
+  -xt, --exclude-tools <a,b,…>   tools to leave out, names or globs
+  -nbt, --no-builtin-tools       no built-in tools (plugin, extension and host tools stay)
+  -nt, --no-tools                no tools (host tools still apply)
   --system-prompt <text|file>    replace the system prompt
   --append-system-prompt <text|file>  append to the system prompt
   -nc, --no-context-files        leave AGENTS.md / CLAUDE.md (agent directory, then each directory
@@ -212,7 +219,8 @@ pith options:
   --rpc-token-file <file>        the token TCP clients send in their first frame (hello)
   --offline, --verbose
   -h, --help                     this text
-  -V, --version                  the version
+  -v, -V, --version              the version
+  --theme, --use-theme, --no-themes, --tui-mode  accepted and ignored (pith has no terminal UI)
 ";
 
 fn list(value: &str) -> Vec<String> {
@@ -320,8 +328,34 @@ impl Args {
                 "--session-dir" => parsed.session_dir = Some(PathBuf::from(value(&arg)?)),
                 "--session" => parsed.session = Some(value(&arg)?),
                 "-c" | "--continue" => parsed.continue_session = true,
-                "--tools" => parsed.tools = Some(list(&value(&arg)?)),
-                "--exclude-tools" => parsed.exclude_tools.extend(list(&value(&arg)?)),
+                "-t" | "--tools" => {
+                    let entries = list(&value(&arg)?);
+                    let signed = entries.iter().filter(|e| e.starts_with(['+', '-'])).count();
+                    if signed == 0 {
+                        parsed.tools = Some(entries);
+                    } else if signed == entries.len() {
+                        for entry in entries {
+                            let (sign, name) = entry.split_at(1);
+                            if sign == "+" {
+                                parsed.tools_add.push(name.to_string());
+                            } else {
+                                parsed.tools_remove.push(name.to_string());
+                            }
+                        }
+                    } else {
+                        return Err(UsageError(format!(
+                            "{arg}: plain names and +name/-name entries cannot be mixed (a list of \
+                             names replaces the selection; +name and -name change the default one)"
+                        )));
+                    }
+                }
+                "-xt" | "--exclude-tools" => parsed.exclude_tools.extend(list(&value(&arg)?)),
+                "-nbt" | "--no-builtin-tools" => parsed.no_builtin_tools = true,
+                // Terminal-only options pi accepts headless too: nothing to show them on.
+                "--theme" | "--use-theme" | "--tui-mode" => {
+                    value(&arg)?;
+                }
+                "--no-themes" => {}
                 "-n" | "--name" => parsed.name = Some(value(&arg)?),
                 "--session-id" => {
                     let id = value(&arg)?;
@@ -341,7 +375,7 @@ impl Args {
                 "--rpc-token-file" => parsed.rpc_token_file = Some(PathBuf::from(value(&arg)?)),
                 // pi's MCP client switch: pith has no MCP client, so there is nothing to turn off.
                 "--no-mcp" => {}
-                "--no-tools" => parsed.no_tools = true,
+                "-nt" | "--no-tools" => parsed.no_tools = true,
                 "--system-prompt" => parsed.system_prompt = Some(value(&arg)?),
                 "--append-system-prompt" => parsed.append_system_prompt.push(value(&arg)?),
                 "-e" | "--extension" => parsed.extensions.push(PathBuf::from(value(&arg)?)),
@@ -368,7 +402,7 @@ impl Args {
                 }
                 "--" => words.extend(args.by_ref()),
                 "-h" | "--help" => help = true,
-                "-V" | "--version" => version = true,
+                "-v" | "-V" | "--version" => version = true,
                 flag if flag.starts_with('-') && flag.len() > 1 => {
                     return Err(UsageError(format!("unknown option {flag}")));
                 }
@@ -546,6 +580,19 @@ mod tests {
             Some(print(&["what", "is", "up"], Text, false))
         );
         assert_eq!(parse(&[]).unwrap().command, Some(print(&[], Text, false)));
+        let tools = parse(&["--mode", "rpc", "-t", "+ls,-write", "-nbt", "-xt", "bash"]).unwrap();
+        assert_eq!(tools.tools_add, ["ls"]);
+        assert_eq!(tools.tools_remove, ["write"]);
+        assert!(tools.no_builtin_tools);
+        assert_eq!(tools.exclude_tools, ["bash"]);
+        assert!(
+            parse(&["--tools", "read,+ls"])
+                .unwrap_err()
+                .0
+                .contains("cannot be mixed")
+        );
+        assert_eq!(parse(&["-v"]).unwrap().command, Some(Command::Version));
+        assert!(parse(&["--mode", "rpc", "--theme", "dark", "--no-themes"]).is_ok());
         assert_eq!(
             parse(&["--mode", "acp"]).unwrap().command,
             Some(Command::Acp)

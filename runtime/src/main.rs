@@ -150,6 +150,18 @@ async fn run(mut args: Args) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    // An extension that is not there is a typo: stop, as pi does, rather than run without it.
+    if let Some(missing) = args
+        .extensions
+        .iter()
+        .find(|path| !workspace.join(path).exists())
+    {
+        eprintln!(
+            "pith: -e {}: no such file or directory (give a plugin's directory, manifest or component)",
+            missing.display()
+        );
+        return ExitCode::FAILURE;
+    }
     let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
     // The project's own plugins, settings and resources run only in a trusted project
     // (`--approve`), as pi 1.5 loads project resources: cloning a repository and starting

@@ -27,6 +27,7 @@ mod pending_dialogs;
 mod pi_1_5;
 mod pi_client_1_5;
 mod pi_dirs;
+mod pi_environment;
 mod pi_hosts;
 mod plugin_authoring;
 mod plugin_host;

@@ -93,6 +93,30 @@ fn error_output(text: &str) -> ToolOutput {
     }
 }
 
+/// What the processes a tool starts learn of the session, as pi's bash tells them (its system
+/// prompt tells the model to look): `AI_AGENT`, `PI_CODING_AGENT`, `PI_SESSION_ID`,
+/// `PI_SESSION_FILE` (when saved), `PI_PROVIDER`, `PI_MODEL` and `PI_REASONING_LEVEL`.
+fn session_env(shared: &Shared) -> Vec<(String, String)> {
+    let state = shared.state();
+    let mut env = vec![
+        ("AI_AGENT".to_string(), "pi".to_string()),
+        ("PI_CODING_AGENT".to_string(), "true".to_string()),
+        ("PI_SESSION_ID".to_string(), state.session_id().to_string()),
+    ];
+    if let Some(path) = state.session_file_path() {
+        env.push(("PI_SESSION_FILE".into(), path.display().to_string()));
+    }
+    if let Some(model) = state.model() {
+        env.push(("PI_PROVIDER".into(), model.provider.clone()));
+        env.push(("PI_MODEL".into(), model.id.clone()));
+    }
+    env.push((
+        "PI_REASONING_LEVEL".into(),
+        state.thinking().as_str().to_string(),
+    ));
+    env
+}
+
 /// A successful `todo` tool call whose details carry `todoPhases` replaces the todo list.
 fn apply_todo_tool(shared: &Arc<Shared>, name: &str, output: &ToolOutput) {
     if name != "todo" || output.is_error {
@@ -248,6 +272,7 @@ pub(super) async fn run_tool_calls(
             cancel.clone(),
             timeouts.clone(),
         );
+        let process_env = session_env(shared);
         let running = tokio::spawn(async move {
             let name = tool.name().to_string();
             tool_timeout::run_within(&timeouts, &name, &cancel, |cancel| async move {
@@ -261,6 +286,7 @@ pub(super) async fn run_tool_calls(
                     &cancel,
                     updates,
                     escalated,
+                    process_env,
                 )
                 .await
             })

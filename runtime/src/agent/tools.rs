@@ -30,6 +30,12 @@ pub struct ToolSelection {
     /// built-ins and every non-built-in plugin tool; empty is `--no-tools` (host tools still
     /// apply).
     pub only: Option<Vec<String>>,
+    /// `--tools +name`: added to the default selection (exact names).
+    pub add: Vec<String>,
+    /// `--tools -name`: taken out of the default selection (exact names).
+    pub remove: Vec<String>,
+    /// `--no-builtin-tools`: the default built-ins off, other plugin tools kept.
+    pub no_builtins: bool,
     /// `--exclude-tools a,b` (names or globs), taken out of the active set.
     pub exclude: Vec<String>,
 }
@@ -39,14 +45,19 @@ impl ToolSelection {
     pub fn none() -> ToolSelection {
         ToolSelection {
             only: Some(Vec::new()),
-            exclude: Vec::new(),
+            ..ToolSelection::default()
         }
     }
 
     /// True when the plugin tool `name` is active.
     pub fn allows(&self, name: &str) -> bool {
+        let named = |list: &[String]| list.iter().any(|n| n == name);
         let included = match &self.only {
-            None => DEFAULT_TOOLS.contains(&name) || !BUILTIN_TOOLS.contains(&name),
+            None => {
+                let default = DEFAULT_TOOLS.contains(&name) && !self.no_builtins;
+                (default || named(&self.add) || !BUILTIN_TOOLS.contains(&name))
+                    && !named(&self.remove)
+            }
             Some(patterns) => patterns.iter().any(|p| glob(p, name)),
         };
         included && !self.exclude.iter().any(|p| glob(p, name))
@@ -134,6 +145,7 @@ pub async fn execute(
     cancel: &CancellationToken,
     updates: mpsc::UnboundedSender<ToolOutput>,
     escalated: Option<std::path::PathBuf>,
+    process_env: Vec<(String, String)>,
 ) -> ToolOutput {
     match tool {
         SessionTool::Extension(spec, plugin) => {
@@ -157,6 +169,7 @@ pub async fn execute(
                         progress: Some(updates),
                         cancel: Some(cancel.clone()),
                         escalated,
+                        process_env,
                         ..Default::default()
                     },
                 )
@@ -327,14 +340,14 @@ mod tests {
         assert!(!selection.allows("grep"));
         let only = |names: &[&str]| ToolSelection {
             only: Some(names.iter().map(|n| n.to_string()).collect()),
-            exclude: Vec::new(),
+            ..ToolSelection::default()
         };
         assert!(only(&["grep"]).allows("grep"));
         assert!(only(&["gr*"]).allows("grep") && !only(&["gr*"]).allows("read"));
         assert!(!ToolSelection::none().allows("read"));
         let excluding = ToolSelection {
-            only: None,
             exclude: vec!["ed?t".into(), "wr*".into()],
+            ..ToolSelection::default()
         };
         assert!(
             excluding.allows("read") && !excluding.allows("edit") && !excluding.allows("write")

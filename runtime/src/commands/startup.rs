@@ -124,6 +124,9 @@ pub fn session_config(
         } else {
             args.tools.clone()
         },
+        add: args.tools_add.clone(),
+        remove: args.tools_remove.clone(),
+        no_builtins: args.no_builtin_tools,
         exclude: args.exclude_tools.clone(),
     };
     let enabled = |section: &str| {

@@ -32,6 +32,8 @@ pub struct CallOptions {
     /// A first-party plugin's `describe()`: it reads no files, so the call gets no filesystem
     /// view (opening the sandbox mode's directories costs more than the call itself).
     pub describe_first_party: bool,
+    /// Variables every process the call starts gets (the session's, for the bash tool).
+    pub process_env: Vec<(String, String)>,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -88,6 +90,7 @@ impl PluginHost {
             extra_http,
             escalated,
             describe_first_party,
+            process_env,
         } = options;
         let limits = plugin.manifest.limits;
         let spec = SandboxSpec {
@@ -111,6 +114,7 @@ impl PluginHost {
             policy: self.sandbox(),
             first_party: plugin.origin == super::discovery::Origin::Embedded,
             escalated,
+            process_env,
         };
         let mut state =
             StoreState::new(spec, progress).map_err(|reason| CallError::Instantiate {

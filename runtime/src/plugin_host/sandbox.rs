@@ -44,6 +44,8 @@ pub struct SandboxSpec {
     pub first_party: bool,
     /// A directory beyond the mode this call may use (an approved escalation).
     pub escalated: Option<PathBuf>,
+    /// Variables every process the call starts gets.
+    pub process_env: Vec<(String, String)>,
 }
 
 /// Receives a tool's partial results.

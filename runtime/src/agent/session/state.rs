@@ -216,6 +216,11 @@ impl State {
         &self.messages
     }
 
+    /// The session file, when it is saved to one.
+    pub fn session_file_path(&self) -> Option<&std::path::Path> {
+        self.store.path()
+    }
+
     /// The session's id.
     pub fn session_id(&self) -> &str {
         &self.session_id

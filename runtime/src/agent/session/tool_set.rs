@@ -72,7 +72,7 @@ impl Session {
         }
         self.shared().state().tools = ToolSelection {
             only: Some(names.clone()),
-            exclude: Vec::new(),
+            ..ToolSelection::default()
         };
         Ok(json!({ "activeTools": names }))
     }
@@ -82,7 +82,7 @@ impl Session {
         let shared = self.shared();
         let every = ToolSelection {
             only: Some(vec!["*".into()]),
-            exclude: Vec::new(),
+            ..ToolSelection::default()
         };
         let host_tools = shared.state().host_tools.clone();
         session_tools(

@@ -130,6 +130,12 @@ impl Host for StoreState {
             .arg("-c")
             .arg(&cmd.command_line)
             .current_dir(&cwd)
+            .envs(
+                self.spec
+                    .process_env
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )
             .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let shell =
             ShellChild::spawn(&mut command).map_err(|err| ProcessError::Spawn(err.to_string()))?;

@@ -14,6 +14,7 @@ For each agent the script spawns it in RPC mode over pipes and measures, as medi
   * pith in ACP mode (`--mode acp`): spawn -> the `initialize` answer, the idle peak RSS, and
     the same answer streamed as `agent_message_chunk`s: prompt -> the `session/prompt` answer
     (pi has no ACP mode: its column is its RPC figure, the budget ACP is held to);
+  * a one-shot `-p` answer of 20 deltas, exec -> exit (pith and pi 1.5.2);
 and, in a second table, beside ripgrep and fd (Debian's `ripgrep` and `fd-find`: the script says when they are
 missing), pith's `grep` and `find` tools over a generated tree of 10,000 files.
 It prints one Markdown table with each ratio (theirs / pith's: above 1 means pith is ahead).
@@ -272,6 +273,23 @@ def main():
         acp_once(acp, env)
         runs = [acp_once(acp, env) for _ in range(args.runs)]
         rows["pith acp"] = [statistics.median(r[i] for r in runs) for i in range(5)]
+        # A script's one-shot answer: `-p` from exec to exit, a short answer (20 deltas) from a
+        # second server.
+        short = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "instant_llm.py"),
+                                  "--deltas", "20"], stdout=subprocess.PIPE)
+        try:
+            short_port = int(short.stdout.readline().split()[1])
+            short_dir = os.path.join(scratch, "agent-short")
+            os.makedirs(short_dir)
+            with open(os.path.join(short_dir, "models.json"), "w") as f:
+                json.dump(models_json(short_port), f)
+            short_env = dict(env, PITH_AGENT_DIR=short_dir, PI_CODING_AGENT_DIR=short_dir)
+            oneshot = ["-p", "hello", "--provider", "fake", "--model", "fake-model", "--no-session"]
+            rows["print"] = (timed([PITH] + oneshot, scratch, short_env, args.runs),
+                             timed(pi15 + oneshot + ["--no-extensions"], scratch, short_env, args.runs)
+                             if pi15 else None)
+        finally:
+            short.terminate()
     finally:
         server.terminate()
     # The searches run in the user's own environment, as `pith tool grep` in a project would:
@@ -317,6 +335,9 @@ def main():
         acp[3] / 1e6, ms(acp[2]), ms(pi15r[2]) if pi15r else "–", ratio(pi15r and pi15r[2], acp[2])))
     print("| ACP: 5,000-delta answer: peak RSS | %s | %s | – | %s | – |" % (
         mb(acp[4]), mb(pi15r[4]) if pi15r else "–", ratio(pi15r and pi15r[4], acp[4])))
+    ours, theirs = rows["print"]
+    print("| one-shot `-p` (a 20-delta answer printed): exec → exit | %s | %s | – | %s | – |" % (
+        ms(ours), ms(theirs) if theirs else "–", ratio(theirs, ours)))
     print()
     print("| search (the whole command, start-up included) | pith | ripgrep / fd | theirs / pith |")
     print("|---|---|---|---|")

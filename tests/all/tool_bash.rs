@@ -165,3 +165,13 @@ async fn a_backgrounded_process_does_not_hold_the_call() {
         libc::kill(pid, libc::SIGKILL);
     }
 }
+
+/// A command a signal ends (not an abort) reports its shell's code, as pi does: 137 for SIGKILL.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_killed_by_a_signal_reports_its_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let out = bash(&host, json!({"command": "echo before; kill -9 $$"})).await;
+    assert!(out.is_error);
+    assert_eq!(out.text(), "before\n\n\nCommand exited with code 137");
+}

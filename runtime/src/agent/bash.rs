@@ -58,12 +58,15 @@ impl BashResult {
 #[derive(Default)]
 pub struct BashControl {
     running: Mutex<Option<i32>>,
+    aborted: std::sync::atomic::AtomicBool,
 }
 
 impl BashControl {
     /// Kills the running command's process group, if any.
     pub fn abort(&self) {
         if let Some(pgid) = *self.running.lock().unwrap_or_else(|p| p.into_inner()) {
+            self.aborted
+                .store(true, std::sync::atomic::Ordering::SeqCst);
             crate::sandbox::shell::kill_process_group(pgid);
         }
     }
@@ -96,6 +99,11 @@ impl BashControl {
             .wait()
             .await
             .map_err(|err| format!("bash failed: {err}"))?;
+        // An aborted command has no exit code (`cancelled`), as in pi.
+        let aborted = self
+            .aborted
+            .swap(false, std::sync::atomic::Ordering::SeqCst);
+        let code = code.filter(|_| !aborted);
         *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(output.finish(code))
     }

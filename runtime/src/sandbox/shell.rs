@@ -36,7 +36,7 @@ pub struct ShellChild {
     child: tokio::process::Child,
     pgid: Option<i32>,
     output: mpsc::Receiver<(Pipe, Vec<u8>)>,
-    /// The shell's exit code once it was reaped (`None` inside: killed by a signal).
+    /// The shell's exit code once it was reaped (128 + the signal for a signal).
     reaped: Option<Option<i32>>,
     /// When the shell was seen to exit while its output was read.
     exited_at: Option<tokio::time::Instant>,
@@ -93,7 +93,7 @@ impl ShellChild {
                     return chunk;
                 }
                 status = self.child.wait() => {
-                    self.reaped = Some(status.ok().and_then(|s| s.code()));
+                    self.reaped = Some(status.ok().and_then(exit_code));
                 }
             }
         }
@@ -116,14 +116,15 @@ impl ShellChild {
         }
     }
 
-    /// Waits for the shell's exit; its code, `None` when a signal ended it.
+    /// Waits for the shell's exit; its code (128 + the signal when a signal ended it, as a shell
+    /// reports it).
     pub async fn wait(&mut self) -> std::io::Result<Option<i32>> {
         if let Some(code) = self.reaped {
             return Ok(code);
         }
         let status = self.child.wait().await?;
-        self.reaped = Some(status.code());
-        Ok(status.code())
+        self.reaped = Some(exit_code(status));
+        Ok(exit_code(status))
     }
 
     /// Kills the whole process group, unless the shell has exited (its group then holds only
@@ -139,6 +140,14 @@ impl Drop for ShellChild {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The exit code a shell reports for `status`: the code, or 128 + the signal that ended it.
+fn exit_code(status: std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
 }
 
 /// Sends SIGKILL to a whole process group.

@@ -118,6 +118,8 @@ impl Tool for Bash {
             };
             return Err(error(message, details));
         }
+        // Aborted by the user; a command a signal ended otherwise has its shell's code (137 for
+        // SIGKILL), as pi reports it.
         if status.killed || status.code.is_none() {
             return Err(error(format!("{output}\n\nCommand aborted"), details));
         }

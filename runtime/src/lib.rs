@@ -20,5 +20,6 @@ pub mod resources;
 pub mod rpc;
 pub mod sandbox;
 pub mod settings;
+pub mod signals;
 pub mod time;
 pub mod trust;

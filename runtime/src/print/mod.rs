@@ -112,7 +112,11 @@ pub async fn run(
         events.out().send(&session.session_header());
     }
     session.start_extensions().await;
-    let mut signals = Signals::listen();
+    // SIGTERM and SIGHUP abort the run and exit with 128 + the signal, as pi's print mode.
+    let mut signals = crate::signals::Signals::listen(
+        (tokio::signal::unix::SignalKind::terminate(), 143),
+        (tokio::signal::unix::SignalKind::hangup(), 129),
+    );
     let mut images = prompts.images;
     let mut exit = None;
     for text in prompts.texts {
@@ -201,36 +205,4 @@ fn print_last_answer(session: &Session) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
-}
-
-/// SIGTERM and SIGHUP, which abort the run and exit with 128 + the signal, as pi's print mode.
-struct Signals {
-    term: Option<tokio::signal::unix::Signal>,
-    hup: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn listen() -> Signals {
-        use tokio::signal::unix::{SignalKind, signal};
-        Signals {
-            term: signal(SignalKind::terminate()).ok(),
-            hup: signal(SignalKind::hangup()).ok(),
-        }
-    }
-
-    /// The exit code of the next signal (143 or 129).
-    async fn next(&mut self) -> u8 {
-        async fn on(signal: &mut Option<tokio::signal::unix::Signal>) {
-            match signal {
-                Some(signal) => {
-                    signal.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            _ = on(&mut self.term) => 143,
-            _ = on(&mut self.hup) => 129,
-        }
-    }
 }

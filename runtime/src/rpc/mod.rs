@@ -55,7 +55,11 @@ pub async fn serve<R>(
 where
     R: tokio::io::AsyncRead + Unpin,
 {
-    let mut terminations = Terminations::listen();
+    // SIGTERM and SIGINT end the serve loop.
+    let mut terminations = crate::signals::Signals::listen(
+        (tokio::signal::unix::SignalKind::terminate(), 143),
+        (tokio::signal::unix::SignalKind::interrupt(), 130),
+    );
     let mut reader = LineReader::new(input);
     // Extensions start once frames are read, so a dialog in `session_start` can be answered.
     let starting = session.clone();
@@ -127,39 +131,6 @@ where
 
 /// How long pith keeps flushing its output after SIGTERM or SIGINT before it exits anyway.
 pub const TERMINATION_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// SIGTERM and SIGINT, listened to for the whole serve loop (a signal that arrives while a
-/// line is handled is kept, not lost).
-struct Terminations {
-    term: Option<tokio::signal::unix::Signal>,
-    int: Option<tokio::signal::unix::Signal>,
-}
-
-impl Terminations {
-    fn listen() -> Terminations {
-        use tokio::signal::unix::{SignalKind, signal};
-        Terminations {
-            term: signal(SignalKind::terminate()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-        }
-    }
-
-    /// Resolves on the next SIGTERM or SIGINT.
-    async fn next(&mut self) {
-        async fn on(signal: &mut Option<tokio::signal::unix::Signal>) {
-            match signal {
-                Some(signal) => {
-                    signal.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            _ = on(&mut self.term) => {}
-            _ = on(&mut self.int) => {}
-        }
-    }
-}
 
 /// The response to a line that is not a command; `id` is the line's top-level id when it
 /// could be read.

@@ -4,6 +4,10 @@
 //! delivered after the tools (skipping the calls not yet run) or after the turn, follow-ups when
 //! the run would end; `agent_end` with every message of the run. The tool calls run in
 //! [`super::tool_calls`].
+//!
+//! Over 600 lines because the run, its retry and overflow recovery, and the streamed turn share
+//! one set of emission helpers and the event order between them; the next split moves the
+//! recovery (`Recovery`, `recovery_for`) beside `super::overflow`.
 
 use std::sync::Arc;
 

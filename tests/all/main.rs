@@ -42,6 +42,7 @@ mod resources;
 mod rpc_commands;
 mod rpc_tool_commands;
 mod sandbox;
+mod sandbox_toolchains;
 mod search_tools;
 mod session_catalog;
 mod session_tree_moves;

@@ -155,9 +155,9 @@ async fn the_bash_tool_is_held_too_and_says_why() {
     assert_eq!(result["isError"], true);
     assert!(text.contains("Permission denied"), "{text}");
     assert!(
-        text.contains(
-            "[sandbox] this may be the sandbox: mode workspace-write allows writes only in"
-        ),
+        text.contains(&format!(
+            "[sandbox] write to {outside}/y denied: outside the workspace in sandbox mode workspace-write"
+        )) && text.contains("chown, chmod and sudo will not help"),
         "{text}"
     );
     assert!(!at.outside.join("y").exists());

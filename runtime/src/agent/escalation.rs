@@ -1,9 +1,13 @@
-//! Approvals for the host (`sandbox.approval: "on-escalation"`): when a first-party tool call
-//! would write where the sandbox mode does not allow, or read a path on the deny list, pith
-//! asks the host with pi's `extension_ui_request` `confirm` (every host can answer it) and, on
-//! yes, lets that one call reach the directory it needs. A "no", a cancel or a timeout leaves
-//! the call to the mode, which refuses it with its reason. The shell is not asked: what a
-//! command will touch is not known before it runs.
+//! Approvals for the host (`sandbox.approval`), asked with pi's `extension_ui_request`
+//! `confirm` (every host can answer it). A "no", a cancel or a timeout leaves the call to the
+//! mode, which refuses it with its reason.
+//!
+//! - `"on-escalation"` (and `"on-failure"`): when a first-party file tool's call would write
+//!   where the mode does not allow, or read a path on the deny list, yes lets that one call
+//!   reach the directory it needs. The shell is not asked before it runs: what a command will
+//!   touch is not known then.
+//! - `"on-failure"`: after a `bash` call failed with output that reads like a sandbox denial,
+//!   yes runs that one command again outside the sandbox, and its result replaces the first.
 
 use std::path::{Path, PathBuf};
 
@@ -11,9 +15,11 @@ use serde_json::Value;
 
 use super::session::Shared;
 use super::tools::SessionTool;
+use crate::content::ToolOutput;
+use crate::plugin_host::Escalation;
 use crate::plugin_host::discovery::Origin;
 use crate::plugin_host::imports::ui::{UiAnswer, UiRequest};
-use crate::sandbox::{Approval, SandboxPolicy};
+use crate::sandbox::{Approval, SandboxMode, SandboxPolicy};
 
 /// What a first-party tool does with its `path`.
 fn access(tool: &str) -> Option<bool> {
@@ -79,12 +85,24 @@ pub async fn approve(
     call_id: &str,
     tool: &SessionTool,
     args: &Value,
+) -> Escalation {
+    Escalation {
+        directory: approve_directory(shared, call_id, tool, args).await,
+        unsandboxed_shell: false,
+    }
+}
+
+async fn approve_directory(
+    shared: &Shared,
+    call_id: &str,
+    tool: &SessionTool,
+    args: &Value,
 ) -> Option<PathBuf> {
     let SessionTool::Plugin(spec, plugin) = tool else {
         return None;
     };
     let policy = shared.host.sandbox();
-    if policy.approval != Approval::OnEscalation || plugin.origin != Origin::Embedded {
+    if !policy.approval.asks_before() || plugin.origin != Origin::Embedded {
         return None;
     }
     let (dir, reason) = needed(&policy, &shared.cwd, &spec.name, args)?;
@@ -103,4 +121,68 @@ pub async fn approve(
         )
         .await;
     matches!(answer, UiAnswer::Confirmed(true)).then_some(dir)
+}
+
+/// What the sandbox denied a failed `bash` call, by its output (see
+/// [`pith_sdk::sandbox::View::shell_hint`]), when `sandbox.approval` is `"on-failure"`.
+fn shell_denial(policy: &SandboxPolicy, tool: &SessionTool, output: &ToolOutput) -> Option<String> {
+    let SessionTool::Plugin(spec, plugin) = tool else {
+        return None;
+    };
+    let applies = policy.approval == Approval::OnFailure
+        && policy.mode != SandboxMode::FullAccess
+        && plugin.origin == Origin::Embedded
+        && spec.name == "bash"
+        && output.is_error;
+    if !applies {
+        return None;
+    }
+    let view = pith_sdk::sandbox::View {
+        mode: policy.mode.as_str().into(),
+        writable: policy.writable(),
+        deny_read: policy.deny_read.clone(),
+        protected: policy.protected(),
+        network: policy.network,
+        home: Some(crate::agent_dir::home_dir()),
+    };
+    let hint = view.shell_hint(&output.text())?;
+    // The lines that name what was denied, without the closing word on ownership.
+    let named: Vec<&str> = hint
+        .lines()
+        .filter(|line| !line.contains("chown"))
+        .map(|line| line.trim_start_matches("[sandbox] "))
+        .collect();
+    Some(named.join("\n"))
+}
+
+/// After a `bash` call failed on a sandbox denial (`"on-failure"`), asks the host whether to
+/// run the command once more outside the sandbox; the escalation for that run on yes.
+pub async fn approve_rerun(
+    shared: &Shared,
+    call_id: &str,
+    tool: &SessionTool,
+    args: &Value,
+    output: &ToolOutput,
+) -> Option<Escalation> {
+    let policy = shared.host.sandbox();
+    let denial = shell_denial(&policy, tool, output)?;
+    let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+    let answer = shared
+        .ui
+        .request_about(
+            UiRequest::Confirm {
+                title: "Run this command outside the sandbox?".into(),
+                message: format!(
+                    "{command:?} failed in sandbox mode {}: {denial}. Run it once more without the sandbox?",
+                    policy.mode.as_str()
+                ),
+                timeout_ms: None,
+            },
+            Some(call_id.to_string()),
+        )
+        .await;
+    matches!(answer, UiAnswer::Confirmed(true)).then_some(Escalation {
+        directory: None,
+        unsandboxed_shell: true,
+    })
 }

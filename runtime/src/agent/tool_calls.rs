@@ -96,6 +96,46 @@ fn error_output(text: &str) -> ToolOutput {
 /// What the processes a tool starts learn of the session, as pi's bash tells them (its system
 /// prompt tells the model to look): `AI_AGENT`, `PI_CODING_AGENT`, `PI_SESSION_ID`,
 /// `PI_SESSION_FILE` (when saved), `PI_PROVIDER`, `PI_MODEL` and `PI_REASONING_LEVEL`.
+/// Said after the result of a command run again outside the sandbox.
+const RERUN_NOTE: &str = "[sandbox] The user approved running this command again outside the sandbox: this is that run's result.";
+
+/// One tool call's run, within its timeout.
+struct OneCall<'a> {
+    shared: &'a Shared,
+    tool: &'a SessionTool,
+    id: &'a str,
+    args: &'a Value,
+    cancel: &'a CancellationToken,
+    timeouts: &'a tool_timeout::ToolTimeouts,
+    process_env: &'a [(String, String)],
+}
+
+impl OneCall<'_> {
+    async fn run(
+        &self,
+        updates: mpsc::UnboundedSender<ToolOutput>,
+        escalated: crate::plugin_host::Escalation,
+    ) -> ToolOutput {
+        let name = self.tool.name().to_string();
+        tool_timeout::run_within(self.timeouts, &name, self.cancel, |cancel| async move {
+            tools::execute(
+                &self.shared.host,
+                &self.shared.extensions,
+                &self.shared.bridge,
+                self.tool,
+                self.id,
+                self.args,
+                &cancel,
+                updates,
+                escalated,
+                self.process_env.to_vec(),
+            )
+            .await
+        })
+        .await
+    }
+}
+
 fn session_env(shared: &Shared) -> Vec<(String, String)> {
     let state = shared.state();
     let mut env = vec![
@@ -274,23 +314,28 @@ pub(super) async fn run_tool_calls(
         );
         let process_env = session_env(shared);
         let running = tokio::spawn(async move {
-            let name = tool.name().to_string();
-            tool_timeout::run_within(&timeouts, &name, &cancel, |cancel| async move {
-                tools::execute(
-                    &runner.host,
-                    &runner.extensions,
-                    &runner.bridge,
-                    &tool,
-                    &id,
-                    &args,
-                    &cancel,
-                    updates,
-                    escalated,
-                    process_env,
-                )
-                .await
-            })
-            .await
+            let call = OneCall {
+                shared: &runner,
+                tool: &tool,
+                id: &id,
+                args: &args,
+                cancel: &cancel,
+                timeouts: &timeouts,
+                process_env: &process_env,
+            };
+            let output = call.run(updates.clone(), escalated).await;
+            if cancel.is_cancelled() {
+                return output;
+            }
+            // `"on-failure"`: a command the sandbox denied may run again outside it.
+            match super::escalation::approve_rerun(&runner, &id, &tool, &args, &output).await {
+                Some(escalation) => {
+                    let mut again = call.run(updates, escalation).await;
+                    again.content.push(Content::text(RERUN_NOTE));
+                    again
+                }
+                None => output,
+            }
         });
         handles.push((call, running, forwarding));
     }

@@ -144,7 +144,7 @@ pub async fn execute(
     arguments: &Value,
     cancel: &CancellationToken,
     updates: mpsc::UnboundedSender<ToolOutput>,
-    escalated: Option<std::path::PathBuf>,
+    escalated: crate::plugin_host::Escalation,
     process_env: Vec<(String, String)>,
 ) -> ToolOutput {
     match tool {

@@ -26,14 +26,24 @@ pub struct CallOptions {
     /// URL prefixes granted for this call only (a provider gets its model's base URL, which the
     /// user configured).
     pub extra_http: Vec<super::grants::UrlPrefix>,
-    /// A directory beyond the sandbox mode opened for this call only (an escalation the host
-    /// approved), for a first-party tool.
-    pub escalated: Option<std::path::PathBuf>,
+    /// What the host approved beyond the sandbox mode for this call only, for a first-party
+    /// tool.
+    pub escalated: Escalation,
     /// A first-party plugin's `describe()`: it reads no files, so the call gets no filesystem
     /// view (opening the sandbox mode's directories costs more than the call itself).
     pub describe_first_party: bool,
     /// Variables every process the call starts gets (the session's, for the bash tool).
     pub process_env: Vec<(String, String)>,
+}
+
+/// What the host approved for one first-party tool call beyond the sandbox mode.
+#[derive(Debug, Clone, Default)]
+pub struct Escalation {
+    /// A directory the call may use (`sandbox.approval`: a file tool's call beyond the mode).
+    pub directory: Option<std::path::PathBuf>,
+    /// The processes the call starts run outside the sandbox (`"on-failure"`: a denied command
+    /// run again).
+    pub unsandboxed_shell: bool,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.

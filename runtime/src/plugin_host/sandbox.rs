@@ -42,8 +42,8 @@ pub struct SandboxSpec {
     /// True for the first-party plugins built into the binary: their filesystem view is the
     /// sandbox mode's (within what they declare), not the workspace alone.
     pub first_party: bool,
-    /// A directory beyond the mode this call may use (an approved escalation).
-    pub escalated: Option<PathBuf>,
+    /// What this call may do beyond the mode (an approved escalation).
+    pub escalated: super::Escalation,
     /// Variables every process the call starts gets.
     pub process_env: Vec<(String, String)>,
 }
@@ -117,7 +117,7 @@ impl StoreState {
             let view = ModeView {
                 workspace: dir,
                 writes,
-                escalated: spec.escalated.as_deref(),
+                escalated: spec.escalated.directory.as_deref(),
             };
             readable = preopen_mode_view(&mut builder, &spec.policy, &view)?;
             workspace_guest = Some(dir.to_string_lossy().into_owned());

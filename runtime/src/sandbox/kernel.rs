@@ -82,6 +82,7 @@ pub fn confine(
     if policy.mode == SandboxMode::FullAccess {
         return Ok(Confinement::None);
     }
+    policy.prepare_caches();
     let built = match landlock_abi() {
         None => Err(unavailable_message()),
         Some(_) => ruleset(policy).map_err(|err| {

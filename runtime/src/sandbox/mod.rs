@@ -5,11 +5,15 @@
 //! roots. Third-party plugins keep their own rule (the workspace access they declare and are
 //! granted): a mode never widens it.
 
+pub mod caches;
+pub mod git;
 pub mod kernel;
 pub mod shell;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
+
+pub use pith_sdk::sandbox::clean;
 
 use serde_json::{Value, json};
 
@@ -59,8 +63,28 @@ impl SandboxMode {
 pub enum Approval {
     /// Never: the call fails with the reason.
     Never,
-    /// A `confirm` dialog asks the host; yes allows that one call.
+    /// A `confirm` dialog asks the host before a file tool's call beyond the mode; yes allows
+    /// that one call.
     OnEscalation,
+    /// As [`Approval::OnEscalation`], and after a shell command the sandbox denied something:
+    /// yes runs that one command again outside the sandbox.
+    OnFailure,
+}
+
+impl Approval {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Never => "never",
+            Approval::OnEscalation => "on-escalation",
+            Approval::OnFailure => "on-failure",
+        }
+    }
+
+    /// True when a file tool's call beyond the mode is put to the host.
+    pub fn asks_before(self) -> bool {
+        self != Approval::Never
+    }
 }
 
 /// The paths denied to reads by default (credentials), relative to the home directory.
@@ -97,6 +121,14 @@ pub struct SandboxPolicy {
     /// The agent directory: never writable in a sandboxed mode (its settings and trust record
     /// would widen the next run), even inside the workspace.
     pub agent_dir: PathBuf,
+    /// The toolchains' caches `workspace-write` lets the shell write (`sandbox.cacheDirs`);
+    /// those that exist are writable roots.
+    pub cache_dirs: Vec<caches::CacheDir>,
+    /// What git writes for a workspace whose git directory lives elsewhere (a worktree's).
+    pub git_dirs: Vec<PathBuf>,
+    /// What no sandboxed mode writes, wherever it lies: shell start files, credentials, the
+    /// directories of installed executables, a linked repository's hooks and configuration.
+    pub never_writable: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -111,6 +143,9 @@ impl SandboxPolicy {
             require_kernel: false,
             approval: Approval::Never,
             agent_dir: PathBuf::new(),
+            cache_dirs: Vec::new(),
+            git_dirs: Vec::new(),
+            never_writable: Vec::new(),
         }
     }
 
@@ -164,9 +199,10 @@ impl SandboxPolicy {
         let approval = match text("approval").unwrap_or("never") {
             "never" => Approval::Never,
             "on-escalation" => Approval::OnEscalation,
+            "on-failure" => Approval::OnFailure,
             other => {
                 return Err(format!(
-                    "settings sandbox.approval {other:?}: it is \"never\" or \"on-escalation\""
+                    "settings sandbox.approval {other:?}: it is \"never\", \"on-escalation\" or \"on-failure\""
                 ));
             }
         };
@@ -192,6 +228,37 @@ impl SandboxPolicy {
         }
         deny_read.sort();
         deny_read.dedup();
+        let lookup = |name: &str| std::env::var_os(name);
+        let mut cache_dirs = match section.get("cacheDirs") {
+            None | Some(Value::Null) | Some(Value::Bool(true)) => {
+                caches::default_cache_dirs(&home, &lookup)
+            }
+            Some(Value::Bool(false)) => Vec::new(),
+            Some(Value::Array(_)) => caches::default_cache_dirs(&home, &lookup),
+            Some(_) => {
+                return Err(
+                    "settings sandbox.cacheDirs must be true, false or a list of paths (added to the toolchain caches)".into(),
+                );
+            }
+        };
+        if matches!(section.get("cacheDirs"), Some(Value::Array(_))) {
+            cache_dirs.extend(
+                paths("cacheDirs")?
+                    .into_iter()
+                    .map(|path| caches::CacheDir {
+                        path,
+                        creation: caches::Creation::Always,
+                    }),
+            );
+        }
+        let linked = git::linked_git(&workspace);
+        let never_writable = caches::never_writable(&home, &lookup, &linked.refused)
+            .iter()
+            .flat_map(|path| {
+                let clean = clean(path);
+                [resolved(&clean), clean]
+            })
+            .collect();
         Ok(SandboxPolicy {
             mode,
             workspace,
@@ -201,6 +268,9 @@ impl SandboxPolicy {
             require_kernel: flag_of("requireKernelSandbox", true)?,
             approval,
             agent_dir: resolved(&clean(agent_dir)),
+            cache_dirs,
+            git_dirs: linked.writable,
+            never_writable,
         })
     }
 
@@ -215,18 +285,35 @@ impl SandboxPolicy {
             SandboxMode::ReadOnly => Vec::new(),
             SandboxMode::WorkspaceWrite => std::iter::once(self.workspace.clone())
                 .chain(self.writable_roots.iter().cloned())
+                .chain(
+                    self.cache_dirs
+                        .iter()
+                        .filter(|dir| dir.path.is_dir())
+                        .map(|dir| dir.path.clone()),
+                )
+                .chain(self.git_dirs.iter().cloned())
                 .collect(),
             SandboxMode::FullAccess => vec![PathBuf::from("/")],
         }
     }
 
-    /// What writes may never reach in a sandboxed mode: the deny list and the agent directory.
-    fn protected(&self) -> Vec<PathBuf> {
+    /// What writes may never reach in a sandboxed mode: the deny list, the agent directory and
+    /// the never-writable paths.
+    pub fn protected(&self) -> Vec<PathBuf> {
         self.deny_read
             .iter()
             .cloned()
             .chain((!self.agent_dir.as_os_str().is_empty()).then(|| self.agent_dir.clone()))
+            .chain(self.never_writable.iter().cloned())
             .collect()
+    }
+
+    /// Creates the missing toolchain caches whose toolchain is installed, so the shell's
+    /// kernel rules can grant them (a no-op outside `workspace-write`).
+    pub fn prepare_caches(&self) {
+        if self.mode == SandboxMode::WorkspaceWrite {
+            caches::create_missing(&self.cache_dirs, std::env::var_os("PATH").as_ref());
+        }
     }
 
     /// True when `dir` is, or holds, a path writes may never reach (the deny list, the agent
@@ -244,8 +331,10 @@ impl SandboxPolicy {
             return vec![PathBuf::from("/")];
         }
         let protected = self.protected();
+        // Only what exists: a rule or a view needs a directory to hold.
         self.writable()
             .iter()
+            .filter(|dir| dir.exists())
             .flat_map(|dir| tree::roots_under(dir, &protected, files))
             .collect()
     }
@@ -266,7 +355,7 @@ impl SandboxPolicy {
 
     /// The environment that tells a first-party tool its sandbox (so its errors can say why an
     /// access failed): `PITH_SANDBOX_MODE`, `PITH_SANDBOX_WRITABLE` and
-    /// `PITH_SANDBOX_DENY_READ` (paths separated by newlines), `PITH_SANDBOX_NETWORK`, and
+    /// `PITH_SANDBOX_DENY_READ` and `PITH_SANDBOX_PROTECTED` (paths separated by newlines), `PITH_SANDBOX_NETWORK`, and
     /// `HOME` (the tools expand `~` to it; the sandbox then rules on the real path).
     pub fn guest_env(&self) -> Vec<(String, String)> {
         let join = |paths: &[PathBuf]| {
@@ -280,6 +369,7 @@ impl SandboxPolicy {
             ("PITH_SANDBOX_MODE".into(), self.mode.as_str().into()),
             ("PITH_SANDBOX_WRITABLE".into(), join(&self.writable())),
             ("PITH_SANDBOX_DENY_READ".into(), join(&self.deny_read)),
+            ("PITH_SANDBOX_PROTECTED".into(), join(&self.protected())),
             ("PITH_SANDBOX_NETWORK".into(), self.network.to_string()),
             ("HOME".into(), home_dir().display().to_string()),
         ]
@@ -297,10 +387,8 @@ impl SandboxPolicy {
                 (_, Some(abi)) => json!(format!("landlock v{abi}")),
                 (_, None) => json!("unavailable"),
             },
-            "approval": match self.approval {
-                Approval::Never => "never",
-                Approval::OnEscalation => "on-escalation",
-            },
+            "cacheDirs": self.cache_dirs.iter().filter(|d| d.path.is_dir()).map(|d| &d.path).collect::<Vec<_>>(),
+            "approval": self.approval.as_str(),
         })
     }
 }
@@ -321,21 +409,6 @@ pub fn announce(policy: &SandboxPolicy) {
             );
         }
     }
-}
-
-/// `path` without `.` and `..` components (lexically).
-pub fn clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// `path` as the filesystem resolves it: its nearest existing ancestor canonicalized, the rest

@@ -40,6 +40,10 @@ pub struct Options {
     pub mode: &'static str,
     /// Where pith starts, below the working directory (the working directory itself if empty).
     pub cwd: &'static str,
+    /// Where pith starts instead, when it must be a directory made before (a git worktree).
+    pub start_in: Option<PathBuf>,
+    /// Variables of the test's environment pith does not get.
+    pub env_remove: Vec<String>,
 }
 
 impl Default for Options {
@@ -59,6 +63,8 @@ impl Default for Options {
             work_files: Vec::new(),
             mode: "rpc",
             cwd: "",
+            start_in: None,
+            env_remove: Vec::new(),
         }
     }
 }
@@ -108,7 +114,10 @@ impl Pith {
                 std::fs::write(path, contents).unwrap();
             }
         }
-        let start_dir = work.join(options.cwd);
+        let start_dir = match &options.start_in {
+            Some(dir) => dir.clone(),
+            None => work.join(options.cwd),
+        };
         std::fs::create_dir_all(&start_dir).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
         command
@@ -136,6 +145,9 @@ impl Pith {
         }
         if let Some(plugins) = &options.plugins_dir {
             command.arg("--plugins-dir").arg(plugins);
+        }
+        for key in &options.env_remove {
+            command.env_remove(key);
         }
         for (key, value) in &options.env {
             command.env(key, value);

@@ -138,7 +138,7 @@ async fn toolchain_caches_are_writable_and_what_runs_code_is_not() {
         r#"mkdir -p "$HOME/.cache/uv/wheels"; echo x > "$HOME/.cache/uv/wheels/a"; echo uv-ok"#,
     );
     let home = user.home.display().to_string();
-    let refused = [
+    let mut refused: Vec<(String, String)> = [
         ("rc", format!("echo pwned >> {home}/.bashrc")),
         ("profile", format!("echo pwned >> {home}/.profile")),
         ("zshrc", format!("echo pwned >> {home}/.zshrc")),
@@ -154,7 +154,19 @@ async fn toolchain_caches_are_writable_and_what_runs_code_is_not() {
             "agentdir",
             "echo pwned > $PITH_AGENT_DIR/settings.json".to_string(),
         ),
-    ];
+    ]
+    .into_iter()
+    .map(|(id, command)| (id.to_string(), command))
+    .collect();
+    // Every other path of the list, created by the command in its existing parent.
+    for path in pith::sandbox::caches::NEVER_WRITABLE_IN_HOME {
+        let full = user.home.join(path);
+        if full.is_dir() {
+            continue;
+        }
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        refused.push((path.to_string(), format!("echo pwned > {}", full.display())));
+    }
     let mut calls: Vec<Value> = refused
         .iter()
         .map(|(id, command)| json!({"id": id, "name": "bash", "arguments": {"command": command}}))
@@ -186,7 +198,11 @@ async fn toolchain_caches_are_writable_and_what_runs_code_is_not() {
         "{listed}"
     );
     // Not made for a toolchain that is not installed.
-    assert!(!user.home.join(".bun").exists());
+    let on_path = |name: &str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|dir| dir.join(name).exists())
+    };
+    assert!(on_path("yarn") || !user.home.join(".yarn").exists());
 
     // What runs code or holds credentials: refused, and the hint names the path and says that
     // ownership is not the cause.
@@ -204,18 +220,18 @@ async fn toolchain_caches_are_writable_and_what_runs_code_is_not() {
             text.contains("[sandbox] This is the sandbox, not the files' owner or permissions: chown, chmod and sudo will not help."),
             "{id}: {text}"
         );
-        if id == "read-ssh" || id == "ssh" {
-            let path = if id == "ssh" {
-                "authorized_keys"
-            } else {
-                "id_test"
+        let deny_listed = |path: &str| {
+            text.contains(&format!(
+                "[sandbox] {home}/{path} is on the sandbox's deny list: no command reads or writes it"
+            ))
+        };
+        if id == "read-ssh" || id == "ssh" || id == ".gnupg" {
+            let path = match id.as_str() {
+                "read-ssh" => ".ssh/id_test",
+                "ssh" => ".ssh/authorized_keys",
+                _ => ".gnupg",
             };
-            assert!(
-                text.contains(&format!(
-                    "[sandbox] {home}/.ssh/{path} is on the sandbox's deny list: no command reads or writes it"
-                )),
-                "{text}"
-            );
+            assert!(deny_listed(path), "{id}: {text}");
         } else {
             let (_, command) = refused.iter().find(|(r, _)| r == id).unwrap();
             let path = command

@@ -36,6 +36,10 @@ pub struct Model {
     /// Provider-specific switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Value>,
+    /// The rest of pi's model JSON, kept as it came (`thinkingLevelMap`, `inputLimits`,
+    /// `promptCache`, `type`, …).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
 }
 
 impl Model {
@@ -173,6 +177,7 @@ mod tests {
             max_tokens: 1,
             headers: None,
             compat: None,
+            extra: Default::default(),
         }
     }
 

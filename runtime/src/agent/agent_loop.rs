@@ -473,9 +473,9 @@ async fn stream_turn(
         session_id: &session_id,
         output_limit,
     });
-    match shared.host.complete(request) {
-        Err(err) => {
-            assembler.fail(StopReason::Error, err.to_string());
+    match request.and_then(|request| shared.host.complete(request).map_err(|err| err.to_string())) {
+        Err(message) => {
+            assembler.fail(StopReason::Error, message);
         }
         Ok(mut stream) => 'stream: loop {
             let batch = tokio::select! {

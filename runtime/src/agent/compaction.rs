@@ -10,7 +10,7 @@ use crate::content::Content;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
-use crate::plugin_host::provider::{ProviderRequest, StreamEvent, model_to_wit};
+use crate::plugin_host::provider::{ProviderRequest, StreamEvent};
 
 /// Compaction settings (`compaction` in settings.json).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,7 +311,7 @@ pub async fn summarize(
     let max_tokens = super::context::fitted_output(model, (text.len() as u64).div_ceil(4), wanted)
         .unwrap_or(wanted as u32);
     let request = ProviderRequest {
-        model: model_to_wit(model),
+        model: super::provider_env::wire_model(model)?,
         system_prompt: Some(SYSTEM_PROMPT.to_string()),
         messages: vec![pwit::Message::User(vec![wit::Content::Text(text)])],
         tools: Vec::new(),

@@ -8,7 +8,7 @@ use super::tools::SessionTool;
 use crate::content::Content;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
-use crate::plugin_host::provider::{ProviderRequest, model_to_wit};
+use crate::plugin_host::provider::ProviderRequest;
 
 /// What a request is built from.
 pub struct RequestParts<'a> {
@@ -32,14 +32,14 @@ pub struct RequestParts<'a> {
 
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
 /// each provider drops them from what it sends, as pi does.
-pub fn request(parts: RequestParts<'_>) -> ProviderRequest {
+pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
     let messages = parts
         .messages
         .iter()
         .filter_map(|m| to_wit(m, &parts.output_limit))
         .collect();
-    ProviderRequest {
-        model: model_to_wit(parts.model),
+    Ok(ProviderRequest {
+        model: super::provider_env::wire_model(parts.model)?,
         system_prompt: Some(parts.system_prompt.to_string()),
         messages,
         tools: parts
@@ -62,7 +62,7 @@ pub fn request(parts: RequestParts<'_>) -> ProviderRequest {
         temperature: None,
         session_id: Some(parts.session_id.to_string()),
         cache_retention: pwit::CacheRetention::Short,
-    }
+    })
 }
 
 /// The fixed part of the room left for the input being counted higher than estimated.

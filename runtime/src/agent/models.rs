@@ -1,15 +1,25 @@
-//! The model registry: the models the provider plugins declare, which of them have an API key,
-//! and resolving `--model` patterns.
+//! The model registry: pi's catalog (see [`super::catalog`]), the models provider plugins
+//! declare and `models.json`'s, which of them have a key, and resolving `--model` patterns.
+//! A provider's merged list is made on first use, so a start that names its provider parses
+//! only that provider's part of the catalog.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use super::catalog::catalog;
 use super::model::{Model, ThinkingLevel};
 use crate::plugin_host::PluginHost;
 
 /// Every known model and how each provider gets its key.
 #[derive(Debug, Clone, Default)]
 pub struct ModelRegistry {
-    models: Vec<Model>,
+    /// Models the provider plugins declare (a third-party provider's own; they replace a
+    /// catalog model of the same provider and id).
+    declared: Vec<Model>,
+    /// The wire formats the loaded provider plugins serve: a model of another API is not
+    /// offered (nothing could answer it).
+    served_apis: HashSet<String>,
+    /// Environment variables of providers the catalog does not know, from their plugins.
     key_env_vars: HashMap<String, Vec<String>>,
     /// Keys given at run time (`--api-key`), by provider.
     pub runtime_keys: HashMap<String, String>,
@@ -17,6 +27,21 @@ pub struct ModelRegistry {
     config_keys: HashMap<String, String>,
     /// Keys from `auth.json`, by provider.
     stored_keys: HashMap<String, String>,
+    /// `models.json` providers without models: the base URL and headers of their built-ins.
+    overrides: HashMap<String, ProviderOverride>,
+    /// `models.json`'s own models.
+    custom: Vec<Model>,
+    /// Each provider's merged list, made on first use.
+    merged: Arc<Mutex<HashMap<String, Arc<Vec<Model>>>>>,
+    /// Every model, in order, made on first use.
+    everything: Arc<OnceLock<Arc<Vec<Model>>>>,
+}
+
+/// What `models.json` changes of a provider's built-in models.
+#[derive(Debug, Clone, Default)]
+struct ProviderOverride {
+    base_url: Option<String>,
+    headers: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `models.json` (pi's shape).
@@ -55,20 +80,14 @@ struct CustomModel {
 }
 
 impl ModelRegistry {
-    /// The models of every provider plugin, in load order.
+    /// The catalog and the models of every provider plugin, in load order.
     pub fn from_host(host: &PluginHost) -> ModelRegistry {
         let mut registry = ModelRegistry::default();
         for plugin in host.plugins().iter() {
             if let Some(meta) = &plugin.meta.provider {
+                registry.served_apis.extend(meta.apis.iter().cloned());
                 for model in &meta.models {
-                    match registry
-                        .models
-                        .iter_mut()
-                        .find(|m| m.is(&model.provider, &model.id))
-                    {
-                        Some(slot) => *slot = model.clone(),
-                        None => registry.models.push(model.clone()),
-                    }
+                    replace_or_push(&mut registry.declared, model.clone());
                 }
                 for (provider, vars) in &meta.key_env_vars {
                     registry.key_env_vars.insert(provider.clone(), vars.clone());
@@ -76,6 +95,54 @@ impl ModelRegistry {
             }
         }
         registry
+    }
+
+    /// The models of `provider`: the catalog's, then its plugin's, with `models.json`'s
+    /// changes and models on top.
+    pub fn models_of(&self, provider: &str) -> Arc<Vec<Model>> {
+        let mut merged = self
+            .merged
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(models) = merged.get(provider) {
+            return models.clone();
+        }
+        let mut models: Vec<Model> = catalog().models(provider).as_ref().clone();
+        for model in self.declared.iter().filter(|m| m.provider == provider) {
+            replace_or_push(&mut models, model.clone());
+        }
+        if let Some(changes) = self.overrides.get(provider) {
+            for model in models.iter_mut() {
+                if let Some(base_url) = &changes.base_url {
+                    model.base_url = base_url.clone();
+                }
+                if changes.headers.is_some() {
+                    model.headers = changes.headers.clone();
+                }
+            }
+        }
+        for model in self.custom.iter().filter(|m| m.provider == provider) {
+            replace_or_push(&mut models, model.clone());
+        }
+        let models = Arc::new(models);
+        merged.insert(provider.to_string(), models.clone());
+        models
+    }
+
+    /// Every provider, the catalog's first (in pi's order), then the plugins' and
+    /// `models.json`'s.
+    fn providers(&self) -> Vec<String> {
+        let mut names: Vec<String> = catalog()
+            .providers()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        for model in self.declared.iter().chain(&self.custom) {
+            if !names.contains(&model.provider) {
+                names.push(model.provider.clone());
+            }
+        }
+        names
     }
 
     /// The models of the provider plugins loaded now, with `models.json` and `auth.json` read
@@ -134,14 +201,13 @@ impl ModelRegistry {
                 self.config_keys.insert(provider.clone(), key.clone());
             }
             if config.models.is_empty() {
-                for model in self.models.iter_mut().filter(|m| m.provider == provider) {
-                    if let Some(base_url) = &config.base_url {
-                        model.base_url = base_url.clone();
-                    }
-                    if config.headers.is_some() {
-                        model.headers = config.headers.clone();
-                    }
-                }
+                self.overrides.insert(
+                    provider.clone(),
+                    ProviderOverride {
+                        base_url: config.base_url.clone(),
+                        headers: config.headers.clone(),
+                    },
+                );
                 continue;
             }
             for custom in config.models {
@@ -171,23 +237,44 @@ impl ModelRegistry {
                     max_tokens: custom.max_tokens.unwrap_or(16_384),
                     headers: custom.headers.or_else(|| config.headers.clone()),
                     compat: custom.compat,
+                    extra: Default::default(),
                 };
-                match self
-                    .models
-                    .iter_mut()
-                    .find(|m| m.is(&model.provider, &model.id))
-                {
-                    Some(slot) => *slot = model,
-                    None => self.models.push(model),
-                }
+                replace_or_push(&mut self.custom, model);
             }
         }
+        self.forget_merged();
         Ok(())
     }
 
-    /// Every model.
-    pub fn all(&self) -> &[Model] {
-        &self.models
+    /// Drops the merged lists (the sources changed).
+    fn forget_merged(&mut self) {
+        self.merged = Arc::default();
+        self.everything = Arc::default();
+    }
+
+    /// Every model, in order: the catalog's providers in pi's order, then the others.
+    pub fn all(&self) -> Arc<Vec<Model>> {
+        self.everything
+            .get_or_init(|| {
+                Arc::new(
+                    self.providers()
+                        .iter()
+                        .flat_map(|p| self.models_of(p).as_ref().clone())
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+
+    /// The environment variables that hold `provider`'s key: its plugin's, else pi's table.
+    fn env_vars(&self, provider: &str) -> &[String] {
+        match self.key_env_vars.get(provider) {
+            Some(vars) => vars,
+            None => catalog()
+                .provider(provider)
+                .map(|p| p.env_vars.as_slice())
+                .unwrap_or_default(),
+        }
     }
 
     /// The API key for `provider`: a run-time key, else the first set env var.
@@ -199,10 +286,10 @@ impl ModelRegistry {
         {
             return Some(key.clone());
         }
-        let from_env = self.key_env_vars.get(provider).and_then(|vars| {
-            vars.iter()
-                .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
-        });
+        let from_env = self
+            .env_vars(provider)
+            .iter()
+            .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()));
         from_env.or_else(|| {
             // models.json: the name of an environment variable, else the key itself.
             let configured = self.config_keys.get(provider)?;
@@ -215,34 +302,54 @@ impl ModelRegistry {
         })
     }
 
-    /// True when `provider` can be used: it has a key, or needs none.
+    /// True when `provider` can be used: it has a key, or needs none (a plugin's provider that
+    /// names no variable; every provider of pi's catalog needs a credential).
     pub fn has_key(&self, provider: &str) -> bool {
-        match self.key_env_vars.get(provider) {
-            Some(vars) if vars.is_empty() && !self.config_keys.contains_key(provider) => true,
-            _ => self.api_key(provider).is_some(),
-        }
+        let needs_none = self
+            .key_env_vars
+            .get(provider)
+            .is_some_and(|vars| vars.is_empty())
+            && !self.config_keys.contains_key(provider);
+        needs_none || self.api_key(provider).is_some()
     }
 
-    /// The models whose provider has a key.
+    /// True when `model` can be used: its provider has a key and a provider plugin serves its API.
+    pub fn is_available(&self, model: &Model) -> bool {
+        self.served_apis.contains(&model.api) && self.has_key(&model.provider)
+    }
+
+    /// The models that can be used, in order.
     pub fn available(&self) -> Vec<Model> {
-        self.models
+        self.providers()
             .iter()
-            .filter(|m| self.has_key(&m.provider))
-            .cloned()
+            .filter(|p| self.has_key(p))
+            .flat_map(|p| self.models_of(p).as_ref().clone())
+            .filter(|m| self.served_apis.contains(&m.api))
             .collect()
     }
 
-    /// The model `provider`/`id`, when it is available (its provider has a key).
+    /// The model `provider`/`id`, when it is available.
     pub fn find_available(&self, provider: &str, id: &str) -> Option<Model> {
-        self.models
-            .iter()
-            .find(|m| m.is(provider, id) && self.has_key(&m.provider))
-            .cloned()
+        self.find(provider, id).filter(|m| self.is_available(m))
     }
 
     /// The model `provider`/`id`, among all.
     pub fn find(&self, provider: &str, id: &str) -> Option<Model> {
-        self.models.iter().find(|m| m.is(provider, id)).cloned()
+        self.models_of(provider)
+            .iter()
+            .find(|m| m.id == id)
+            .cloned()
+    }
+
+    /// The model a session starts with when nothing names one: the first provider default
+    /// (pi's order) that is available, else the first available model.
+    pub fn default_model(&self) -> Option<Model> {
+        catalog()
+            .defaults()
+            .iter()
+            .filter(|d| self.has_key(&d.provider))
+            .find_map(|d| self.find_available(&d.provider, &d.model))
+            .or_else(|| self.available().into_iter().next())
     }
 
     /// Resolves `--models` / `enabledModels` patterns: globs (`*`, `?`, case-insensitive) against
@@ -258,7 +365,7 @@ impl ModelRegistry {
             };
             let found: Vec<Model> = if body.contains(['*', '?']) {
                 let body = body.to_ascii_lowercase();
-                self.models
+                self.all()
                     .iter()
                     .filter(|m| {
                         glob(&body, &m.key().to_ascii_lowercase())
@@ -294,22 +401,62 @@ impl ModelRegistry {
             _ => (pattern, None),
         };
         let lower = pattern.to_ascii_lowercase();
-        let matches = |m: &&Model| provider.is_none_or(|p| m.provider == p);
-        let exact =
-            self.models.iter().filter(matches).find(|m| {
-                m.key().to_ascii_lowercase() == lower || m.id.to_ascii_lowercase() == lower
+        let pool = match provider {
+            Some(provider) => self.models_of(provider),
+            None => self.all(),
+        };
+        // An exact id (or `provider/id`): the one usable provider's when several have it.
+        let exact: Vec<&Model> = pool
+            .iter()
+            .filter(|m| m.key().to_ascii_lowercase() == lower || m.id.to_ascii_lowercase() == lower)
+            .collect();
+        let usable = |m: &&&Model| self.has_key(&m.provider);
+        let found = exact
+            .iter()
+            .find(usable)
+            .or(exact.first())
+            .copied()
+            .or_else(|| {
+                // A part of an id or a name: usable providers first, then aliases
+                // (`claude-sonnet-4-5` before `claude-sonnet-4-5-20250929`), then the latest.
+                let matching: Vec<&Model> = pool
+                    .iter()
+                    .filter(|m| {
+                        m.id.to_ascii_lowercase().contains(&lower)
+                            || m.name.to_ascii_lowercase().contains(&lower)
+                    })
+                    .collect();
+                let usable_ones: Vec<&Model> = matching.iter().filter(usable).copied().collect();
+                let pool = if usable_ones.is_empty() {
+                    matching
+                } else {
+                    usable_ones
+                };
+                let aliases: Vec<&Model> =
+                    pool.iter().filter(|m| is_alias(&m.id)).copied().collect();
+                let pool = if aliases.is_empty() { pool } else { aliases };
+                pool.into_iter().max_by(|a, b| a.id.cmp(&b.id))
             });
-        let found = exact.or_else(|| {
-            self.models
-                .iter()
-                .filter(matches)
-                .filter(|m| {
-                    m.id.to_ascii_lowercase().contains(&lower)
-                        || m.name.to_ascii_lowercase().contains(&lower)
-                })
-                .max_by(|a, b| a.id.cmp(&b.id))
-        });
         found.map(|m| (m.clone(), level))
+    }
+}
+
+/// True for an id that is not a dated snapshot (`-latest`, or no `-YYYYMMDD` at its end).
+fn is_alias(id: &str) -> bool {
+    if id.ends_with("-latest") {
+        return true;
+    }
+    let dated = id.len() > 9
+        && id.as_bytes()[id.len() - 9] == b'-'
+        && id[id.len() - 8..].bytes().all(|b| b.is_ascii_digit());
+    !dated
+}
+
+/// A model list with `model` in place of the one of the same provider and id, or added.
+fn replace_or_push(models: &mut Vec<Model>, model: Model) {
+    match models.iter_mut().find(|m| m.is(&model.provider, &model.id)) {
+        Some(slot) => *slot = model,
+        None => models.push(model),
     }
 }
 

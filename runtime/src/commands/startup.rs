@@ -83,10 +83,7 @@ pub fn session_config(
         }
         None => {
             let default = match (setting_str("defaultProvider"), setting_str("defaultModel")) {
-                (Some(provider), Some(id)) => models
-                    .available()
-                    .into_iter()
-                    .find(|m| m.is(&provider, &id)),
+                (Some(provider), Some(id)) => models.find_available(&provider, &id),
                 _ => None,
             };
             // With a scope: the saved default if it is in scope, else the first scoped model.
@@ -104,7 +101,7 @@ pub fn session_config(
                         }
                         m.clone()
                     })
-                    .or_else(|| models.available().into_iter().next())
+                    .or_else(|| models.default_model())
             })
         }
     };

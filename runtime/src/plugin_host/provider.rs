@@ -71,6 +71,7 @@ pub fn model_from_wit(model: wit::Model) -> Model {
                 .collect()
         }),
         compat: model.compat.and_then(|c| serde_json::from_str(&c).ok()),
+        extra: Default::default(),
     }
 }
 

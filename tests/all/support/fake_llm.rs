@@ -216,12 +216,25 @@ async fn serve(
     }
     socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n").await?;
     let delay = Duration::from_millis(turn["delay_ms"].as_u64().unwrap_or(0));
-    let frames: Vec<String> = if path.contains(":streamGenerateContent") {
+    // The path without its query (`/responses?api-version=v1`).
+    let route = path.split('?').next().unwrap_or("");
+    let frames: Vec<String> = if let Some(raw) = turn["raw_sse"].as_array() {
+        // Frames written as they are (a provider's own chunks).
+        raw.iter()
+            .map(|data| {
+                format!(
+                    "data: {}\n\n",
+                    data.as_str()
+                        .map_or_else(|| data.to_string(), str::to_string)
+                )
+            })
+            .collect()
+    } else if path.contains(":streamGenerateContent") {
         gemini_chunks(&turn, index)
             .into_iter()
             .map(|data| format!("data: {data}\r\n\r\n"))
             .collect()
-    } else if path.ends_with("/responses") {
+    } else if route.ends_with("/responses") {
         responses_events(&turn, index)
             .into_iter()
             .map(|data| {
@@ -231,7 +244,7 @@ async fn serve(
                 )
             })
             .collect()
-    } else if path.ends_with("/chat/completions") {
+    } else if route.ends_with("/chat/completions") {
         openai_chunks(&turn, index)
             .into_iter()
             .map(|data| format!("data: {data}\n\n"))

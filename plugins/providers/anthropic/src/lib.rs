@@ -10,66 +10,13 @@ use pith_sdk::provider::*;
 
 struct Anthropic;
 
-fn model(id: &str, name: &str, reasoning: bool, cost: [f64; 4], max_tokens: u32) -> Model {
-    Model {
-        id: id.into(),
-        name: name.into(),
-        api: "anthropic-messages".into(),
-        provider: "anthropic".into(),
-        base_url: "https://api.anthropic.com".into(),
-        reasoning,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: cost[0],
-            output: cost[1],
-            cache_read: cost[2],
-            cache_write: cost[3],
-        },
-        context_window: 200_000,
-        max_tokens,
-        headers: Vec::new(),
-        compat: None,
-    }
-}
-
 impl Provider for Anthropic {
     fn describe() -> ProviderInfo {
         ProviderInfo {
             apis: vec!["anthropic-messages".into()],
-            models: vec![
-                model(
-                    "claude-opus-4-6",
-                    "Claude Opus 4.6",
-                    true,
-                    [5.0, 25.0, 0.5, 6.25],
-                    128_000,
-                ),
-                model(
-                    "claude-sonnet-4-5",
-                    "Claude Sonnet 4.5",
-                    true,
-                    [3.0, 15.0, 0.3, 3.75],
-                    64_000,
-                ),
-                model(
-                    "claude-haiku-4-5",
-                    "Claude Haiku 4.5",
-                    true,
-                    [1.0, 5.0, 0.1, 1.25],
-                    64_000,
-                ),
-                model(
-                    "claude-opus-4-1",
-                    "Claude Opus 4.1",
-                    true,
-                    [15.0, 75.0, 1.5, 18.75],
-                    32_000,
-                ),
-            ],
-            key_env_vars: vec![(
-                "anthropic".into(),
-                vec!["ANTHROPIC_OAUTH_TOKEN".into(), "ANTHROPIC_API_KEY".into()],
-            )],
+            // The models and the variables of their keys are pi's catalog, held by the runtime.
+            models: Vec::new(),
+            key_env_vars: Vec::new(),
         }
     }
 

@@ -8,28 +8,6 @@ use pith_sdk::sse::SseEvent;
 
 struct Google;
 
-fn model(id: &str, name: &str, cost: [f64; 4], max_tokens: u32) -> Model {
-    Model {
-        id: id.into(),
-        name: name.into(),
-        api: "google-generative-ai".into(),
-        provider: "google".into(),
-        base_url: "https://generativelanguage.googleapis.com/v1beta".into(),
-        reasoning: true,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: cost[0],
-            output: cost[1],
-            cache_read: cost[2],
-            cache_write: cost[3],
-        },
-        context_window: 1_048_576,
-        max_tokens,
-        headers: Vec::new(),
-        compat: None,
-    }
-}
-
 /// Thinking budgets for minimal, low, medium and high.
 const BUDGETS: [u32; 4] = [1024, 2048, 8192, 24576];
 
@@ -163,21 +141,9 @@ impl Provider for Google {
     fn describe() -> ProviderInfo {
         ProviderInfo {
             apis: vec!["google-generative-ai".into()],
-            models: vec![
-                model(
-                    "gemini-2.5-pro",
-                    "Gemini 2.5 Pro",
-                    [1.25, 10.0, 0.31, 0.0],
-                    65_536,
-                ),
-                model(
-                    "gemini-2.5-flash",
-                    "Gemini 2.5 Flash",
-                    [0.3, 2.5, 0.075, 0.0],
-                    65_536,
-                ),
-            ],
-            key_env_vars: vec![("google".into(), vec!["GEMINI_API_KEY".into()])],
+            // The models and the variables of their keys are pi's catalog, held by the runtime.
+            models: Vec::new(),
+            key_env_vars: Vec::new(),
         }
     }
 

@@ -1,6 +1,8 @@
 //! The `openai-responses` provider: OpenAI's Responses API with SSE streaming, reasoning
-//! summaries and encrypted reasoning replayed on later turns.
+//! summaries and encrypted reasoning replayed on later turns; and the same API on Azure
+//! OpenAI (`azure-openai-responses`).
 
+mod azure;
 mod request;
 mod stream;
 
@@ -8,81 +10,25 @@ use pith_sdk::provider::*;
 
 struct OpenAiResponses;
 
-fn model(
-    id: &str,
-    name: &str,
-    reasoning: bool,
-    cost: [f64; 4],
-    window: u32,
-    max_tokens: u32,
-) -> Model {
-    Model {
-        id: id.into(),
-        name: name.into(),
-        api: "openai-responses".into(),
-        provider: "openai".into(),
-        base_url: "https://api.openai.com/v1".into(),
-        reasoning,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: cost[0],
-            output: cost[1],
-            cache_read: cost[2],
-            cache_write: cost[3],
-        },
-        context_window: window,
-        max_tokens,
-        headers: Vec::new(),
-        compat: None,
-    }
-}
-
 impl Provider for OpenAiResponses {
     fn describe() -> ProviderInfo {
         ProviderInfo {
-            apis: vec!["openai-responses".into()],
-            models: vec![
-                model(
-                    "gpt-5.4",
-                    "GPT-5.4",
-                    true,
-                    [2.5, 15.0, 0.25, 0.0],
-                    400_000,
-                    128_000,
-                ),
-                model(
-                    "gpt-5",
-                    "GPT-5",
-                    true,
-                    [1.25, 10.0, 0.125, 0.0],
-                    400_000,
-                    128_000,
-                ),
-                model(
-                    "gpt-5-mini",
-                    "GPT-5 mini",
-                    true,
-                    [0.25, 2.0, 0.025, 0.0],
-                    400_000,
-                    128_000,
-                ),
-                model(
-                    "gpt-4.1",
-                    "GPT-4.1",
-                    false,
-                    [2.0, 8.0, 0.5, 0.0],
-                    1_047_576,
-                    32_768,
-                ),
-            ],
-            key_env_vars: vec![("openai".into(), vec!["OPENAI_API_KEY".into()])],
+            apis: vec!["openai-responses".into(), azure::API.into()],
+            // The models and the variables of their keys are pi's catalog, held by the runtime.
+            models: Vec::new(),
+            key_env_vars: Vec::new(),
         }
     }
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
-        let body = request::body(&request);
-        let url = format!("{}/responses", request.model.base_url.trim_end_matches('/'));
-        let response = bearer_sse_post(&url, &request).json(&body).send_ok()?;
+        let mut body = request::body(&request);
+        let http = if request.model.api == azure::API {
+            azure::post(&request, &mut body)?
+        } else {
+            let url = format!("{}/responses", request.model.base_url.trim_end_matches('/'));
+            bearer_sse_post(&url, &request)
+        };
+        let response = http.json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
             stream::Stream::new(),

@@ -1,0 +1,113 @@
+//! pi's model catalog over the real binary: with the same keys, `get_available_models` offers
+//! every model pi 1.5.2 offers (captured once with the reference pi, in
+//! `tests/fixtures/pi-1.5-models/`), in pi's order, with the same API, window and output
+//! limit; a session with no model named starts on pi's default; pi's model names resolve.
+
+use serde_json::{Value, json};
+
+use crate::support::rpc::{Options, Pith};
+
+/// The capture: the variables given a dummy key, and pi's models.
+fn pi_capture() -> Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/pi-1.5-models/available.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// pith with a dummy key in each of `vars`, no `--model`, and no other key of the test's
+/// environment.
+async fn pith_with_keys(vars: &[&str], extra: &[&str]) -> Pith {
+    let mut options = Options {
+        args: vec!["--no-session".into()],
+        ..Options::default()
+    };
+    options.args.extend(extra.iter().map(|a| a.to_string()));
+    let capture = pi_capture();
+    options.env_remove = capture["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .chain(["ANTHROPIC_AUTH_TOKEN".to_string()])
+        .collect();
+    options.env = vars
+        .iter()
+        .map(|v| (v.to_string(), format!("dummy-{v}")))
+        .collect();
+    Pith::spawn(options).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_model_pi_offers_for_the_same_keys() {
+    let capture = pi_capture();
+    let vars: Vec<&str> = capture["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let mut pith = pith_with_keys(&vars, &[]).await;
+    let response = pith
+        .call("m", json!({"type": "get_available_models"}))
+        .await;
+    let offered: Vec<Value> = response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            json!([
+                m["provider"],
+                m["id"],
+                m["api"],
+                m["contextWindow"],
+                m["maxTokens"]
+            ])
+        })
+        .collect();
+    let expected = capture["models"].as_array().unwrap();
+    let missing: Vec<&Value> = expected.iter().filter(|m| !offered.contains(m)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} of pi's {} models missing or different, e.g. {:?}",
+        missing.len(),
+        expected.len(),
+        &missing[..missing.len().min(5)]
+    );
+    assert_eq!(&offered, expected, "the same models, in pi's order");
+    // The whole of pi's model JSON, as pi sends it.
+    let sonnet = response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["provider"] == "anthropic" && m["id"] == "claude-sonnet-4-5")
+        .unwrap();
+    assert_eq!(sonnet["maxTokens"], 64000);
+    assert_eq!(sonnet["promptCache"], json!({"short": 300, "long": 3600}));
+    assert_eq!(sonnet["type"], "chat");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_starts_on_pi_s_default_and_pi_s_names_resolve() {
+    let mut pith = pith_with_keys(&["ANTHROPIC_API_KEY", "OPENAI_API_KEY"], &[]).await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["provider"], "anthropic");
+    assert_eq!(state["data"]["model"]["id"], "claude-opus-5-5");
+    for (pattern, provider, id) in [
+        ("claude-sonnet-4-6", "anthropic", "claude-sonnet-4-6"),
+        ("claude-opus-4-8", "anthropic", "claude-opus-4-8"),
+        ("gpt-5.1", "openai", "gpt-5.1"),
+        ("openai/gpt-5.1", "openai", "gpt-5.1"),
+    ] {
+        let mut pith = pith_with_keys(
+            &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"],
+            &["--model", pattern],
+        )
+        .await;
+        let state = pith.call("s", json!({"type": "get_state"})).await;
+        assert_eq!(state["data"]["model"]["provider"], provider, "{pattern}");
+        assert_eq!(state["data"]["model"]["id"], id, "{pattern}");
+    }
+}

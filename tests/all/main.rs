@@ -13,6 +13,7 @@ mod compaction;
 mod completions;
 mod conformance;
 mod context_files;
+mod credentials;
 mod engine;
 mod export_viewer;
 mod extension_dialogs;

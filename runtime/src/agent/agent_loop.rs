@@ -463,16 +463,21 @@ async fn stream_turn(
     let tools = shared.tools_of(plugin_tools);
     let prompt = hooks::system_prompt(shared, &tools);
     hooks::context(shared, &mut messages).await;
-    let request = context::request(RequestParts {
-        model: &model,
-        system_prompt: &prompt,
-        messages: &messages,
-        tools: &tools,
-        api_key: shared.models().api_key(&model.provider),
-        thinking,
-        session_id: &session_id,
-        output_limit,
-    });
+    let request = shared
+        .models()
+        .request_auth(&model.provider)
+        .and_then(|auth| {
+            context::request(RequestParts {
+                model: &model,
+                system_prompt: &prompt,
+                messages: &messages,
+                tools: &tools,
+                auth,
+                thinking,
+                session_id: &session_id,
+                output_limit,
+            })
+        });
     match request.and_then(|request| shared.host.complete(request).map_err(|err| err.to_string())) {
         Err(message) => {
             assembler.fail(StopReason::Error, message);

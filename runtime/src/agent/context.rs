@@ -20,8 +20,8 @@ pub struct RequestParts<'a> {
     pub messages: &'a [AgentMessage],
     /// The tools.
     pub tools: &'a [SessionTool],
-    /// The provider's key.
-    pub api_key: Option<String>,
+    /// The provider's credentials (its key, or headers that carry one).
+    pub auth: super::models::RequestAuth,
     /// The thinking level (already clamped).
     pub thinking: ThinkingLevel,
     /// The session id.
@@ -39,7 +39,10 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         .filter_map(|m| to_wit(m, &parts.output_limit))
         .collect();
     Ok(ProviderRequest {
-        model: super::provider_env::wire_model(parts.model)?,
+        model: super::provider_env::with_headers(
+            super::provider_env::wire_model(parts.model)?,
+            &parts.auth.headers,
+        ),
         system_prompt: Some(parts.system_prompt.to_string()),
         messages,
         tools: parts
@@ -51,7 +54,7 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
                 parameters: t.parameters().to_string(),
             })
             .collect(),
-        api_key: parts.api_key,
+        api_key: parts.auth.api_key,
         thinking: thinking(parts.thinking),
         thinking_budgets: None,
         max_tokens: fitted_output(

@@ -14,6 +14,7 @@ pub mod input;
 pub mod message;
 pub use crate::model;
 pub mod catalog;
+pub mod credentials;
 pub mod models;
 pub mod overflow;
 pub mod path_completion;

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::catalog::catalog;
+use super::credentials;
 use super::model::{Model, ThinkingLevel};
 use crate::plugin_host::PluginHost;
 
@@ -25,8 +26,8 @@ pub struct ModelRegistry {
     pub runtime_keys: HashMap<String, String>,
     /// Keys from `models.json` (a literal, or the name of an environment variable), by provider.
     config_keys: HashMap<String, String>,
-    /// Keys from `auth.json`, by provider.
-    stored_keys: HashMap<String, String>,
+    /// `auth.json`'s credentials, by provider.
+    stored: HashMap<String, Stored>,
     /// `models.json` providers without models: the base URL and headers of their built-ins.
     overrides: HashMap<String, ProviderOverride>,
     /// `models.json`'s own models.
@@ -35,6 +36,34 @@ pub struct ModelRegistry {
     merged: Arc<Mutex<HashMap<String, Arc<Vec<Model>>>>>,
     /// Every model, in order, made on first use.
     everything: Arc<OnceLock<Arc<Vec<Model>>>>,
+}
+
+/// An `auth.json` entry (pi's shape).
+#[derive(Debug, Clone)]
+enum Stored {
+    /// `{"type": "api_key", "key": "…", "env": {…}}`: the key in pi's value forms, its
+    /// variables looked up in `env` first.
+    ApiKey {
+        key: Option<String>,
+        env: serde_json::Map<String, serde_json::Value>,
+    },
+    /// `{"type": "oauth", "access": "…", …}` from pi's `/login`.
+    OAuth { access: String },
+    /// Any other type: the provider is not configured (pi does not fall back to variables).
+    Unknown,
+}
+
+/// The variable whose token Anthropic takes as `Authorization: Bearer` (never as a key).
+const ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
+
+/// A request's credentials: the key handed to the provider plugin, and headers that carry
+/// one instead (`ANTHROPIC_AUTH_TOKEN`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestAuth {
+    /// The API key.
+    pub api_key: Option<String>,
+    /// Headers added to the model's.
+    pub headers: Vec<(String, String)>,
 }
 
 /// What `models.json` changes of a provider's built-in models.
@@ -174,13 +203,28 @@ impl ModelRegistry {
         let entries: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))?;
         for (provider, entry) in entries {
-            let key = entry
-                .get("key")
-                .or_else(|| entry.get("access"))
-                .and_then(serde_json::Value::as_str);
-            if let Some(key) = key {
-                self.stored_keys.insert(provider, key.to_string());
-            }
+            let text = |field: &str| {
+                entry
+                    .get(field)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string)
+            };
+            let stored = match entry.get("type").and_then(serde_json::Value::as_str) {
+                Some("api_key") => Stored::ApiKey {
+                    key: text("key"),
+                    env: entry
+                        .get("env")
+                        .and_then(serde_json::Value::as_object)
+                        .cloned()
+                        .unwrap_or_default(),
+                },
+                Some("oauth") => match text("access") {
+                    Some(access) => Stored::OAuth { access },
+                    None => Stored::Unknown,
+                },
+                _ => Stored::Unknown,
+            };
+            self.stored.insert(provider, stored);
         }
         Ok(())
     }
@@ -277,40 +321,115 @@ impl ModelRegistry {
         }
     }
 
-    /// The API key for `provider`: a run-time key, else the first set env var.
+    /// The API key for `provider`, when one resolves (see [`ModelRegistry::request_auth`]).
     pub fn api_key(&self, provider: &str) -> Option<String> {
-        if let Some(key) = self
-            .runtime_keys
-            .get(provider)
-            .or_else(|| self.stored_keys.get(provider))
-        {
-            return Some(key.clone());
-        }
-        let from_env = self
-            .env_vars(provider)
-            .iter()
-            .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()));
-        from_env.or_else(|| {
-            // models.json: the name of an environment variable, else the key itself.
-            let configured = self.config_keys.get(provider)?;
-            Some(
-                std::env::var(configured)
-                    .ok()
-                    .filter(|v| !v.is_empty())
-                    .unwrap_or_else(|| configured.clone()),
-            )
-        })
+        self.request_auth(provider)
+            .ok()
+            .and_then(|auth| auth.api_key)
     }
 
-    /// True when `provider` can be used: it has a key, or needs none (a plugin's provider that
-    /// names no variable; every provider of pi's catalog needs a credential).
+    /// A request's credentials for `provider`, in pi's order: `--api-key` (literal), the
+    /// `auth.json` entry (which owns the provider: a key that does not resolve falls back to
+    /// the provider's variables, `models.json` is not read), `models.json`'s `apiKey` (resolved
+    /// at each request; one that does not resolve is an error, never sent), then the
+    /// provider's environment variables.
+    pub fn request_auth(&self, provider: &str) -> Result<RequestAuth, String> {
+        let key = |key: String| RequestAuth {
+            api_key: Some(key),
+            headers: Vec::new(),
+        };
+        if let Some(runtime) = self.runtime_keys.get(provider).filter(|k| !k.is_empty()) {
+            return Ok(key(runtime.clone()));
+        }
+        match self.stored.get(provider) {
+            Some(Stored::ApiKey { key: raw, env }) => {
+                let lookup = credentials::Lookup { scoped: Some(env) };
+                let resolved = raw
+                    .as_deref()
+                    .and_then(|raw| credentials::resolve(raw, &lookup, true).ok())
+                    .filter(|k| !k.is_empty());
+                return Ok(match resolved {
+                    Some(resolved) => key(resolved),
+                    None => self.env_auth(provider),
+                });
+            }
+            Some(Stored::OAuth { access }) => return Ok(key(access.clone())),
+            Some(Stored::Unknown) => return Ok(RequestAuth::default()),
+            None => {}
+        }
+        if let Some(raw) = self.config_keys.get(provider) {
+            if let Some(legacy) = legacy_env_name(raw) {
+                return Ok(key(legacy));
+            }
+            return credentials::resolve(raw, &credentials::Lookup::PROCESS, false)
+                .map(key)
+                .map_err(|unresolved| {
+                    format!(
+                        "API key auth failed for provider {provider}: {}",
+                        unresolved.message(&format!("API key for provider \"{provider}\""))
+                    )
+                });
+        }
+        Ok(self.env_auth(provider))
+    }
+
+    /// The provider's environment variables: the first set one is its key, but
+    /// `ANTHROPIC_AUTH_TOKEN` is sent as `Authorization: Bearer` (and wins, as in pi).
+    fn env_auth(&self, provider: &str) -> RequestAuth {
+        let set = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
+        let vars = self.env_vars(provider);
+        if provider == "anthropic"
+            && let Some(token) = vars
+                .iter()
+                .find(|v| *v == ANTHROPIC_AUTH_TOKEN)
+                .and_then(|v| set(v))
+        {
+            return RequestAuth {
+                api_key: None,
+                headers: vec![("Authorization".into(), format!("Bearer {token}"))],
+            };
+        }
+        RequestAuth {
+            api_key: vars.iter().find_map(|var| set(var)),
+            headers: Vec::new(),
+        }
+    }
+
+    /// True when `provider` can be used, as pi lists it: a run-time key; an `auth.json` entry
+    /// (OAuth, or a key that resolves — its command runs once — else the variables); a
+    /// `models.json` key that can resolve (a command is not run); a set variable; or no key
+    /// needed (a plugin's provider that names no variable).
     pub fn has_key(&self, provider: &str) -> bool {
+        let env_set = || {
+            self.env_vars(provider)
+                .iter()
+                .any(|var| std::env::var(var).is_ok_and(|v| !v.is_empty()))
+        };
+        if self
+            .runtime_keys
+            .get(provider)
+            .is_some_and(|k| !k.is_empty())
+        {
+            return true;
+        }
+        match self.stored.get(provider) {
+            Some(Stored::OAuth { .. }) => return true,
+            Some(Stored::Unknown) => return false,
+            Some(Stored::ApiKey { .. }) => {
+                return self
+                    .request_auth(provider)
+                    .is_ok_and(|auth| auth.api_key.is_some() || !auth.headers.is_empty());
+            }
+            None => {}
+        }
+        if let Some(raw) = self.config_keys.get(provider) {
+            return legacy_env_name(raw).is_some() || credentials::looks_resolvable(raw);
+        }
         let needs_none = self
             .key_env_vars
             .get(provider)
-            .is_some_and(|vars| vars.is_empty())
-            && !self.config_keys.contains_key(provider);
-        needs_none || self.api_key(provider).is_some()
+            .is_some_and(|vars| vars.is_empty());
+        needs_none || env_set()
     }
 
     /// True when `model` can be used: its provider has a key and a provider plugin serves its API.
@@ -439,6 +558,19 @@ impl ModelRegistry {
             });
         found.map(|m| (m.clone(), level))
     }
+}
+
+/// pi 0.73's form of a `models.json` key: the name of a set environment variable (pi 1.5 reads
+/// `$NAME`; a bare name that is a set variable is still read as one, so 0.73's files work).
+fn legacy_env_name(raw: &str) -> Option<String> {
+    let is_name = !raw.is_empty()
+        && raw.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    is_name
+        .then(|| std::env::var(raw).ok().filter(|v| !v.is_empty()))
+        .flatten()
 }
 
 /// True for an id that is not a dated snapshot (`-latest`, or no `-YYYYMMDD` at its end).

@@ -5,6 +5,7 @@
 //! (`AZURE_OPENAI_API_VERSION`, default `v1`) and its deployment
 //! (`AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, `id=deployment,…`, default the model id) as pi resolves
 //! them, in its base URL and in `compat.azureApiVersion` / `compat.azureDeploymentName`.
+//! Header values take pi's value forms (see [`super::credentials`]), resolved at each request.
 
 use serde_json::{Map, Value};
 
@@ -28,6 +29,17 @@ fn wire_model_in(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<pwit::Model, String> {
     let mut wire = model_to_wit(model);
+    // Header values in pi's value forms (`$NAME`, `!command`), resolved at each request.
+    for header in wire.headers.iter_mut() {
+        header.value =
+            super::credentials::resolve(&header.value, &super::credentials::Lookup::PROCESS, false)
+                .map_err(|unresolved| {
+                    unresolved.message(&format!(
+                        "model \"{}/{}\" header \"{}\"",
+                        model.provider, model.id, header.name
+                    ))
+                })?;
+    }
     let mut compat: Map<String, Value> = model
         .compat
         .as_ref()
@@ -50,6 +62,20 @@ fn wire_model_in(
     }
     wire.compat = (!compat.is_empty()).then(|| Value::Object(compat).to_string());
     Ok(wire)
+}
+
+/// `wire` with `headers` added (replacing same-named ones, in any case).
+pub fn with_headers(mut wire: pwit::Model, headers: &[(String, String)]) -> pwit::Model {
+    for (name, value) in headers {
+        wire.headers.retain(|h| !h.name.eq_ignore_ascii_case(name));
+        wire.headers.push(
+            crate::plugin_host::bindings::imports::pith::plugin::types::Header {
+                name: name.clone(),
+                value: value.clone(),
+            },
+        );
+    }
+    wire
 }
 
 /// pi's `resolveAzureBaseUrl` and `normalizeAzureBaseUrl`.

@@ -112,3 +112,29 @@ async fn a_key_that_does_not_resolve_is_an_error_and_no_request() {
         "Failed to resolve model \"fake/fake-1\" header \"x-team\" from environment variable: PITH_TEST_UNSET"
     );
 }
+
+/// `ANTHROPIC_AUTH_TOKEN` is sent as a bearer token (and wins over `ANTHROPIC_API_KEY`), as pi
+/// sends it: no `x-api-key`.
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_auth_token_is_a_bearer_header() {
+    let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+    let models = json!({"providers": {"anthropic": {"baseUrl": server.url}}});
+    let mut pith = Pith::spawn(Options {
+        args: ["--model", "anthropic/claude-sonnet-4-5", "--no-session"]
+            .map(String::from)
+            .to_vec(),
+        agent_files: vec![("models.json".into(), models.to_string())],
+        env: vec![
+            ("ANTHROPIC_AUTH_TOKEN".into(), "gateway-token".into()),
+            ("ANTHROPIC_API_KEY".into(), "sk-ant-api".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    let headers = server.requests()[0]["headers"].clone();
+    assert_eq!(headers["authorization"], "Bearer gateway-token");
+    assert!(headers.get("x-api-key").is_none(), "{headers}");
+}

@@ -25,6 +25,7 @@ mod listen;
 mod liveness;
 mod model_catalog;
 mod models;
+mod oauth;
 mod pending_dialogs;
 mod pi_1_5;
 mod pi_client_1_5;

@@ -463,9 +463,10 @@ async fn stream_turn(
     let tools = shared.tools_of(plugin_tools);
     let prompt = hooks::system_prompt(shared, &tools);
     hooks::context(shared, &mut messages).await;
-    let request = shared
-        .models()
-        .request_auth(&model.provider)
+    let registry = shared.models();
+    let renewed = registry.refresh_oauth(&model.provider).await;
+    let request = renewed
+        .and_then(|()| registry.request_auth(&model.provider))
         .and_then(|auth| {
             context::request(RequestParts {
                 model: &model,

@@ -39,10 +39,19 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         .filter_map(|m| to_wit(m, &parts.output_limit))
         .collect();
     Ok(ProviderRequest {
-        model: super::provider_env::with_headers(
-            super::provider_env::wire_model(parts.model)?,
-            &parts.auth.headers,
-        ),
+        model: {
+            let mut wire = super::provider_env::with_headers(
+                super::provider_env::wire_model(parts.model)?,
+                &parts.auth.headers,
+            );
+            if let Some(base_url) = &parts.auth.base_url {
+                wire.base_url = base_url.clone();
+            }
+            if parts.model.provider == "github-copilot" {
+                wire = super::provider_env::with_headers(wire, &copilot_headers(parts.messages));
+            }
+            wire
+        },
         system_prompt: Some(parts.system_prompt.to_string()),
         messages,
         tools: parts
@@ -66,6 +75,33 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         session_id: Some(parts.session_id.to_string()),
         cache_retention: pwit::CacheRetention::Short,
     })
+}
+
+/// The headers GitHub Copilot's API reads on each request (pi's `buildCopilotDynamicHeaders`):
+/// who started this request, what it is for, and whether it carries images.
+fn copilot_headers(messages: &[AgentMessage]) -> Vec<(String, String)> {
+    let last_is_user = matches!(messages.last(), Some(AgentMessage::User(_)));
+    let mut headers = vec![
+        (
+            "X-Initiator".to_string(),
+            if last_is_user { "user" } else { "agent" }.to_string(),
+        ),
+        (
+            "Openai-Intent".to_string(),
+            "conversation-edits".to_string(),
+        ),
+    ];
+    let has_image = messages.iter().any(|m| match m {
+        AgentMessage::User(user) => matches!(&user.content, UserContent::Blocks(blocks) if blocks.iter().any(|c| matches!(c, Content::Image { .. }))),
+        AgentMessage::ToolResult(result) => {
+            result.content.iter().any(|c| matches!(c, Content::Image { .. }))
+        }
+        _ => false,
+    });
+    if has_image {
+        headers.push(("Copilot-Vision-Request".into(), "true".into()));
+    }
+    headers
 }
 
 /// The fixed part of the room left for the input being counted higher than estimated.

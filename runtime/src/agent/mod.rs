@@ -16,6 +16,7 @@ pub use crate::model;
 pub mod catalog;
 pub mod credentials;
 pub mod models;
+pub mod oauth;
 pub mod overflow;
 pub mod path_completion;
 pub mod plugins;

@@ -36,6 +36,10 @@ pub struct ModelRegistry {
     merged: Arc<Mutex<HashMap<String, Arc<Vec<Model>>>>>,
     /// Every model, in order, made on first use.
     everything: Arc<OnceLock<Arc<Vec<Model>>>>,
+    /// `auth.json`, where renewed OAuth tokens are written.
+    auth_file: std::path::PathBuf,
+    /// OAuth credentials renewed since `auth.json` was read, by provider.
+    renewed: Arc<Mutex<HashMap<String, super::oauth::OAuthCredential>>>,
 }
 
 /// An `auth.json` entry (pi's shape).
@@ -47,8 +51,8 @@ enum Stored {
         key: Option<String>,
         env: serde_json::Map<String, serde_json::Value>,
     },
-    /// `{"type": "oauth", "access": "…", …}` from pi's `/login`.
-    OAuth { access: String },
+    /// `{"type": "oauth", "access": "…", "refresh": "…", "expires": …}` from pi's `/login`.
+    OAuth(super::oauth::OAuthCredential),
     /// Any other type: the provider is not configured (pi does not fall back to variables).
     Unknown,
 }
@@ -64,6 +68,8 @@ pub struct RequestAuth {
     pub api_key: Option<String>,
     /// Headers added to the model's.
     pub headers: Vec<(String, String)>,
+    /// A base URL that replaces the model's (GitHub Copilot's, from its token).
+    pub base_url: Option<String>,
 }
 
 /// What `models.json` changes of a provider's built-in models.
@@ -186,6 +192,7 @@ impl ModelRegistry {
         if let Err(problem) = registry.load_custom(models_file) {
             problems.push(format!("models.json ignored: {problem}"));
         }
+        registry.auth_file = auth_file.to_path_buf();
         if let Err(problem) = registry.load_auth(auth_file) {
             problems.push(format!("auth.json ignored: {problem}"));
         }
@@ -218,9 +225,11 @@ impl ModelRegistry {
                         .cloned()
                         .unwrap_or_default(),
                 },
-                Some("oauth") => match text("access") {
-                    Some(access) => Stored::OAuth { access },
-                    None => Stored::Unknown,
+                Some("oauth") => match (text("access"), entry.as_object()) {
+                    (Some(_), Some(fields)) => Stored::OAuth(super::oauth::OAuthCredential {
+                        entry: fields.clone(),
+                    }),
+                    _ => Stored::Unknown,
                 },
                 _ => Stored::Unknown,
             };
@@ -336,7 +345,7 @@ impl ModelRegistry {
     pub fn request_auth(&self, provider: &str) -> Result<RequestAuth, String> {
         let key = |key: String| RequestAuth {
             api_key: Some(key),
-            headers: Vec::new(),
+            ..RequestAuth::default()
         };
         if let Some(runtime) = self.runtime_keys.get(provider).filter(|k| !k.is_empty()) {
             return Ok(key(runtime.clone()));
@@ -353,7 +362,22 @@ impl ModelRegistry {
                     None => self.env_auth(provider),
                 });
             }
-            Some(Stored::OAuth { access }) => return Ok(key(access.clone())),
+            Some(Stored::OAuth(stored)) => {
+                let renewed = self
+                    .renewed
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .get(provider)
+                    .cloned();
+                let credential = renewed.as_ref().unwrap_or(stored);
+                let (api_key, headers, base_url) =
+                    super::oauth::request_parts(provider, credential);
+                return Ok(RequestAuth {
+                    api_key,
+                    headers,
+                    base_url,
+                });
+            }
             Some(Stored::Unknown) => return Ok(RequestAuth::default()),
             None => {}
         }
@@ -373,6 +397,34 @@ impl ModelRegistry {
         Ok(self.env_auth(provider))
     }
 
+    /// Renews `provider`'s OAuth token when it is about to expire (pi's 5 minutes), writing it
+    /// back to `auth.json`; nothing for other credentials. The error names the provider and
+    /// how to log in again.
+    pub async fn refresh_oauth(&self, provider: &str) -> Result<(), String> {
+        if self.runtime_keys.contains_key(provider) {
+            return Ok(());
+        }
+        let Some(Stored::OAuth(stored)) = self.stored.get(provider) else {
+            return Ok(());
+        };
+        let current = self
+            .renewed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(provider)
+            .cloned()
+            .unwrap_or_else(|| stored.clone());
+        if !current.needs_refresh(provider) {
+            return Ok(());
+        }
+        let fresh = super::oauth::refreshed(&self.auth_file, provider, &current).await?;
+        self.renewed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(provider.to_string(), fresh);
+        Ok(())
+    }
+
     /// The provider's environment variables: the first set one is its key, but
     /// `ANTHROPIC_AUTH_TOKEN` is sent as `Authorization: Bearer` (and wins, as in pi).
     fn env_auth(&self, provider: &str) -> RequestAuth {
@@ -385,13 +437,13 @@ impl ModelRegistry {
                 .and_then(|v| set(v))
         {
             return RequestAuth {
-                api_key: None,
                 headers: vec![("Authorization".into(), format!("Bearer {token}"))],
+                ..RequestAuth::default()
             };
         }
         RequestAuth {
             api_key: vars.iter().find_map(|var| set(var)),
-            headers: Vec::new(),
+            ..RequestAuth::default()
         }
     }
 
@@ -413,7 +465,7 @@ impl ModelRegistry {
             return true;
         }
         match self.stored.get(provider) {
-            Some(Stored::OAuth { .. }) => return true,
+            Some(Stored::OAuth(_)) => return true,
             Some(Stored::Unknown) => return false,
             Some(Stored::ApiKey { .. }) => {
                 return self

@@ -2,6 +2,7 @@
 //! last user message cached, tools with eager input streaming, thinking budgets), streams the
 //! SSE response through the host's http import and maps it to stream events.
 
+mod oauth;
 mod request;
 mod stream;
 
@@ -22,30 +23,45 @@ impl Provider for Anthropic {
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
         let body = request::body(&request);
-        let url = format!(
-            "{}/v1/messages",
-            request.model.base_url.trim_end_matches('/')
-        );
         let key = request.api_key.clone().unwrap_or_default();
+        let subscription = oauth::is_oauth(&key);
+        let url = format!(
+            "{}/v1/messages{}",
+            request.model.base_url.trim_end_matches('/'),
+            if subscription { "?beta=true" } else { "" }
+        );
         let mut http = HttpRequest::post(&url)
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
             .header("anthropic-version", "2023-06-01");
-        if request::adaptive(&request.model).is_none() {
-            http = http.header("anthropic-beta", "interleaved-thinking-2025-05-14");
-        }
-        http = if key.starts_with("sk-ant-oat") {
-            http.header("authorization", &format!("Bearer {key}"))
-        } else {
-            http.header("x-api-key", &key)
+        let interleaved = request::adaptive(&request.model).is_none();
+        let betas = match (subscription, interleaved) {
+            (true, true) => Some(format!("{},interleaved-thinking-2025-05-14", oauth::BETAS)),
+            (true, false) => Some(oauth::BETAS.to_string()),
+            (false, true) => Some("interleaved-thinking-2025-05-14".to_string()),
+            (false, false) => None,
         };
+        if let Some(betas) = betas {
+            http = http.header("anthropic-beta", &betas);
+        }
+        if subscription {
+            http = http
+                .header("authorization", &format!("Bearer {key}"))
+                .header("user-agent", oauth::USER_AGENT)
+                .header("x-app", "cli")
+                .header("anthropic-dangerous-direct-browser-access", "true");
+        } else if !key.is_empty() {
+            http = http.header("x-api-key", &key);
+        }
         for header in &request.model.headers {
             http = http.header(&header.name, &header.value);
         }
         let response = http.json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
-            stream::Stream::new(),
+            stream::Stream::new(
+                subscription.then(|| request.tools.iter().map(|t| t.name.clone()).collect()),
+            ),
         )))
     }
 }

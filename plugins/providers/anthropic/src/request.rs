@@ -204,5 +204,38 @@ pub fn body(request: &Request) -> Value {
     if let Some(temperature) = request.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
+    if crate::oauth::is_oauth(request.api_key.as_deref().unwrap_or("")) {
+        as_claude_code(&mut body);
+    }
     Value::Object(body)
+}
+
+/// A subscription token's request: Claude Code's identity first in the system prompt, and
+/// Claude Code's names for its tools, in the tool list and in the history.
+fn as_claude_code(body: &mut Map<String, Value>) {
+    let mut system = vec![
+        json!({"type": "text", "text": crate::oauth::IDENTITY, "cache_control": {"type": "ephemeral"}}),
+    ];
+    if let Some(Value::Array(blocks)) = body.remove("system") {
+        system.extend(blocks);
+    }
+    body.insert("system".into(), Value::Array(system));
+    let rename = |named: &mut Value| {
+        if let Some(name) = named["name"].as_str() {
+            named["name"] = json!(crate::oauth::to_claude_code(name));
+        }
+    };
+    if let Some(Value::Array(tools)) = body.get_mut("tools") {
+        tools.iter_mut().for_each(rename);
+    }
+    if let Some(Value::Array(messages)) = body.get_mut("messages") {
+        for message in messages {
+            if let Some(Value::Array(blocks)) = message.get_mut("content") {
+                blocks
+                    .iter_mut()
+                    .filter(|b| b["type"] == "tool_use")
+                    .for_each(rename);
+            }
+        }
+    }
 }

@@ -11,6 +11,8 @@ pub struct Stream {
     /// Per Anthropic block index: thinking text, signature, or tool-call id/name/json.
     blocks: std::collections::HashMap<u32, Block>,
     stop: Option<StopReason>,
+    /// A subscription token's request: the request's tool names, to map Claude Code's back.
+    tool_names: Option<Vec<String>>,
 }
 
 enum Block {
@@ -28,8 +30,9 @@ enum Block {
 }
 
 impl Stream {
-    /// A response about to be read.
-    pub fn new() -> Stream {
+    /// A response about to be read; `tool_names` when the request named its tools as Claude
+    /// Code does.
+    pub fn new(tool_names: Option<Vec<String>>) -> Stream {
         Stream {
             usage: Usage {
                 input: 0,
@@ -38,6 +41,7 @@ impl Stream {
                 cache_write: 0,
             },
             done: false,
+            tool_names,
             blocks: Default::default(),
             stop: None,
         }
@@ -111,7 +115,11 @@ impl Stream {
                     }
                     "tool_use" => {
                         let id = block["id"].as_str().unwrap_or("").to_string();
-                        let name = block["name"].as_str().unwrap_or("").to_string();
+                        let name = block["name"].as_str().unwrap_or("");
+                        let name = match &self.tool_names {
+                            Some(tools) => crate::oauth::from_claude_code(name, tools),
+                            None => name.to_string(),
+                        };
                         self.blocks.insert(
                             index,
                             Block::Tool {

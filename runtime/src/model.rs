@@ -55,7 +55,7 @@ impl Model {
 }
 
 /// Prices in dollars per million tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
     /// Input.
@@ -70,6 +70,44 @@ pub struct ModelCost {
     /// Cache writes.
     #[serde(serialize_with = "js_number")]
     pub cache_write: f64,
+    /// Higher prices above an input size (pi's `tiers`: the highest threshold passed applies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CostTier>,
+}
+
+/// Prices that apply above `inputTokensAbove` input tokens (input, cache reads and writes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostTier {
+    /// The input size above which these prices apply.
+    pub input_tokens_above: u64,
+    /// Input.
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    /// Output.
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+}
+
+impl ModelCost {
+    /// The prices for a request of `input_tokens` (input, cache reads and writes): the tier of
+    /// the highest threshold passed, else the base prices (pi's `calculateCost`).
+    pub fn rates_for(&self, input_tokens: u64) -> (f64, f64, f64, f64) {
+        self.tiers
+            .iter()
+            .filter(|tier| input_tokens > tier.input_tokens_above)
+            .max_by_key(|tier| tier.input_tokens_above)
+            .map_or(
+                (self.input, self.output, self.cache_read, self.cache_write),
+                |tier| (tier.input, tier.output, tier.cache_read, tier.cache_write),
+            )
+    }
 }
 
 /// pi's thinking levels, in order.
@@ -123,11 +161,27 @@ impl ThinkingLevel {
         }
     }
 
-    /// The levels `model` supports: `off` only for non-reasoning models; `xhigh` only for the
+    /// The levels `model` supports: `off` only for non-reasoning models; with pi's catalog
+    /// map (`thinkingLevelMap`), as pi 1.5's `getSupportedThinkingLevels` (a level mapped to
+    /// `null` is not, `xhigh` and `max` only when mapped); otherwise `xhigh` only for the
     /// models pi allows it on.
     pub fn available(model: &Model) -> Vec<ThinkingLevel> {
         if !model.reasoning {
             return vec![ThinkingLevel::Off];
+        }
+        if let Some(map) = model
+            .extra
+            .get("thinkingLevelMap")
+            .and_then(Value::as_object)
+        {
+            return Self::ALL
+                .into_iter()
+                .filter(|level| match map.get(level.as_str()) {
+                    Some(Value::Null) => false,
+                    Some(_) => true,
+                    None => !matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max),
+                })
+                .collect();
         }
         let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
             .iter()
@@ -179,6 +233,37 @@ mod tests {
             compat: None,
             extra: Default::default(),
         }
+    }
+
+    #[test]
+    fn pi_1_5_s_level_map_decides_when_the_catalog_has_one() {
+        let mut mapped = model("gpt-5.4", true);
+        mapped.extra.insert(
+            "thinkingLevelMap".into(),
+            serde_json::json!({"off": null, "minimal": null, "high": "high", "xhigh": "xhigh"}),
+        );
+        assert_eq!(
+            ThinkingLevel::available(&mapped),
+            [
+                ThinkingLevel::Low,
+                ThinkingLevel::Medium,
+                ThinkingLevel::High,
+                ThinkingLevel::Xhigh
+            ]
+        );
+        assert_eq!(ThinkingLevel::Off.clamp(&mapped), ThinkingLevel::Low);
+        assert_eq!(ThinkingLevel::Max.clamp(&mapped), ThinkingLevel::Xhigh);
+    }
+
+    #[test]
+    fn the_tier_of_the_highest_threshold_passed_prices_a_request() {
+        let cost: ModelCost = serde_json::from_value(serde_json::json!({
+            "input": 2.5, "output": 15, "cacheRead": 0.25, "cacheWrite": 0,
+            "tiers": [{"inputTokensAbove": 272000, "input": 5, "output": 22.5, "cacheRead": 0.5, "cacheWrite": 0}]
+        }))
+        .unwrap();
+        assert_eq!(cost.rates_for(272_000), (2.5, 15.0, 0.25, 0.0));
+        assert_eq!(cost.rates_for(272_001), (5.0, 22.5, 0.5, 0.0));
     }
 
     #[test]

@@ -77,7 +77,24 @@ async fn every_model_pi_offers_for_the_same_keys() {
         &missing[..missing.len().min(5)]
     );
     assert_eq!(&offered, expected, "the same models, in pi's order");
-    // The whole of pi's model JSON, as pi sends it.
+    // The whole of pi's model JSON, as pi sends it (pi-ai's catalog entry).
+    let catalog = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../catalog/pi-models.jsonl"
+    ))
+    .unwrap();
+    let entries: Vec<Value> = catalog
+        .lines()
+        .skip(1)
+        .flat_map(|line| serde_json::from_str::<Vec<Value>>(line).unwrap())
+        .collect();
+    for sent in response["data"]["models"].as_array().unwrap() {
+        let entry = entries
+            .iter()
+            .find(|e| e["provider"] == sent["provider"] && e["id"] == sent["id"])
+            .unwrap();
+        assert_eq!(sent, entry, "{}/{}", sent["provider"], sent["id"]);
+    }
     let sonnet = response["data"]["models"]
         .as_array()
         .unwrap()

@@ -200,10 +200,11 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     // runs first; a prompt waits for it and for this `agent_settled`.
     if over_threshold {
         let _ = shared.compact(None, after_reason, false).await;
+        shared.compaction_settling();
     }
     shared.emit(&events::agent_settled(cancel.is_cancelled()));
     if over_threshold {
-        shared.end_compaction();
+        shared.end_settled_compaction();
     }
     shared.signal_idle();
 }

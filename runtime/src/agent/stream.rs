@@ -305,11 +305,14 @@ fn stop_reason(reason: wit::StopReason) -> StopReason {
 /// Token counts with their cost at the model's prices (dollars per million tokens).
 pub fn usage_with_cost(usage: &wit::Usage, model: &Model) -> Usage {
     let price = |tokens: u64, per_million: f64| tokens as f64 * per_million / 1_000_000.0;
+    let (input, output, cache_read, cache_write) = model
+        .cost
+        .rates_for(usage.input + usage.cache_read + usage.cache_write);
     let cost = Cost {
-        input: price(usage.input, model.cost.input),
-        output: price(usage.output, model.cost.output),
-        cache_read: price(usage.cache_read, model.cost.cache_read),
-        cache_write: price(usage.cache_write, model.cost.cache_write),
+        input: price(usage.input, input),
+        output: price(usage.output, output),
+        cache_read: price(usage.cache_read, cache_read),
+        cache_write: price(usage.cache_write, cache_write),
         total: 0.0,
         total_from_provider: Some(false),
     };

@@ -60,6 +60,7 @@ pub fn model_from_wit(model: wit::Model) -> Model {
             output: model.cost.output,
             cache_read: model.cost.cache_read,
             cache_write: model.cost.cache_write,
+            tiers: Vec::new(),
         },
         context_window: model.context_window.into(),
         max_tokens: model.max_tokens.into(),

@@ -170,6 +170,21 @@ impl Shared {
         }
     }
 
+    /// A run's threshold compaction is over; its hold on prompts lasts until
+    /// [`Shared::end_compaction`] after its `agent_settled`.
+    pub(crate) fn compaction_settling(&self) {
+        self.state().settling += 1;
+    }
+
+    /// A run that compacted past its threshold has settled: its hold on prompts ends.
+    pub(crate) fn end_settled_compaction(&self) {
+        {
+            let mut state = self.state();
+            state.settling = state.settling.saturating_sub(1);
+        }
+        self.end_compaction();
+    }
+
     /// Waits until no compaction runs.
     pub async fn wait_compaction(&self) {
         let mut done = self.not_compacting.subscribe();
@@ -293,6 +308,7 @@ impl Session {
             max_answer_bytes: config.max_answer_bytes,
             tool_timeouts: config.tool_timeouts,
             compacting: 0,
+            settling: 0,
             behaviour: config.behaviour,
             auto_retry: config.auto_retry,
             retry: config.retry,

@@ -20,7 +20,10 @@ impl Session {
         );
         data.insert("thinkingLevel".into(), json!(state.thinking.as_str()));
         data.insert("isStreaming".into(), json!(state.streaming));
-        data.insert("isCompacting".into(), json!(state.compacting > 0));
+        data.insert(
+            "isCompacting".into(),
+            json!(state.compacting > state.settling),
+        );
         data.insert("steeringMode".into(), json!(state.steering.mode.as_str()));
         data.insert("followUpMode".into(), json!(state.follow_up.mode.as_str()));
         data.insert("interruptMode".into(), json!(state.interrupt_mode.as_str()));

@@ -171,6 +171,9 @@ pub struct State {
     /// How many holds keep prompts waiting: a compaction running, and a run that will
     /// compact past the threshold until it settles (0: none).
     pub(super) compacting: u32,
+    /// Of those holds, the runs whose threshold compaction is over but which have not settled
+    /// yet (they hold prompts, but no compaction runs: `isCompacting` is false).
+    pub(super) settling: u32,
     /// Automatic retry.
     pub(super) auto_retry: bool,
     /// Retry attempts and delays.

@@ -22,6 +22,11 @@ pub enum Command {
         /// True when `-p` or `--mode` asked for it (false: nothing said what to do).
         chosen: bool,
     },
+    /// List the available models (pi's `--list-models [search]`).
+    ListModels {
+        /// Words every listed model matches.
+        search: Option<String>,
+    },
     /// List the plugins (`pith plugins [--json]`).
     Plugins {
         /// Print JSON instead of a table.
@@ -181,6 +186,7 @@ Model options:
   --provider <name>              the provider of --model
   --model <pattern>              id or provider/id, optionally with :<thinking level>
   --models <a,b,…>               models for cycle_model
+  --list-models [search]         print the available models (pi's table) and exit
   --api-key <key>                API key for the chosen model's provider (this run only)
   --thinking <level>             off, minimal, low, medium, high, xhigh, max
 
@@ -308,6 +314,7 @@ impl Args {
         let mut words: Vec<String> = Vec::new();
         let (mut json, mut help, mut version) = (false, false, false);
         let mut export: Option<PathBuf> = None;
+        let mut list_models: Option<Option<String>> = None;
         while let Some(arg) = args.next() {
             let mut value = |flag: &str| {
                 args.next()
@@ -392,6 +399,9 @@ impl Args {
                 "--verbose" => parsed.verbose = true,
                 "--json" => json = true,
                 "--export" => export = Some(PathBuf::from(value(&arg)?)),
+                "--list-models" => {
+                    list_models = Some(args.next_if(|next| !next.starts_with('-')));
+                }
                 "-p" | "--print" => {
                     print = true;
                     // pi's rule: the next word is the prompt unless it is a file or a flag
@@ -416,6 +426,8 @@ impl Args {
             Command::Help
         } else if version {
             Command::Version
+        } else if let Some(search) = list_models {
+            Command::ListModels { search }
         } else if let Some(session) = export {
             Command::Export {
                 session,

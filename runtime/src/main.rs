@@ -312,6 +312,17 @@ async fn run(mut args: Args) -> ExitCode {
             }
         },
         Some(Command::Plugins { json }) => pith::commands::plugins::print(&host, json),
+        Some(Command::ListModels { ref search }) => {
+            let (models, problems) = pith::agent::models::ModelRegistry::load(
+                &host,
+                &agent_dir.models_file(),
+                &agent_dir.auth_file(),
+            );
+            for problem in problems {
+                eprintln!("pith: warning: {problem}");
+            }
+            pith::commands::list_models::print(&models, search.as_deref())
+        }
         Some(Command::Tool {
             ref name,
             ref arguments,

@@ -128,3 +128,39 @@ async fn a_session_starts_on_pi_s_default_and_pi_s_names_resolve() {
         assert_eq!(state["data"]["model"]["id"], id, "{pattern}");
     }
 }
+
+/// `pith --list-models [search]` prints what pi 1.5.2 prints for the same keys, byte for byte
+/// (the table, pi's order and pi's fuzzy search; captured with the reference pi).
+#[test]
+fn list_models_prints_pi_s_table() {
+    let capture = pi_capture();
+    let agent = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/pi-1.5-models"
+    );
+    for (search, file) in [
+        (None, "list-models.txt"),
+        (Some("sonnet 4"), "list-models-sonnet-4.txt"),
+        (Some("gpt5"), "list-models-gpt5.txt"),
+        (Some("kimi k2"), "list-models-kimi-k2.txt"),
+    ] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+        command
+            .arg("--list-models")
+            .args(search)
+            .env("PITH_AGENT_DIR", agent.path())
+            .env_remove("ANTHROPIC_AUTH_TOKEN");
+        for var in capture["env"].as_array().unwrap() {
+            let var = var.as_str().unwrap();
+            command.env(var, format!("dummy-{var}"));
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let expected = std::fs::read_to_string(format!("{fixtures}/{file}")).unwrap();
+        assert!(
+            String::from_utf8_lossy(&output.stdout) == expected,
+            "{file}: pith's table differs from pi's"
+        );
+    }
+}

@@ -100,6 +100,18 @@ impl Catalog {
         &self.defaults
     }
 
+    /// The providers whose models include one with the id `id` exactly (found in the text,
+    /// without parsing it).
+    pub fn providers_naming(&self, id: &str) -> Vec<&str> {
+        let needle = format!("\"id\":{}", serde_json::to_string(id).unwrap_or_default());
+        self.providers
+            .iter()
+            .zip(&self.lines)
+            .filter(|(_, line)| line.contains(&needle))
+            .map(|(provider, _)| provider.name.as_str())
+            .collect()
+    }
+
     /// The models of `provider` (none for a provider it does not have), parsed on first use.
     pub fn models(&self, provider: &str) -> Arc<Vec<Model>> {
         let Some(index) = self.providers.iter().position(|p| p.name == provider) else {
@@ -153,5 +165,11 @@ mod tests {
             ]
         );
         assert_eq!(catalog.models("nobody").len(), 0);
+        let naming = catalog.providers_naming("claude-sonnet-4-6");
+        assert!(
+            naming.contains(&"anthropic") && naming.contains(&"opencode"),
+            "{naming:?}"
+        );
+        assert!(catalog.providers_naming("no-such-model").is_empty());
     }
 }

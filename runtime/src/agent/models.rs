@@ -164,6 +164,36 @@ impl ModelRegistry {
         models
     }
 
+    /// The models that may be `pattern` exactly, without reading the whole catalog: those of
+    /// the providers whose catalog line names it as an id, of the provider it names before a
+    /// `/`, and the plugins' and `models.json`'s. `None` when none of them is an exact match
+    /// (a part of a name needs every model).
+    fn exact_pool(&self, pattern: &str) -> Option<Arc<Vec<Model>>> {
+        let mut providers: Vec<String> = catalog()
+            .providers_naming(pattern)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        if let Some((named, _)) = pattern.split_once('/') {
+            providers.push(named.to_string());
+        }
+        providers.extend(
+            self.declared
+                .iter()
+                .chain(&self.custom)
+                .map(|m| m.provider.clone()),
+        );
+        let order = self.providers();
+        let mut pool: Vec<Model> = Vec::new();
+        for provider in order.iter().filter(|p| providers.contains(p)) {
+            pool.extend(self.models_of(provider).iter().cloned());
+        }
+        let lower = pattern.to_ascii_lowercase();
+        pool.iter()
+            .any(|m| m.key().to_ascii_lowercase() == lower || m.id.to_ascii_lowercase() == lower)
+            .then(|| Arc::new(pool))
+    }
+
     /// Every provider, the catalog's first (in pi's order), then the plugins' and
     /// `models.json`'s.
     fn providers(&self) -> Vec<String> {
@@ -574,7 +604,7 @@ impl ModelRegistry {
         let lower = pattern.to_ascii_lowercase();
         let pool = match provider {
             Some(provider) => self.models_of(provider),
-            None => self.all(),
+            None => self.exact_pool(pattern).unwrap_or_else(|| self.all()),
         };
         // An exact id (or `provider/id`): the one usable provider's when several have it.
         let exact: Vec<&Model> = pool

@@ -1,6 +1,7 @@
 //! The binary's commands.
 
 pub mod export;
+pub mod list_models;
 pub mod plugin;
 pub mod plugins;
 pub mod startup;

@@ -164,3 +164,44 @@ fn list_models_prints_pi_s_table() {
         );
     }
 }
+
+/// OpenRouter's list for the user's key, which pi refreshes and keeps in the agent
+/// directory's `models-store.json`, replaces the built-in one.
+#[tokio::test(flavor = "multi_thread")]
+async fn pi_s_stored_provider_catalog_replaces_the_built_in_one() {
+    let store = json!({"openrouter": {"checkedAt": 1, "models": [
+        {"id": "acme/coder-1", "name": "Acme Coder", "api": "openai-completions", "provider": "openrouter",
+         "baseUrl": "https://openrouter.ai/api/v1", "reasoning": false, "input": ["text"],
+         "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+         "contextWindow": 64000, "maxTokens": 8000, "type": "chat"},
+        {"id": "acme/painter", "name": "Acme Painter", "api": "openrouter-images", "provider": "openrouter",
+         "baseUrl": "https://openrouter.ai/api/v1", "type": "image"}
+    ]}});
+    let mut options = Options {
+        args: vec!["--no-session".into()],
+        env: vec![("OPENROUTER_API_KEY".into(), "dummy".into())],
+        env_remove: pi_capture()["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .filter(|v| v != "OPENROUTER_API_KEY")
+            .collect(),
+        ..Options::default()
+    };
+    options
+        .agent_files
+        .push(("models-store.json".into(), store.to_string()));
+    let mut pith = Pith::spawn(options).await;
+    let response = pith
+        .call("m", json!({"type": "get_available_models"}))
+        .await;
+    let ids: Vec<&str> = response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["provider"] == "openrouter")
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["acme/coder-1"]);
+}

@@ -32,6 +32,9 @@ pub struct ModelRegistry {
     overrides: HashMap<String, ProviderOverride>,
     /// `models.json`'s own models.
     custom: Vec<Model>,
+    /// Catalogs pi refreshed and stored in `models-store.json` (OpenRouter's list for the
+    /// user's key): they replace the built-in catalog's models of their provider.
+    refreshed: HashMap<String, Arc<Vec<Model>>>,
     /// Each provider's merged list, made on first use.
     merged: Arc<Mutex<HashMap<String, Arc<Vec<Model>>>>>,
     /// Every model, in order, made on first use.
@@ -142,7 +145,10 @@ impl ModelRegistry {
         if let Some(models) = merged.get(provider) {
             return models.clone();
         }
-        let mut models: Vec<Model> = catalog().models(provider).as_ref().clone();
+        let mut models: Vec<Model> = match self.refreshed.get(provider) {
+            Some(stored) => stored.as_ref().clone(),
+            None => catalog().models(provider).as_ref().clone(),
+        };
         for model in self.declared.iter().filter(|m| m.provider == provider) {
             replace_or_push(&mut models, model.clone());
         }
@@ -181,7 +187,8 @@ impl ModelRegistry {
             self.declared
                 .iter()
                 .chain(&self.custom)
-                .map(|m| m.provider.clone()),
+                .map(|m| m.provider.clone())
+                .chain(self.refreshed.keys().cloned()),
         );
         let order = self.providers();
         let mut pool: Vec<Model> = Vec::new();
@@ -223,6 +230,10 @@ impl ModelRegistry {
             problems.push(format!("models.json ignored: {problem}"));
         }
         registry.auth_file = auth_file.to_path_buf();
+        if let Err(problem) = registry.load_store(&models_file.with_file_name("models-store.json"))
+        {
+            problems.push(format!("models-store.json ignored: {problem}"));
+        }
         if let Err(problem) = registry.load_auth(auth_file) {
             problems.push(format!("auth.json ignored: {problem}"));
         }
@@ -265,6 +276,33 @@ impl ModelRegistry {
             };
             self.stored.insert(provider, stored);
         }
+        Ok(())
+    }
+
+    /// Reads pi's `models-store.json` (`{"<provider>": {"models": […], "checkedAt": …}}`, the
+    /// catalogs pi refreshed from the network): each provider's chat models replace its
+    /// built-in ones. A file that does not parse is reported and ignored.
+    pub fn load_store(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(format!("{}: {err}", path.display())),
+        };
+        let entries: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text.trim_start_matches('\u{feff}'))
+                .map_err(|err| format!("{}: {err}", path.display()))?;
+        for (provider, entry) in entries {
+            let Some(models) = entry.get("models").and_then(serde_json::Value::as_array) else {
+                continue;
+            };
+            let chat: Vec<Model> = models
+                .iter()
+                .filter(|m| m.get("type").is_none_or(|t| t == "chat"))
+                .filter_map(|m| serde_json::from_value(m.clone()).ok())
+                .collect();
+            self.refreshed.insert(provider, Arc::new(chat));
+        }
+        self.forget_merged();
         Ok(())
     }
 

@@ -178,3 +178,138 @@ async fn a_failed_summary_request_is_retried() {
     );
     assert_eq!(*retries[2], json!({"type": "summarization_retry_finished"}));
 }
+
+/// Parallel calls of one answer: each `tool_execution_end` as its call finishes (a quick `read`
+/// is not held back by slow commands beside it), then the results in call order, as pi 1.5.2.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_parallel_call_ends_as_it_finishes() {
+    let script = json!([
+        {"tool_calls": [
+            {"id": "slow1", "name": "bash", "arguments": {"command": "sleep 0.6; echo one"}},
+            {"id": "slow2", "name": "bash", "arguments": {"command": "sleep 0.3; echo two"}},
+            {"id": "quick", "name": "read", "arguments": {"path": "note.txt"}}
+        ]},
+        {"text": "done"}
+    ]);
+    let mut options = Options::faux(script);
+    options
+        .work_files
+        .push(("note.txt".into(), "a note\n".into()));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.until_agent_end().await;
+    let ends: Vec<&str> = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "tool_execution_end")
+        .filter_map(|f| f["toolCallId"].as_str())
+        .collect();
+    assert_eq!(ends, ["quick", "slow2", "slow1"]);
+    let results: Vec<&str> = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "message_end" && f["message"]["role"] == "toolResult")
+        .filter_map(|f| f["message"]["toolCallId"].as_str())
+        .collect();
+    assert_eq!(results, ["slow1", "slow2", "quick"]);
+    // Every end before the first result.
+    let last_end = pith
+        .frames
+        .iter()
+        .rposition(|f| f["type"] == "tool_execution_end")
+        .unwrap();
+    let first_result = pith
+        .frames
+        .iter()
+        .position(|f| f["type"] == "message_end" && f["message"]["role"] == "toolResult")
+        .unwrap();
+    assert!(last_end < first_result);
+}
+
+/// A model without image input gets pi's note in place of each run of images, in a prompt and
+/// in a tool result, as pi 1.5.2 sends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_only_model_gets_pi_s_note_for_images() {
+    let server = FakeLlm::start(json!([
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "dot.png"}}]},
+        {"text": "seen"}
+    ]))
+    .await;
+    let models = json!({"providers": {"local": {"baseUrl": format!("{}/v1", server.url), "api": "openai-completions", "apiKey": "none",
+        "models": [{"id": "text-only", "input": ["text"], "contextWindow": 100000, "maxTokens": 1000}]}}});
+    let options = Options {
+        args: ["--model", "local/text-only", "--no-session"]
+            .map(String::from)
+            .to_vec(),
+        agent_files: vec![("models.json".into(), models.to_string())],
+        ..Options::default()
+    };
+    // A 1×1 PNG.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let mut pith = Pith::spawn(options).await;
+    use base64::Engine as _;
+    std::fs::write(
+        pith.work_dir().join("dot.png"),
+        base64::engine::general_purpose::STANDARD
+            .decode(png)
+            .unwrap(),
+    )
+    .unwrap();
+    pith.call(
+        "p",
+        json!({"type": "prompt", "message": "look", "images": [{"type": "image", "data": png, "mimeType": "image/png"}]}),
+    )
+    .await;
+    pith.until_agent_end().await;
+    let requests = server.requests();
+    let first = &requests[0]["body"]["messages"];
+    assert_eq!(
+        first[1]["content"],
+        json!([{"type": "text", "text": "look"}, {"type": "text", "text": "(image omitted: model does not support images)"}])
+    );
+    let second = requests[1]["body"]["messages"].to_string();
+    assert!(
+        second.contains("(tool image omitted: model does not support images)"),
+        "{second}"
+    );
+    assert!(!second.contains("image_url"), "{second}");
+}
+
+/// An answer of another model is replayed without its thinking (pi 1.5.2: it would read as
+/// part of the visible answer).
+#[tokio::test(flavor = "multi_thread")]
+async fn thinking_of_another_model_is_not_replayed() {
+    let server = FakeLlm::start(json!([
+        {"thinking": "pondering", "text": "answer"},
+        {"text": "second"}
+    ]))
+    .await;
+    let models = json!({"providers": {
+        "a": {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "k",
+            "models": [{"id": "ma", "reasoning": true, "contextWindow": 100000, "maxTokens": 1000}]},
+        "b": {"baseUrl": format!("{}/v1", server.url), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "mb", "contextWindow": 100000, "maxTokens": 1000}]}}});
+    let options = Options {
+        args: ["--model", "a/ma", "--no-session"]
+            .map(String::from)
+            .to_vec(),
+        agent_files: vec![("models.json".into(), models.to_string())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "first"}))
+        .await;
+    pith.until_agent_end().await;
+    pith.call(
+        "m",
+        json!({"type": "set_model", "provider": "b", "modelId": "mb"}),
+    )
+    .await;
+    pith.call("p2", json!({"type": "prompt", "message": "next"}))
+        .await;
+    pith.until_agent_end().await;
+    let replay = server.requests()[1]["body"]["messages"].to_string();
+    assert!(replay.contains("answer"), "{replay}");
+    assert!(!replay.contains("pondering"), "{replay}");
+}

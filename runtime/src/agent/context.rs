@@ -33,11 +33,14 @@ pub struct RequestParts<'a> {
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
 /// each provider drops them from what it sends, as pi does.
 pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
-    let messages = parts
+    let mut messages: Vec<pwit::Message> = parts
         .messages
         .iter()
         .filter_map(|m| to_wit(m, &parts.output_limit))
         .collect();
+    for message in messages.iter_mut() {
+        as_the_model_takes_it(message, parts.model);
+    }
     Ok(ProviderRequest {
         model: {
             let mut wire = super::provider_env::with_headers(
@@ -75,6 +78,61 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         session_id: Some(parts.session_id.to_string()),
         cache_retention: pwit::CacheRetention::Short,
     })
+}
+
+/// pi's note for an image a model without image input is not sent, in a prompt.
+const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+/// The same in a tool result.
+const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
+
+/// A message as `model` may take it (pi's `transformMessages`): for a model without image
+/// input, each run of images becomes pi's note; an answer of another model (provider, API or
+/// id) loses its thinking (its signatures are only valid for the model that made it, and read
+/// as text it would pass for the visible answer) and its tool calls' thought signatures.
+fn as_the_model_takes_it(message: &mut pwit::Message, model: &Model) {
+    let sees_images = model.input.iter().any(|kind| kind == "image");
+    let without_images = |content: &mut Vec<wit::Content>, note: &str| {
+        let mut kept = Vec::with_capacity(content.len());
+        let mut after_note = false;
+        for block in content.drain(..) {
+            match block {
+                wit::Content::Image(_) => {
+                    if !after_note {
+                        kept.push(wit::Content::Text(note.to_string()));
+                    }
+                    after_note = true;
+                }
+                wit::Content::Text(text) => {
+                    after_note = text == note;
+                    kept.push(wit::Content::Text(text));
+                }
+            }
+        }
+        *content = kept;
+    };
+    match message {
+        pwit::Message::User(content) if !sees_images => {
+            without_images(content, USER_IMAGE_OMITTED);
+        }
+        pwit::Message::ToolResult(result) if !sees_images => {
+            without_images(&mut result.content, TOOL_IMAGE_OMITTED);
+        }
+        pwit::Message::Assistant(answer)
+            if answer.provider != model.provider
+                || answer.api != model.api
+                || answer.model != model.id =>
+        {
+            answer
+                .content
+                .retain(|block| !matches!(block, wit::AssistantBlock::Thinking(_)));
+            for block in answer.content.iter_mut() {
+                if let wit::AssistantBlock::ToolCall(call) = block {
+                    call.thought_signature = None;
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The headers GitHub Copilot's API reads on each request (pi's `buildCopilotDynamicHeaders`):

@@ -49,9 +49,32 @@ fn end_call(
     mut output: ToolOutput,
     began: &Began,
 ) -> ToolResultMessage {
-    bound_output(shared, &mut output);
+    let duration_ms = emit_end(shared, id, name, &mut output, began);
+    record_result(shared, id, name, output, duration_ms)
+}
+
+/// Bounds a call's output and sends its `tool_execution_end`; the call's duration.
+fn emit_end(
+    shared: &Shared,
+    id: &str,
+    name: &str,
+    output: &mut ToolOutput,
+    began: &Began,
+) -> Option<u64> {
+    bound_output(shared, output);
     let duration_ms = began.elapsed_ms(id);
-    shared.emit(&events::tool_execution_end(id, name, &output, duration_ms));
+    shared.emit(&events::tool_execution_end(id, name, output, duration_ms));
+    duration_ms
+}
+
+/// Adds a call's result to the conversation (`message_start`, `message_end`).
+fn record_result(
+    shared: &Shared,
+    id: &str,
+    name: &str,
+    output: ToolOutput,
+    duration_ms: Option<u64>,
+) -> ToolResultMessage {
     let result = ToolResultMessage {
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
@@ -339,16 +362,34 @@ pub(super) async fn run_tool_calls(
         });
         handles.push((call, running, forwarding));
     }
-    for (call, running, forwarding) in handles {
-        let mut output = running
-            .await
-            .unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
+    // Each call's `tool_execution_end` goes out as it finishes (a quick `read` is not held
+    // back by a slow command beside it); the results join the conversation in call order, once
+    // all are done, as pi 1.5.2 does.
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+    let mut finishing: FuturesUnordered<_> = handles
+        .into_iter()
+        .enumerate()
+        .map(|(position, (call, running, forwarding))| async move {
+            (position, call, running.await, forwarding)
+        })
+        .collect();
+    let mut finished = Vec::new();
+    while let Some((position, call, output, forwarding)) = finishing.next().await {
+        let mut output =
+            output.unwrap_or_else(|err| error_output(&format!("Tool {} failed: {err}", call.name)));
         bound_output(shared, &mut output);
         hooks::tool_result(shared, &call.id, &call.name, &call.args, &mut output).await;
         apply_todo_tool(shared, &call.name, &output);
         // Every update of this call is out before its end.
         let _ = forwarding.await;
-        results.push(end_call(shared, &call.id, &call.name, output, &began));
+        let duration = emit_end(shared, &call.id, &call.name, &mut output, &began);
+        finished.push((position, call, output, duration));
+    }
+    finished.sort_by_key(|(position, ..)| *position);
+    for (_, call, output, duration) in finished {
+        results.push(record_result(
+            shared, &call.id, &call.name, output, duration,
+        ));
     }
     (results, Vec::new())
 }

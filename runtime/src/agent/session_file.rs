@@ -3,8 +3,9 @@
 //! nothing is written until the conversation has an assistant message. A file with bad lines
 //! loads the good ones and reports the others.
 //!
-//! The tree view (`get_tree`) is in `session_tree.rs`, a child module included by path so that
-//! the session-file fuzz target, which compiles this file on its own, includes it too.
+//! The conversation at the leaf (`context`) is in `session_context.rs` and the tree view
+//! (`get_tree`) in `session_tree.rs`, child modules included by path so that the session-file
+//! fuzz target, which compiles this file on its own, includes them too.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -14,6 +15,8 @@ use serde_json::{Map, Value, json};
 
 use super::message::AgentMessage;
 
+#[path = "session_context.rs"]
+mod session_context;
 #[path = "session_tree.rs"]
 mod tree;
 use crate::time::{iso, now_millis};
@@ -273,126 +276,6 @@ impl SessionFile {
         }
         path.reverse();
         path
-    }
-
-    /// The conversation at the leaf: compactions replace what they summarized.
-    pub fn context(&self) -> Context {
-        let path = self.path_to(self.leaf.as_deref());
-        let mut context = Context::default();
-        let compaction = path
-            .iter()
-            .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
-        // pi 1.5's `context_edit` entries take a message out of the context (`replacement`
-        // null, a failed answer before its retry) or replace it.
-        let edits: HashMap<&str, &Value> = path
-            .iter()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("context_edit"))
-            .filter_map(|e| {
-                let target = e.get("targetId")?.as_str()?;
-                Some((target, e.get("replacement").unwrap_or(&Value::Null)))
-            })
-            .collect();
-        let include = |context: &mut Context, entry: &Map<String, Value>| {
-            let id = entry_id(entry).unwrap_or("").to_string();
-            match entry.get("type").and_then(Value::as_str) {
-                Some("message") => {
-                    let message = match edits.get(id.as_str()) {
-                        Some(replacement) => Some(*replacement),
-                        None => entry.get("message"),
-                    };
-                    if let Some(message) = message
-                        .filter(|m| !m.is_null())
-                        .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok())
-                    {
-                        if let AgentMessage::Assistant(a) = &message {
-                            context.model = Some((a.provider.clone(), a.model.clone()));
-                        }
-                        context.messages.push((id, message));
-                    }
-                }
-                Some("custom_message") => {
-                    let mut custom = json!({"role": "custom", "customType": entry.get("customType").cloned().unwrap_or(json!("")),
-                        "content": entry.get("content").cloned().unwrap_or(json!("")), "display": entry.get("display").cloned().unwrap_or(json!(true)), "timestamp": 0});
-                    if let Some(details) = entry.get("details") {
-                        custom["details"] = details.clone();
-                    }
-                    if let Ok(message) = serde_json::from_value::<AgentMessage>(custom) {
-                        context.messages.push((id, message));
-                    }
-                }
-                Some("branch_summary") => {
-                    let summary = entry.get("summary").and_then(Value::as_str).unwrap_or("");
-                    if !summary.is_empty() {
-                        let message = json!({"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId").cloned().unwrap_or(json!("root")), "timestamp": 0});
-                        if let Ok(message) = serde_json::from_value(message) {
-                            context.messages.push((id, message));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        };
-        for entry in &path {
-            match entry.get("type").and_then(Value::as_str) {
-                Some("thinking_level_change") => {
-                    context.thinking_level = entry
-                        .get("thinkingLevel")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                }
-                Some("model_change") => {
-                    let provider = entry
-                        .get("provider")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    let model = entry
-                        .get("modelId")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    context.model = Some((provider, model));
-                }
-                _ => {}
-            }
-        }
-        match compaction {
-            None => {
-                for entry in &path {
-                    include(&mut context, entry);
-                }
-            }
-            Some(at) => {
-                let compact = path[at];
-                let first_kept = compact.get("firstKeptEntryId").and_then(Value::as_str);
-                let kept_from = first_kept
-                    .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
-                    .unwrap_or(at);
-                // The `system` messages before the kept part stay in front (pi 1.5): they are
-                // the record of the prompt and tools, not conversation.
-                for entry in &path[..kept_from] {
-                    let system = entry
-                        .get("message")
-                        .and_then(|m| m.get("role"))
-                        .and_then(Value::as_str)
-                        == Some("system");
-                    if system {
-                        include(&mut context, entry);
-                    }
-                }
-                let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
-                    "tokensBefore": compact.get("tokensBefore").cloned().unwrap_or(json!(0)), "timestamp": 0});
-                if let Ok(message) = serde_json::from_value(summary) {
-                    context
-                        .messages
-                        .push((entry_id(compact).unwrap_or("").to_string(), message));
-                }
-                for entry in path[kept_from..at].iter().chain(path[at + 1..].iter()) {
-                    include(&mut context, entry);
-                }
-            }
-        }
-        context
     }
 
     /// Every user message in the whole file (all branches), in file order: (entry id, text).

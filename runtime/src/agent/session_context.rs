@@ -1,0 +1,206 @@
+//! The conversation a session file holds at its leaf, as pi 1.5.2 projects it: compactions
+//! replace what they summarized, `context_edit` entries take messages out or replace their
+//! content, and the model and thinking level in force are read on the way.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{AgentMessage, Context, SessionFile, entry_id};
+
+impl SessionFile {
+    /// The conversation at the leaf: compactions replace what they summarized.
+    pub fn context(&self) -> Context {
+        let path = self.path_to(self.leaf.as_deref());
+        let mut context = Context::default();
+        let compaction = path
+            .iter()
+            .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
+        // pi 1.5's `context_edit` entries take a message out of the context (`replacement`
+        // null, a failed answer before its retry) or replace its content (`{"content": …}`; a
+        // string becomes one text block for an answer or a tool result), the latest edit of
+        // each target winning.
+        let edits: HashMap<&str, &Value> = path
+            .iter()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some("context_edit"))
+            .filter_map(|e| {
+                let target = e.get("targetId")?.as_str()?;
+                Some((target, e.get("replacement").unwrap_or(&Value::Null)))
+            })
+            .collect();
+        let include = |context: &mut Context, entry: &Map<String, Value>| {
+            let id = entry_id(entry).unwrap_or("").to_string();
+            match entry.get("type").and_then(Value::as_str) {
+                Some("message") => {
+                    let message = match edits.get(id.as_str()) {
+                        Some(replacement) => entry
+                            .get("message")
+                            .and_then(|original| edited(original, replacement)),
+                        None => entry.get("message").cloned(),
+                    };
+                    if let Some(message) =
+                        message.and_then(|m| serde_json::from_value::<AgentMessage>(m).ok())
+                    {
+                        if let AgentMessage::Assistant(a) = &message {
+                            context.model = Some((a.provider.clone(), a.model.clone()));
+                        }
+                        context.messages.push((id, message));
+                    }
+                }
+                Some("custom_message") => {
+                    let mut custom = json!({"role": "custom", "customType": entry.get("customType").cloned().unwrap_or(json!("")),
+                        "content": entry.get("content").cloned().unwrap_or(json!("")), "display": entry.get("display").cloned().unwrap_or(json!(true)), "timestamp": 0});
+                    if let Some(details) = entry.get("details") {
+                        custom["details"] = details.clone();
+                    }
+                    let Some(custom) = (match edits.get(id.as_str()) {
+                        Some(replacement) => edited(&custom, replacement),
+                        None => Some(custom),
+                    }) else {
+                        return;
+                    };
+                    if let Ok(message) = serde_json::from_value::<AgentMessage>(custom) {
+                        context.messages.push((id, message));
+                    }
+                }
+                Some("branch_summary") => {
+                    let summary = entry.get("summary").and_then(Value::as_str).unwrap_or("");
+                    if !summary.is_empty() {
+                        let message = json!({"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId").cloned().unwrap_or(json!("root")), "timestamp": 0});
+                        if let Ok(message) = serde_json::from_value(message) {
+                            context.messages.push((id, message));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        };
+        for entry in &path {
+            match entry.get("type").and_then(Value::as_str) {
+                Some("thinking_level_change") => {
+                    context.thinking_level = entry
+                        .get("thinkingLevel")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                }
+                Some("model_change") => {
+                    let provider = entry
+                        .get("provider")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let model = entry
+                        .get("modelId")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    context.model = Some((provider, model));
+                }
+                _ => {}
+            }
+        }
+        match compaction {
+            None => {
+                for entry in &path {
+                    include(&mut context, entry);
+                }
+            }
+            Some(at) => {
+                let compact = path[at];
+                let first_kept = compact.get("firstKeptEntryId").and_then(Value::as_str);
+                let kept_from = first_kept
+                    .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
+                    .unwrap_or(at);
+                // The `system` messages before the kept part stay in front (pi 1.5): they are
+                // the record of the prompt and tools, not conversation.
+                for entry in &path[..kept_from] {
+                    let system = entry
+                        .get("message")
+                        .and_then(|m| m.get("role"))
+                        .and_then(Value::as_str)
+                        == Some("system");
+                    if system {
+                        include(&mut context, entry);
+                    }
+                }
+                let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
+                    "tokensBefore": compact.get("tokensBefore").cloned().unwrap_or(json!(0)), "timestamp": 0});
+                if let Ok(message) = serde_json::from_value(summary) {
+                    context
+                        .messages
+                        .push((entry_id(compact).unwrap_or("").to_string(), message));
+                }
+                for entry in path[kept_from..at].iter().chain(path[at + 1..].iter()) {
+                    include(&mut context, entry);
+                }
+            }
+        }
+        context
+    }
+}
+
+/// `message` as a `context_edit`'s `replacement` leaves it: `None` when the edit takes it
+/// out (`null`), else the message with only its content replaced (pi's
+/// `projectContextEntry`; a string becomes one text block for an answer or a tool result).
+fn edited(message: &Value, replacement: &Value) -> Option<Value> {
+    if replacement.is_null() {
+        return None;
+    }
+    let mut message = message.clone();
+    let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+    if !matches!(role, "user" | "assistant" | "toolResult" | "custom") {
+        return Some(message);
+    }
+    let content = match replacement.get("content") {
+        Some(Value::String(text)) if matches!(role, "assistant" | "toolResult") => {
+            json!([{"type": "text", "text": text}])
+        }
+        Some(content) => content.clone(),
+        None => return Some(message),
+    };
+    message["content"] = content;
+    Some(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_edit_replaces_only_the_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let lines = [
+            json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}),
+            json!({"type": "message", "id": "u1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1}}),
+            json!({"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "original"}], "api": "faux", "provider": "faux", "model": "m",
+                    "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                    "stopReason": "stop", "timestamp": 2}}),
+            json!({"type": "context_edit", "id": "e1", "parentId": "a1", "timestamp": "2026-01-01T00:00:03.000Z", "targetId": "a1", "replacement": {"content": "edited"}}),
+            json!({"type": "context_edit", "id": "e2", "parentId": "e1", "timestamp": "2026-01-01T00:00:04.000Z", "targetId": "u1", "replacement": {"content": "edited prompt"}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let (file, problems) = SessionFile::open(&path).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let context = file.context();
+        let messages: Vec<Value> = context
+            .messages
+            .iter()
+            .map(|(_, m)| serde_json::to_value(m).unwrap())
+            .collect();
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[0]["content"], "edited prompt");
+        assert_eq!(messages[1]["role"], "assistant");
+        assert_eq!(
+            messages[1]["content"],
+            json!([{"type": "text", "text": "edited"}])
+        );
+        assert_eq!(
+            messages[1]["stopReason"], "stop",
+            "the rest of the message is kept"
+        );
+    }
+}

@@ -106,6 +106,15 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
         .unwrap()
         .to_string();
     let path = pith.work_dir().join(&file);
+    // pi 1.5.2's fields: the summary request's usage, fromHook.
+    let entry: serde_json::Value = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "compaction")
+        .unwrap();
+    assert!(entry["usage"]["output"].is_number(), "{entry}");
+    assert_eq!(entry["fromHook"], false);
     let (store, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
     let context = store.context();
     assert!(matches!(

@@ -111,16 +111,30 @@ impl SessionFile {
                 let kept_from = first_kept
                     .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
                     .unwrap_or(at);
-                // The `system` messages before the kept part stay in front (pi 1.5): they are
-                // the record of the prompt and tools, not conversation.
-                for entry in &path[..kept_from] {
-                    let system = entry
+                let is_system = |entry: &Map<String, Value>| {
+                    entry
                         .get("message")
                         .and_then(|m| m.get("role"))
                         .and_then(Value::as_str)
-                        == Some("system");
-                    if system {
-                        include(&mut context, entry);
+                        == Some("system")
+                };
+                // pi 1.5: the compaction's `systemMessage` leads the compacted context, and the
+                // system messages among the kept entries give way to it. An older entry without
+                // one keeps the `system` messages before the kept part in front: they are the
+                // record of the prompt and tools, not conversation.
+                let leading = compact
+                    .get("systemMessage")
+                    .filter(|m| m.is_object())
+                    .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
+                let has_leading = leading.is_some();
+                match leading {
+                    Some(system) => context
+                        .messages
+                        .push((entry_id(compact).unwrap_or("").to_string(), system)),
+                    None => {
+                        for entry in path[..kept_from].iter().filter(|e| is_system(e)) {
+                            include(&mut context, entry);
+                        }
                     }
                 }
                 let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
@@ -130,7 +144,11 @@ impl SessionFile {
                         .messages
                         .push((entry_id(compact).unwrap_or("").to_string(), message));
                 }
-                for entry in path[kept_from..at].iter().chain(path[at + 1..].iter()) {
+                for entry in path[kept_from..at]
+                    .iter()
+                    .filter(|e| !(has_leading && is_system(e)))
+                    .chain(path[at + 1..].iter())
+                {
                     include(&mut context, entry);
                 }
             }
@@ -202,5 +220,34 @@ mod tests {
             messages[1]["stopReason"], "stop",
             "the rest of the message is kept"
         );
+    }
+
+    #[test]
+    fn a_compaction_s_system_message_leads_and_the_kept_ones_give_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let system = |text: &str| json!({"role": "system", "content": "", "sections": {"preamble": "", "tools": "", "rules": text, "docs": "", "cwd": ""}, "timestamp": 1});
+        let lines = [
+            json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}),
+            json!({"type": "message", "id": "s0", "parentId": null, "timestamp": "2026-01-01T00:00:00.500Z", "message": system("old")}),
+            json!({"type": "message", "id": "u1", "parentId": "s0", "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "kept"}], "timestamp": 1}}),
+            json!({"type": "compaction", "id": "c1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+                "summary": "earlier", "firstKeptEntryId": "s0", "tokensBefore": 10, "systemMessage": system("new")}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let (file, _) = SessionFile::open(&path).unwrap();
+        let messages: Vec<Value> = file
+            .context()
+            .messages
+            .iter()
+            .map(|(_, m)| serde_json::to_value(m).unwrap())
+            .collect();
+        assert_eq!(messages[0]["role"], "system");
+        assert_eq!(messages[0]["sections"]["rules"], "new");
+        assert_eq!(messages[1]["role"], "compactionSummary");
+        assert_eq!(messages[2]["role"], "user");
+        assert_eq!(messages.len(), 3, "the kept system message gave way");
     }
 }

@@ -132,9 +132,8 @@ impl Shared {
                 Ok(supplied) => supplied,
             };
         if let Some(result) = supplied {
-            let mut fields = result.as_object().cloned().unwrap_or_default();
-            fields.insert("fromHook".into(), json!(true));
             let mut state = shared.state();
+            let fields = entry_fields(&state, &result, None, true);
             state.store.append("compaction", fields);
             let context = state.store.context();
             state.load_context(context);
@@ -166,8 +165,7 @@ impl Shared {
             }
         }
         let result = json!({"summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "details": details});
-        let mut fields = result.as_object().cloned().unwrap_or_default();
-        fields.insert("fromHook".into(), json!(false));
+        let fields = entry_fields(&state, &result, Some(json!(usage)), false);
         state.store.append("compaction", fields);
         let context = state.store.context();
         state.load_context(context);
@@ -189,6 +187,34 @@ struct Cut<'a> {
     prefix: &'a [AgentMessage],
     /// The summary of an earlier compaction, which the new one continues.
     previous: Option<&'a str>,
+}
+
+/// A compaction entry's fields, as pi 1.5.2 writes them: the result (`summary`,
+/// `firstKeptEntryId`, `tokensBefore`, `details`), the summary requests' `usage`, `fromHook`,
+/// and `systemMessage`, the system message in force (the compacted context's leading one).
+fn entry_fields(
+    state: &State,
+    result: &Value,
+    usage: Option<Value>,
+    from_hook: bool,
+) -> serde_json::Map<String, Value> {
+    let mut fields = result.as_object().cloned().unwrap_or_default();
+    let usage = usage.or_else(|| result.get("usage").cloned());
+    if let Some(usage) = usage.filter(|u| !u.is_null()) {
+        fields.insert("usage".into(), usage);
+    }
+    fields.insert("fromHook".into(), json!(from_hook));
+    let system = state
+        .messages()
+        .iter()
+        .rev()
+        .find(|m| matches!(m, AgentMessage::System(_)))
+        .and_then(|m| serde_json::to_value(m).ok());
+    if let Some(mut system) = system {
+        system["timestamp"] = json!(crate::time::now_millis());
+        fields.insert("systemMessage".into(), system);
+    }
+    fields
 }
 
 /// The summary of what a cut leaves out, and the usage of its requests: `older` summarized

@@ -437,9 +437,10 @@ async fn python_and_javascript_examples_serve_over_the_pipes_and_hot_reload() {
         ..Options::faux(script)
     })
     .await;
-    // Each component (13-18 MB) compiles on first load: 15-30 s here idle, several times that
-    // on a loaded machine. The test waits for the frames that say it is done.
-    rpc.allow_slow_frames(std::time::Duration::from_secs(240));
+    // Each component (13-18 MB) compiles on first load: 15-30 s here idle, and over 240 s in a
+    // CI run where the other plugin-authoring tests build their projects beside it. The test
+    // waits for the frames that say it is done.
+    rpc.allow_slow_frames(std::time::Duration::from_secs(600));
     rpc.call("p", json!({"type": "prompt", "message": "count"}))
         .await;
     let end = rpc.until_agent_end().await;

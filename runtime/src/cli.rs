@@ -139,6 +139,8 @@ pub struct Args {
     pub skills: Vec<PathBuf>,
     /// `--no-skills`.
     pub no_skills: bool,
+    /// `--no-mcp`: no MCP servers.
+    pub no_mcp: bool,
     /// `--no-context-files` / `-nc`: no `AGENTS.md` / `CLAUDE.md` in the system prompt.
     pub no_context_files: bool,
     /// `--prompt-template`, repeatable.
@@ -211,7 +213,7 @@ Tools and resources:
   -e, --extension <path>         load a plugin: its manifest, component or directory (repeatable)
   -a, --approve / -na, --no-approve  trust (or not) the project's own .pith/ plugins and resources
                                  for this run (see pith trust)
-  --no-mcp                       accepted for pi's sake (pith has no MCP client)
+  --no-mcp                       connect no MCP server (mcp.json and ACP's are left alone)
   --no-extensions, --skill <path>, --no-skills, --prompt-template <path>, --no-prompt-templates
 
 pith options:
@@ -383,8 +385,7 @@ impl Args {
                 "--sandbox" => parsed.sandbox = Some(value(&arg)?),
                 "--listen" => parsed.listen = Some(value(&arg)?),
                 "--rpc-token-file" => parsed.rpc_token_file = Some(PathBuf::from(value(&arg)?)),
-                // pi's MCP client switch: pith has no MCP client, so there is nothing to turn off.
-                "--no-mcp" => {}
+                "--no-mcp" => parsed.no_mcp = true,
                 "-nt" | "--no-tools" => parsed.no_tools = true,
                 "--system-prompt" => parsed.system_prompt = Some(value(&arg)?),
                 "--append-system-prompt" => parsed.append_system_prompt.push(value(&arg)?),

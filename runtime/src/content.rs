@@ -39,6 +39,9 @@ pub struct ToolOutput {
     pub details: Option<Value>,
     /// True for an error result.
     pub is_error: bool,
+    /// pi's `structuredContent` as the tool reported it (an MCP tool's whole result); events
+    /// carry it, the tool result message does not.
+    pub structured: Option<Value>,
 }
 
 impl ToolOutput {
@@ -48,6 +51,7 @@ impl ToolOutput {
             content: vec![Content::text(message)],
             details: None,
             is_error: true,
+            structured: None,
         }
     }
 

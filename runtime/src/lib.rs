@@ -13,6 +13,7 @@ pub mod commands;
 pub mod content;
 pub mod file_search;
 pub mod js;
+pub mod mcp;
 pub mod model;
 pub mod plugin_host;
 pub mod print;

@@ -52,6 +52,8 @@ fn main() -> ExitCode {
     let code = runtime.block_on(Box::pin(run(args)));
     // Tasks still running (a provider stream, a child process) are dropped, not awaited.
     runtime.shutdown_background();
+    // No MCP server outlives pith.
+    pith::mcp::process::stop_all();
     code
 }
 

@@ -388,7 +388,12 @@ fn trust_is_remembered_and_the_flags_win() {
         );
         let by_id = |id: &str| frames.iter().find(|f| f["id"] == id).unwrap().clone();
         (
-            by_id("c")["data"]["commands"].as_array().unwrap().len(),
+            by_id("c")["data"]["commands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["sourceInfo"]["source"] != "builtin")
+                .count(),
             by_id("s")["data"]["project"].clone(),
         )
     };

@@ -361,12 +361,11 @@ async fn a_session_named_at_startup() {
     conform_15("n2_name_flag").await;
 }
 
-/// A deliberate difference: pi 1.5.2 ships built-in `/mcp` and `/llama` extensions (an MCP
-/// client and a local-model helper) that answer those prompts with a notification and no run;
-/// pith has neither, so `get_commands` does not list them and the prompts go to the model, as
-/// they did in pi 0.73.1.
+/// pi 1.5.2's built-in `/mcp` as pi answers it outside its terminal (a notice, no run; with no
+/// servers, where to add them). A deliberate difference: pi's `/llama` (a llama.cpp router
+/// helper for its terminal) is not built in, so that prompt goes to the model, as in pi 0.73.1.
 #[tokio::test(flavor = "multi_thread")]
-async fn no_built_in_mcp_or_llama_extensions() {
+async fn the_built_in_mcp_command_and_no_llama() {
     let golden = Golden::Pi15;
     let theirs = golden_frames(
         &golden
@@ -381,25 +380,37 @@ async fn no_built_in_mcp_or_llama_extensions() {
         .collect();
     assert_eq!(listed, ["llama", "mcp"], "pi 1.5.2 lists its built-ins");
     let ours = replay(golden, "o_extension_commands", Via::Real).await;
-    assert_eq!(ours[0]["data"]["commands"], json!([]));
+    let commands = ours[0]["data"]["commands"].as_array().unwrap();
+    assert_eq!(commands.len(), 1);
+    assert_eq!(commands[0]["name"], "mcp");
+    assert_eq!(
+        commands[0]["sourceInfo"],
+        theirs[0]["data"]["commands"][1]["sourceInfo"]
+    );
     let dispositions: Vec<&Value> = ours
         .iter()
         .filter(|f| f["command"] == "prompt")
         .map(|f| &f["data"]["disposition"])
         .collect();
-    assert_eq!(dispositions, [&json!("started"), &json!("started")]);
+    assert_eq!(dispositions, [&json!("handled"), &json!("started")]);
+    let notice = ours
+        .iter()
+        .find(|f| f["type"] == "extension_ui_request")
+        .unwrap();
+    let text = notice["message"].as_str().unwrap();
+    assert!(
+        text.starts_with("No MCP servers configured. Add them to ")
+            && text.ends_with("/agent/mcp.json or .pi/mcp.json."),
+        "{text}"
+    );
+    assert_eq!(notice["notifyType"], "info");
     let answers: Vec<&Value> = ours
         .iter()
         .filter(|f| f["type"] == "message_end" && f["message"]["role"] == "assistant")
         .map(|f| &f["message"]["content"][0]["text"])
         .collect();
-    assert_eq!(
-        answers,
-        [
-            &json!("Model answer to /mcp."),
-            &json!("Model answer to /llama.")
-        ]
-    );
+    // One run (the scripted model's first answer, whatever its text): `/llama`'s.
+    assert_eq!(answers.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -289,7 +289,12 @@ async fn input_agent_start_tool_and_compaction_hooks_apply() {
 async fn get_commands_lists_extension_commands() {
     let (mut pith, _plugins) = spawn_with(&["examples/switch-guard"], json!([])).await;
     let commands = pith.call("c", json!({"type": "get_commands"})).await;
-    let list = commands["data"]["commands"].as_array().unwrap();
+    let list: Vec<&Value> = commands["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["sourceInfo"]["source"] != "builtin")
+        .collect();
     assert_eq!(list.len(), 1, "{list:#?}");
     assert_eq!(list[0]["name"], "saved");
     assert_eq!(list[0]["source"], "extension");
@@ -382,6 +387,7 @@ async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
             .as_array()
             .unwrap()
             .iter()
+            .filter(|c| c["sourceInfo"]["source"] != "builtin")
             .map(|c| c["name"].as_str().unwrap().to_string())
             .collect()
     };

@@ -23,6 +23,7 @@ mod hot_reload;
 mod limits;
 mod listen;
 mod liveness;
+mod mcp;
 mod model_catalog;
 mod models;
 mod oauth;

@@ -129,7 +129,14 @@ async fn get_commands_lists_templates_then_skills_with_their_sources() {
     let server = FakeLlm::start(json!([])).await;
     let (mut pith, _plugins) = spawn(&server).await;
     let response = pith.call("c", json!({"type": "get_commands"})).await;
-    let commands = response["data"]["commands"].as_array().unwrap();
+    // The project's commands (not the built-in `/mcp`).
+    let commands: Vec<Value> = response["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["sourceInfo"]["source"] != "builtin")
+        .cloned()
+        .collect();
     let summary: Vec<(String, String, String)> = commands
         .iter()
         .map(|c| {

@@ -52,11 +52,35 @@ pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// The result of a tool call skipped for a steering message.
 pub const SKIPPED: &str = "Skipped due to queued user message.";
 
+/// pi 1.5's system message when the prompt or the tool set changed since the last one.
+fn record_tool_set(
+    shared: &Arc<Shared>,
+    plugin_tools: &PluginTools,
+    run_messages: &mut Vec<AgentMessage>,
+) {
+    if !shared.behaviour.system_message {
+        return;
+    }
+    let tools = shared.tools_of(plugin_tools);
+    let sections = hooks::system_sections(shared, &tools);
+    let record = super::system_record::next(shared.state().messages(), sections, &tools);
+    if let Some(record) = record {
+        deliver(shared, AgentMessage::System(record), run_messages);
+    }
+}
+
 /// Runs until the model stops and no steering or follow-up is left, or until cancelled; a
 /// transient provider error is retried with backoff (see [`super::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
     // Plugins still compiling after start-up are part of the first run (with their hooks).
     shared.host.deferred_settled().await;
+    // The first prompt waits (10 s at most) for the MCP servers that show tools directly.
+    if !shared.mcp.wait_direct_once().await {
+        shared.notify(
+            "MCP servers are still connecting; their tools become available once connected.",
+            "info",
+        );
+    }
     let mut initial = hooks::before_agent_start(&shared, initial).await;
     // The plugin tools this run shows the model and calls: a hot reload applies from the next
     // run, so a call never reaches a different version than the one the model was shown.
@@ -263,14 +287,7 @@ async fn run_agent(
     let mut run_messages: Vec<AgentMessage> = Vec::new();
     shared.emit(&events::agent_start());
     shared.emit(&events::turn_start());
-    if shared.behaviour.system_message {
-        let tools = shared.tools_of(plugin_tools);
-        let sections = hooks::system_sections(&shared, &tools);
-        let record = super::system_record::next(shared.state().messages(), sections, &tools);
-        if let Some(record) = record {
-            deliver(&shared, AgentMessage::System(record), &mut run_messages);
-        }
-    }
+    record_tool_set(&shared, plugin_tools, &mut run_messages);
     for message in initial {
         deliver(&shared, message, &mut run_messages);
     }
@@ -282,6 +299,9 @@ async fn run_agent(
     loop {
         if !first_turn {
             shared.emit(&events::turn_start());
+            // Tools that joined or left during the run (an MCP server connected, a search
+            // loaded some) are recorded at the turn's start, as pi records them.
+            record_tool_set(&shared, plugin_tools, &mut run_messages);
         }
         first_turn = false;
         deliver_queued(&shared, std::mem::take(&mut pending), &mut run_messages);

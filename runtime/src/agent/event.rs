@@ -18,14 +18,19 @@ use super::todos::TodoTask;
 use crate::content::ToolOutput;
 use crate::plugin_host::imports::ui::UiRequest;
 
-/// A tool's output as events carry it: `{content, details?, structuredContent?}` (the
-/// structured form only in `tool_execution_end`).
+/// A tool's output as events carry it: `{content, details?, structuredContent?, isError?}` (the
+/// structured form only in `tool_execution_end`; `isError` with a tool's own structured form,
+/// as pi 1.5.2 writes an MCP tool's error).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResultObject(pub ToolOutput, pub Option<Value>);
 
 impl Serialize for ResultObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = 1 + usize::from(self.0.details.is_some()) + usize::from(self.1.is_some());
+        let own_error = self.0.is_error && self.0.structured.is_some() && self.1.is_some();
+        let len = 1
+            + usize::from(self.0.details.is_some())
+            + usize::from(self.1.is_some())
+            + usize::from(own_error);
         let mut map = serializer.serialize_map(Some(len))?;
         map.serialize_entry("content", &self.0.content)?;
         if let Some(details) = &self.0.details {
@@ -33,6 +38,9 @@ impl Serialize for ResultObject {
         }
         if let Some(structured) = &self.1 {
             map.serialize_entry("structuredContent", structured)?;
+        }
+        if own_error {
+            map.serialize_entry("isError", &true)?;
         }
         map.end()
     }

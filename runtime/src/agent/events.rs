@@ -114,6 +114,10 @@ pub fn tool_execution_end(
 /// pi 1.5's `structuredContent` of a first-party tool's successful result: `bash`'s output,
 /// truncation, exit code and wall time; `read`'s text. `None` for errors and other tools.
 fn structured_content(name: &str, output: &ToolOutput, duration_ms: Option<u64>) -> Option<Value> {
+    // A tool that reports its own (an MCP tool's whole result), errors included.
+    if let Some(structured) = &output.structured {
+        return Some(structured.clone());
+    }
     if output.is_error {
         return None;
     }

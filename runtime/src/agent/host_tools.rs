@@ -226,12 +226,14 @@ impl HostToolBridge {
                 text.join("\n")
             };
             ToolOutput {
+                structured: None,
                 content: vec![Content::text(message)],
                 details: Some(result.details.unwrap_or_else(|| json!({}))),
                 is_error: true,
             }
         } else {
             ToolOutput {
+                structured: None,
                 content: result.content,
                 details: result.details,
                 is_error: false,
@@ -248,6 +250,7 @@ impl HostToolBridge {
         };
         if let Some(updates) = pending.get(id).and_then(|p| p.updates.as_ref()) {
             let _ = updates.send(ToolOutput {
+                structured: None,
                 content: partial.content,
                 details: partial.details,
                 is_error: false,

@@ -36,11 +36,35 @@ pub enum Input {
 }
 
 impl Session {
-    /// Runs a prompt's text through extension commands, the `input` hook and expansion.
+    /// `/mcp` (the servers' state, once their first attempts have ended) and
+    /// `/mcp reconnect [server]`, answered as notices as pi answers them outside its terminal.
+    async fn mcp_command(&self, args: &str) {
+        let shared = self.shared();
+        let words: Vec<&str> = args.split_whitespace().collect();
+        match words.as_slice() {
+            [] => {
+                shared.mcp.wait_settled().await;
+                shared.notify(&shared.mcp.status_text(), "info");
+            }
+            ["reconnect"] | ["reconnect", _] => {
+                match shared.mcp.reconnect(words.get(1).copied()).await {
+                    Ok(text) => shared.notify(&text, "info"),
+                    Err(text) => shared.notify(&text, "error"),
+                }
+            }
+            _ => shared.notify("Usage: /mcp, /mcp reconnect [server]", "warning"),
+        }
+    }
+
+    /// Runs a prompt's text through `/mcp`, extension commands, the `input` hook and expansion.
     pub async fn process_input(&self, text: &str, images: Vec<Content>) -> Input {
         let extensions = &self.shared().extensions;
         if let Some(rest) = text.strip_prefix('/') {
             let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
+            if name == "mcp" && self.shared().mcp.enabled {
+                self.mcp_command(args.trim()).await;
+                return Input::Handled;
+            }
             if let Some(slot) = extensions.command(name) {
                 return Input::Command {
                     slot,
@@ -119,6 +143,14 @@ impl Session {
         let shared = self.shared();
         let resources = shared.resources();
         let mut commands = Vec::new();
+        if shared.mcp.enabled {
+            commands.push(json!({
+                "name": "mcp",
+                "description": "Show the MCP servers and their state; /mcp reconnect <server> connects one again",
+                "source": "extension",
+                "sourceInfo": {"path": "builtin:mcp", "source": "builtin", "scope": "temporary", "origin": "top-level"},
+            }));
+        }
         for slot in shared.extensions.slots().iter() {
             for command in &slot.meta.commands {
                 commands.push(json!({

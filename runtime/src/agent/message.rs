@@ -110,7 +110,7 @@ pub struct ToolDescription {
     /// Its parameters' JSON schema.
     pub parameters: Value,
     /// How providers that can constrain sampling should hold the arguments to the schema.
-    #[serde(default = "ToolDescription::prefer_schema")]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub constrained_sampling: Value,
 }
 

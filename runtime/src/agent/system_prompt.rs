@@ -76,6 +76,11 @@ fn default_body(tools: &[SessionTool]) -> Sections {
                 .clone()
                 .unwrap_or_else(|| first_sentence(&spec.description)),
             SessionTool::Host(def) => first_sentence(&def.description),
+            // MCP tools are not listed (as in pi), `tool_search` is.
+            SessionTool::Mcp(tool) if matches!(tool.kind, crate::mcp::McpToolKind::Search) => {
+                "Search for tools that are not loaded yet and load the matches".into()
+            }
+            SessionTool::Mcp(_) => continue,
         };
         listed.push_str(&format!("- {}: {snippet}\n", tool.name()));
     }

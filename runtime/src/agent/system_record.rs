@@ -32,7 +32,11 @@ fn describe(tool: &SessionTool) -> ToolDescription {
         name: tool.name().to_string(),
         description: tool.description().to_string(),
         parameters: tool.parameters().clone(),
-        constrained_sampling: ToolDescription::prefer_schema(),
+        // pi declares MCP tools without `constrainedSampling`.
+        constrained_sampling: match tool {
+            SessionTool::Mcp(_) => serde_json::Value::Null,
+            _ => ToolDescription::prefer_schema(),
+        },
     }
 }
 

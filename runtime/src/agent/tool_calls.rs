@@ -110,6 +110,7 @@ impl Began {
 
 fn error_output(text: &str) -> ToolOutput {
     ToolOutput {
+        structured: None,
         content: vec![Content::text(text)],
         details: Some(json!({})),
         is_error: true,
@@ -143,6 +144,7 @@ impl OneCall<'_> {
         tool_timeout::run_within(self.timeouts, &name, self.cancel, |cancel| async move {
             tools::execute(
                 &self.shared.host,
+                &self.shared.mcp,
                 &self.shared.extensions,
                 &self.shared.bridge,
                 self.tool,

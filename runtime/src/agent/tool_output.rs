@@ -296,6 +296,7 @@ mod tests {
 
     fn output(text: &str) -> ToolOutput {
         ToolOutput {
+            structured: None,
             content: vec![Content::text(text)],
             details: None,
             is_error: false,

@@ -98,6 +98,7 @@ fn timed_out(
         limit.as_secs_f64()
     ));
     ToolOutput {
+        structured: None,
         content: vec![Content::text(text)],
         details: Some(serde_json::json!({"timedOut": true, "timeoutMs": limit.as_millis() as u64})),
         is_error: true,

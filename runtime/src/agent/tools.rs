@@ -62,6 +62,19 @@ impl ToolSelection {
         };
         included && !self.exclude.iter().any(|p| glob(p, name))
     }
+
+    /// True when the MCP tool `name` is active: `--tools` keeps MCP tools unless one of its
+    /// entries names `mcp__` tools (as pi's does); `--exclude-tools` applies.
+    pub fn allows_mcp(&self, name: &str) -> bool {
+        let included = match &self.only {
+            Some(patterns) if patterns.iter().any(|p| p.starts_with("mcp__")) => {
+                patterns.iter().any(|p| glob(p, name))
+            }
+            Some(patterns) if patterns.is_empty() => false,
+            _ => true,
+        };
+        included && !self.exclude.iter().any(|p| glob(p, name))
+    }
 }
 
 /// A tool the model may call.
@@ -73,6 +86,8 @@ pub enum SessionTool {
     Host(HostToolDefinition),
     /// Registered by an extension (the plugin's id), run by its live instance.
     Extension(ToolSpec, String),
+    /// An MCP server's tool, `tool_search` or a resource tool.
+    Mcp(crate::mcp::McpTool),
 }
 
 impl SessionTool {
@@ -81,6 +96,7 @@ impl SessionTool {
         match self {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.name,
             SessionTool::Host(def) => &def.name,
+            SessionTool::Mcp(tool) => &tool.name,
         }
     }
 
@@ -89,6 +105,7 @@ impl SessionTool {
         match self {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.description,
             SessionTool::Host(def) => &def.description,
+            SessionTool::Mcp(tool) => &tool.description,
         }
     }
 
@@ -97,17 +114,19 @@ impl SessionTool {
         match self {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.parameters,
             SessionTool::Host(def) => &def.parameters,
+            SessionTool::Mcp(tool) => &tool.parameters,
         }
     }
 }
 
 /// The tools of a session at one moment: active plugin tools (of `plugin_tools`, the plugin set
-/// a run started with), extension tools, then host tools (a later tool with an earlier one's
-/// name replaces it).
+/// a run started with), extension tools, MCP tools, then host tools (a later tool with an
+/// earlier one's name replaces it).
 pub fn session_tools(
     plugin_tools: &PluginTools,
     selection: &ToolSelection,
     extension_tools: Vec<(ToolSpec, String)>,
+    mcp_tools: Vec<crate::mcp::McpTool>,
     host_tools: &[HostToolDefinition],
 ) -> Vec<SessionTool> {
     let mut tools: Vec<SessionTool> = plugin_tools
@@ -129,6 +148,14 @@ pub fn session_tools(
             tools.push(SessionTool::Extension(spec, plugin));
         }
     }
+    for tool in mcp_tools {
+        if selection.allows_mcp(&tool.name)
+            && !host_tools.iter().any(|h| h.name == tool.name)
+            && !tools.iter().any(|t| t.name() == tool.name)
+        {
+            tools.push(SessionTool::Mcp(tool));
+        }
+    }
     tools.extend(host_tools.iter().cloned().map(SessionTool::Host));
     tools
 }
@@ -137,6 +164,7 @@ pub fn session_tools(
 #[allow(clippy::too_many_arguments)]
 pub async fn execute(
     host: &PluginHost,
+    mcp: &crate::mcp::McpHub,
     extensions: &Extensions,
     bridge: &Arc<HostToolBridge>,
     tool: &SessionTool,
@@ -158,6 +186,7 @@ pub async fn execute(
                 .call(call_id, def, arguments, cancel, Some(updates))
                 .await
         }
+        SessionTool::Mcp(tool) => mcp.execute(tool, arguments, cancel, Some(updates)).await,
         SessionTool::Plugin(spec, plugin) => {
             match host
                 .call_plugin_tool(

@@ -145,6 +145,7 @@ pub fn session_config(
         },
         ..Resources::default()
     };
+    let cwd_for_mcp = cwd.clone();
     let todo_clear_delay =
         std::time::Duration::from_millis(settings.number("todos", "clearDelayMs").unwrap_or(2000));
     Ok(SessionConfig {
@@ -187,6 +188,12 @@ pub fn session_config(
         behaviour: protocol(args, settings)?.behaviour(),
         sessions_dir,
         retry: policies.retry,
+        mcp: crate::mcp::McpSetup::from_files(
+            agent_dir.root(),
+            &cwd_for_mcp,
+            args.project_trusted(),
+            args.no_mcp,
+        ),
     })
 }
 

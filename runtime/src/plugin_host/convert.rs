@@ -37,6 +37,7 @@ impl ToolOutput {
     /// A plugin's tool result.
     pub fn from_wit(result: wit::ToolResult, is_error: bool) -> ToolOutput {
         ToolOutput {
+            structured: None,
             content: result.content.into_iter().map(Content::from).collect(),
             details: details_value(result.details),
             is_error,
@@ -46,6 +47,7 @@ impl ToolOutput {
     /// A plugin's tool error; pi gives error results `{}` details when none are set.
     pub fn from_wit_error(error: wit::ToolError) -> ToolOutput {
         ToolOutput {
+            structured: None,
             content: vec![Content::text(error.message)],
             details: Some(
                 details_value(error.details).unwrap_or_else(|| Value::Object(Default::default())),

@@ -73,6 +73,8 @@ pub struct Shared {
     pub todo_clear_delay: std::time::Duration,
     /// Which pi's behaviour the session follows where pi changed it.
     pub behaviour: PiBehaviour,
+    /// The session's MCP servers.
+    pub mcp: Arc<crate::mcp::McpHub>,
     resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
     idle: watch::Sender<bool>,
@@ -108,6 +110,16 @@ impl Shared {
         self.events.message_update(update).await;
     }
 
+    /// Shows the host a notice (`extension_ui_request` `notify`), as pi's built-ins do.
+    pub fn notify(&self, message: &str, kind: &'static str) {
+        let request = crate::plugin_host::imports::ui::UiRequest::Notify {
+            message: message.to_string(),
+            kind: Some(kind),
+        };
+        // A notice is no dialog: it is emitted and resolves on the first poll.
+        let _ = futures_util::FutureExt::now_or_never(self.ui.request(request));
+    }
+
     /// The skills and templates now.
     pub fn resources(&self) -> Arc<Resources> {
         self.resources
@@ -140,6 +152,7 @@ impl Shared {
             plugin_tools,
             &state.tools,
             self.extensions.tools(),
+            self.mcp.active_tools(),
             &state.host_tools,
         )
     }
@@ -340,12 +353,29 @@ impl Session {
         let bridge = Arc::new(HostToolBridge::new(events.clone()));
         let extensions = Arc::new(Extensions::new(host.clone(), events.clone()));
         host.grant_read_dirs(config.resources.skill_dirs());
+        let mcp = if config.mcp.off || config.mcp.config.servers.is_empty() {
+            let mut hub = crate::mcp::McpHub::idle(config.mcp.config.errors.clone());
+            hub.user_file = config.mcp.user_file();
+            hub.enabled = !config.mcp.off;
+            Arc::new(hub)
+        } else {
+            let context = crate::mcp::server::ServerContext {
+                cwd: config.cwd.clone(),
+                policy: host.sandbox(),
+                log: Arc::new(crate::mcp::log::McpLog::at(
+                    config.mcp.agent_dir.join("mcp.log"),
+                )),
+            };
+            let user_file = config.mcp.user_file();
+            crate::mcp::McpHub::start(config.mcp.config, context, user_file)
+        };
         let session = Session {
             shared: Arc::new(Shared {
                 ui: UiBridge::new(events.clone()),
                 resources: Mutex::new(Arc::new(config.resources)),
                 todo_clear_delay: config.todo_clear_delay,
                 behaviour: config.behaviour,
+                mcp,
                 extensions,
                 host,
                 events,
@@ -363,7 +393,28 @@ impl Session {
         };
         let context = Arc::new(SessionContext::new(&session.shared));
         session.shared.extensions.attach(context);
+        session.report_mcp();
         session
+    }
+
+    /// Once the MCP servers' first attempts have ended: pi's report of what needs attention,
+    /// and the note that codemode exposure is served with `tool_search`.
+    fn report_mcp(&self) {
+        if self.shared.mcp.is_empty() {
+            return;
+        }
+        let weak = Arc::downgrade(&self.shared);
+        let hub = self.shared.mcp.clone();
+        tokio::spawn(async move {
+            hub.wait_settled().await;
+            let Some(shared) = weak.upgrade() else { return };
+            if let Some(notice) = hub.codemode_notice() {
+                shared.notify(&notice, "info");
+            }
+            if let Some(report) = hub.attention_report() {
+                shared.notify(&report, "warning");
+            }
+        });
     }
 
     /// The session whose shared parts these are.

@@ -128,6 +128,8 @@ pub struct SessionConfig {
     pub resources: Resources,
     /// How long a finished todo list stays before it is cleared.
     pub todo_clear_delay: std::time::Duration,
+    /// The MCP servers to connect (`mcp.json`, an ACP client's) and where their log goes.
+    pub mcp: crate::mcp::McpSetup,
 }
 
 /// The conversation state.

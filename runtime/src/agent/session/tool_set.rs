@@ -15,6 +15,13 @@ impl Session {
     pub fn tools_json(&self) -> Value {
         let shared = self.shared();
         let selection = shared.state().tools.clone();
+        let active_mcp: Vec<String> = shared
+            .mcp
+            .active_tools()
+            .into_iter()
+            .filter(|t| selection.allows_mcp(&t.name))
+            .map(|t| t.name)
+            .collect();
         let tools: Vec<Value> = self
             .available_tools()
             .iter()
@@ -29,15 +36,28 @@ impl Session {
                         ("extension", json!(plugin), selection.allows(&spec.name))
                     }
                     SessionTool::Host(_) => ("host", Value::Null, true),
+                    SessionTool::Mcp(mcp) => ("mcp", Value::Null, active_mcp.contains(&mcp.name)),
                 };
-                json!({
+                let mut entry = json!({
                     "name": tool.name(),
                     "description": tool.description(),
                     "parameters": tool.parameters(),
                     "kind": kind,
                     "plugin": plugin,
                     "active": active,
-                })
+                });
+                if let SessionTool::Mcp(mcp) = tool {
+                    entry["server"] = json!(mcp.server());
+                    entry["exposure"] = json!(mcp.exposure.as_str());
+                    if let crate::mcp::McpToolKind::Server(server, raw) = &mcp.kind {
+                        entry["serverTool"] = json!(raw);
+                        entry["state"] = json!(crate::mcp::hub::state_word(&server.status()));
+                    }
+                    if let Some(annotations) = &mcp.annotations {
+                        entry["annotations"] = annotations.clone();
+                    }
+                }
+                entry
             })
             .collect();
         json!({ "tools": tools })
@@ -89,6 +109,7 @@ impl Session {
             &shared.host.tools(),
             &every,
             shared.extensions.tools(),
+            shared.mcp.tools(),
             &host_tools,
         )
     }

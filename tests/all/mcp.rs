@@ -47,6 +47,39 @@ pub fn everything() -> String {
         .to_string()
 }
 
+/// The Python SDK server (`tests/mcp-servers/pith_test_server.py`): the interpreter of a
+/// virtual environment holding the pinned `mcp` package, and the script.
+pub fn python_server() -> (String, String) {
+    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-python");
+    let python = venv.join("bin/python");
+    let source = support::repo_root().join("tests/mcp-servers");
+    let ready = std::process::Command::new(&python)
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ready {
+        let made = std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs (the CI script installs python3-venv)");
+        assert!(made.success(), "python3 -m venv failed");
+        let installed = std::process::Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "-r"])
+            .arg(source.join("requirements.txt"))
+            .status()
+            .unwrap();
+        assert!(
+            installed.success(),
+            "pip install of the MCP Python SDK failed"
+        );
+    }
+    (
+        python.display().to_string(),
+        source.join("pith_test_server.py").display().to_string(),
+    )
+}
+
 fn golden(path: &str) -> Value {
     let file = support::repo_root()
         .join("tests/fixtures/pi-1.5-mcp")
@@ -180,4 +213,145 @@ async fn a_stdio_server_from_mcp_json_is_declared_and_called_as_pi_does() {
     assert_eq!(echo["server"], "everything");
     assert_eq!(echo["state"], "connected");
     assert_eq!(echo["active"], true);
+}
+
+/// An ACP client's `session/new` with a stdio server (env as a list) and an SSE one: the
+/// session starts, the SSE server is left out with a notice, and the model calls the stdio
+/// server's tool, whose result the client sees on the tool call.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_acp_session_takes_the_clients_stdio_server() {
+    let options = Options::faux(json!([
+        {"tool_calls": [{"id": "call_1", "name": "mcp__everything__get_env", "arguments": {}}]},
+        {"text": "done"}
+    ]));
+    let capabilities = json!({"session": {"notices": {}}});
+    let mut acp = support::acp::Acp::start(options, capabilities).await;
+    let initialized = acp
+        .pith
+        .frames
+        .iter()
+        .find(|f| f["id"] == 0 || f["id"] == 1)
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        initialized["result"]["agentCapabilities"]["mcpCapabilities"]["http"], true,
+        "{initialized}"
+    );
+    let cwd = acp.pith.work_dir();
+    let created = acp
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": [
+                {"name": "everything", "command": node(), "args": [everything(), "stdio"],
+                 "env": [{"name": "FROM_THE_EDITOR", "value": "$literal"}]},
+                {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}
+            ]}),
+        )
+        .await;
+    let session = created["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_string();
+    let notice = acp.update("notice").await;
+    assert!(
+        notice["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("MCP server \"old\" uses the legacy SSE transport"),
+        "{notice}"
+    );
+    let done = acp.prompt(&session, "what is set?").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let calls = acp.updates("tool_call_update");
+    let finished = calls
+        .iter()
+        .find(|u| u["status"] == "completed")
+        .unwrap_or_else(|| panic!("{calls:#?}"));
+    let text = finished.to_string();
+    // The editor's variable reached the server as written; pith's keys did not.
+    assert!(
+        text.contains("FROM_THE_EDITOR") && text.contains("$literal"),
+        "{text}"
+    );
+}
+
+/// A stdio server runs under the session's kernel sandbox (`workspace-write`), as the shell
+/// does: the Python SDK server writes in the workspace but not outside it, cannot read
+/// `~/.ssh`, and gets no provider key unless its entry names it. `server-filesystem` keeps to
+/// the session's directory, the root pith gives it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandbox_holds_stdio_servers() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (work, outside, home) = (
+        dir.path().join("work"),
+        dir.path().join("outside"),
+        dir.path().join("home"),
+    );
+    for d in [&work, &outside, &home.join(".ssh")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
+    let path = |p: &std::path::Path| p.display().to_string();
+    let filesystem =
+        mcp_servers().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let (python, script) = python_server();
+    let call = |id: &str, name: &str, arguments: Value| json!({"tool_calls": [{"id": id, "name": name, "arguments": arguments}]});
+    let mut options = Options::faux(json!([
+        call("c1", "mcp__py__write_file", json!({"path": path(&work.join("ok.txt")), "content": "in"})),
+        call("c2", "mcp__py__write_file", json!({"path": path(&outside.join("no.txt")), "content": "out"})),
+        call("c3", "mcp__py__read_file", json!({"path": path(&home.join(".ssh/id_ed25519"))})),
+        call("c4", "mcp__py__get_env", json!({"name": "OPENAI_API_KEY"})),
+        call("c5", "mcp__named__get_env", json!({"name": "OPENAI_API_KEY"})),
+        call("c6", "mcp__fs__write_file", json!({"path": path(&work.join("fs.txt")), "content": "fs"})),
+        call("c7", "mcp__fs__write_file", json!({"path": path(&outside.join("fs.txt")), "content": "fs"})),
+        {"text": "done"}
+    ]));
+    let config = json!({"mcpServers": {
+        "py": {"command": python, "args": [script], "exposure": "direct"},
+        "named": {"command": python, "args": [script], "exposure": "direct",
+                  "env": {"OPENAI_API_KEY": "${OPENAI_API_KEY}"}},
+        "fs": {"command": node(), "args": [path(&filesystem), path(&work), path(&outside)], "exposure": "direct"},
+    }});
+    options
+        .agent_files
+        .push(("mcp.json".into(), config.to_string()));
+    options.start_in = Some(work.clone());
+    options.env = vec![
+        ("HOME".into(), path(&home)),
+        ("OPENAI_API_KEY".into(), "sk-secret-for-the-test".into()),
+    ];
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.until_agent_end().await;
+    let ends: Vec<Value> = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "tool_execution_end")
+        .cloned()
+        .collect();
+    assert_eq!(ends.len(), 7);
+    let text = |i: usize| {
+        ends[i]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(text(0), format!("wrote {}", path(&work.join("ok.txt"))));
+    assert!(text(1).contains("Permission denied"), "{}", text(1));
+    assert_eq!(ends[1]["isError"], true);
+    // pith names the server, the path, the mode and the setting that lifts it.
+    let note = ends[1]["result"]["content"][1]["text"].as_str().unwrap();
+    assert!(
+        note.starts_with("pith: MCP server \"py\" runs in pith's sandbox (workspace-write): ")
+            && note.contains(&path(&outside.join("no.txt")))
+            && note.contains("\"sandbox\": {\"writableRoots\""),
+        "{note}"
+    );
+    assert!(!outside.join("no.txt").exists());
+    assert!(text(2).contains("Permission denied"), "{}", text(2));
+    assert_eq!(text(3), "(unset)");
+    assert_eq!(text(4), "sk-secret-for-the-test");
+    assert_eq!(std::fs::read_to_string(work.join("fs.txt")).unwrap(), "fs");
+    assert!(!outside.join("fs.txt").exists(), "{}", text(6));
 }

@@ -11,6 +11,7 @@
 //! sandbox, on the files on disk.
 
 mod flow;
+mod mcp_servers;
 mod permissions;
 mod prompt;
 mod sessions;
@@ -117,7 +118,8 @@ impl Server {
                             .image(true)
                             .embedded_context(true),
                     )
-                    .session_capabilities(sessions),
+                    .session_capabilities(sessions)
+                    .mcp_capabilities(acp::McpCapabilities::new().http(true)),
             )
             .agent_info(acp::Implementation::new("pith", env!("CARGO_PKG_VERSION")).title("pith"))
     }

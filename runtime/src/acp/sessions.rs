@@ -160,33 +160,20 @@ async fn follow(
 }
 
 impl Server {
-    /// Refuses what pith cannot serve: MCP servers, another working directory.
+    /// The MCP servers a client handed over (and notices of those left out); refuses another
+    /// working directory.
     fn check_place(
         &self,
         cwd: &std::path::Path,
         mcp_servers: &[acp::McpServer],
-    ) -> Result<(), Error> {
-        if !mcp_servers.is_empty() {
-            // An editor may send every MCP server the user configured: settings can say to
-            // ignore them rather than refuse the session.
-            let ignore = self
-                .settings
-                .get("acp")
-                .and_then(|acp| acp.get("mcpServers"))
-                .and_then(serde_json::Value::as_str)
-                == Some("ignore");
-            if !ignore {
-                return Err(super::invalid(
-                    "pith has no MCP client (its tools are WebAssembly plugins): start the \
-                     session with \"mcpServers\": [], or set \"acp\": {\"mcpServers\": \
-                     \"ignore\"} in pith's settings to have them ignored",
-                ));
-            }
-            tracing::warn!(
-                count = mcp_servers.len(),
-                "acp: MCP servers ignored (acp.mcpServers = \"ignore\"): pith has no MCP client"
-            );
-        }
+    ) -> Result<(Vec<crate::mcp::ServerConfig>, Vec<String>), Error> {
+        let ignore = self
+            .settings
+            .get("acp")
+            .and_then(|acp| acp.get("mcpServers"))
+            .and_then(serde_json::Value::as_str)
+            == Some("ignore");
+        let given = super::mcp_servers::servers(mcp_servers, ignore);
         let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         if canonical(cwd) != canonical(&self.workspace) {
             return Err(super::invalid(format!(
@@ -195,7 +182,7 @@ impl Server {
                 cwd.display()
             )));
         }
-        Ok(())
+        Ok(given)
     }
 
     /// Builds an engine session (resuming `file` when given) with its ACP sink.
@@ -203,6 +190,7 @@ impl Server {
         &self,
         client: ConnectionTo<Client>,
         file: Option<SessionFile>,
+        mcp: (Vec<crate::mcp::ServerConfig>, Vec<String>),
     ) -> Result<Arc<AcpSession>, Error> {
         // Plugins still compiling after start-up (new third-party ones) are part of the session,
         // as they are of every RPC command but the liveness ones.
@@ -225,6 +213,13 @@ impl Server {
         .map_err(super::internal)?;
         config.resources =
             crate::resources::Resources::load(config.resources.dirs.clone(), &self.host).await;
+        // The client's servers join the user's (a client's server replaces one of its name).
+        let (given, notices) = mcp;
+        if !config.mcp.off {
+            let servers = &mut config.mcp.config.servers;
+            servers.retain(|s| !given.iter().any(|g| g.name == s.name));
+            servers.extend(given);
+        }
         let resumed = file.is_some();
         if resumed {
             config.session = file;
@@ -267,6 +262,17 @@ impl Server {
             prompting: AtomicBool::new(false),
             ready: tokio::sync::watch::Sender::new(false),
         });
+        if !notices.is_empty() {
+            // Told once the client has the session (after its response).
+            let told = opened.clone();
+            tokio::spawn(async move {
+                let mut ready = told.ready.subscribe();
+                let _ = ready.wait_for(|ready| *ready).await;
+                for notice in notices {
+                    told.session.shared().notify(&notice, "warning");
+                }
+            });
+        }
         self.sessions().insert(id, opened.clone());
         Ok(opened)
     }
@@ -290,11 +296,14 @@ impl Server {
         responder: Responder<acp::NewSessionResponse>,
         client: ConnectionTo<Client>,
     ) {
-        if let Err(err) = self.check_place(&request.cwd, &request.mcp_servers) {
-            let _ = responder.respond_with_error(err);
-            return;
-        }
-        let opened = match self.open(client, None).await {
+        let mcp = match self.check_place(&request.cwd, &request.mcp_servers) {
+            Ok(mcp) => mcp,
+            Err(err) => {
+                let _ = responder.respond_with_error(err);
+                return;
+            }
+        };
+        let opened = match self.open(client, None, mcp).await {
             Ok(opened) => opened,
             Err(err) => {
                 let _ = responder.respond_with_error(err);
@@ -322,10 +331,13 @@ impl Server {
         responder: Responder<acp::LoadSessionResponse>,
         client: ConnectionTo<Client>,
     ) {
-        if let Err(err) = self.check_place(&request.cwd, &request.mcp_servers) {
-            let _ = responder.respond_with_error(err);
-            return;
-        }
+        let mcp = match self.check_place(&request.cwd, &request.mcp_servers) {
+            Ok(mcp) => mcp,
+            Err(err) => {
+                let _ = responder.respond_with_error(err);
+                return;
+            }
+        };
         let wanted = request.session_id.0.to_string();
         if let Some(open) = self.session(&request.session_id) {
             // Open already (an editor reopening a thread): replayed from the engine, never a
@@ -372,7 +384,7 @@ impl Server {
                 return;
             }
         };
-        let opened = match self.open(client, Some(file)).await {
+        let opened = match self.open(client, Some(file), mcp).await {
             Ok(opened) => opened,
             Err(err) => {
                 let _ = responder.respond_with_error(err);

@@ -114,6 +114,9 @@ pub struct ServerConfig {
     pub overridden_by: Option<PathBuf>,
     /// A loosened sandbox (user's file only).
     pub sandbox: Option<SandboxLoosening>,
+    /// True when `env` and `headers` are taken as written (an ACP client's), not in pi's value
+    /// forms (`${VAR}`, `!command`).
+    pub literal_values: bool,
 }
 
 impl ServerConfig {
@@ -130,6 +133,7 @@ impl ServerConfig {
             source: None,
             overridden_by: None,
             sandbox: None,
+            literal_values: false,
         }
     }
 

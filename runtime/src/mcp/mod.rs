@@ -19,6 +19,7 @@ pub mod hub;
 pub mod log;
 pub mod names;
 pub mod process;
+pub mod refusal;
 pub mod resources;
 pub mod results;
 pub mod search;

@@ -29,6 +29,8 @@ pub struct ServerContext {
     pub policy: Arc<SandboxPolicy>,
     /// `<agent dir>/mcp.log`.
     pub log: Arc<McpLog>,
+    /// The user's `mcp.json` (where a server's sandbox may be loosened).
+    pub user_file: PathBuf,
 }
 
 /// Where a server stands.
@@ -254,7 +256,7 @@ impl McpServer {
                 env,
                 cwd,
             } => {
-                let env = resolve_all(env, move |key| {
+                let env = resolve_all(env, self.config.literal_values, move |key| {
                     format!("MCP server \"{name}\" env \"{key}\"")
                 })
                 .await?;
@@ -277,7 +279,7 @@ impl McpServer {
                 Ok(Channel::Stdio(Box::new(process), stdout, stdin))
             }
             Transport::Http { url, headers } => {
-                let headers = resolve_all(headers, move |key| {
+                let headers = resolve_all(headers, self.config.literal_values, move |key| {
                     format!("MCP server \"{name}\" header \"{key}\"")
                 })
                 .await?;
@@ -387,7 +389,21 @@ impl McpServer {
             forward.abort();
         }
         match answer {
-            Ok(result) => tool_output(&result, &self.origin(), tool),
+            Ok(result) => {
+                let mut output = tool_output(&result, &self.origin(), tool);
+                if output.is_error
+                    && matches!(self.config.transport, Transport::Stdio { .. })
+                    && let Some(note) = super::refusal::note(
+                        self.name(),
+                        &self.policy(),
+                        &output.text(),
+                        &self.context.user_file,
+                    )
+                {
+                    output.content.push(Content::text(note));
+                }
+                output
+            }
             Err(RequestError::Closed) => {
                 let tail = connection.stderr_tail();
                 self.set_status(Status::Disconnected(super::client::with_tail(
@@ -418,9 +434,13 @@ fn number(value: f64) -> String {
 /// Resolves `${VAR}`, `$VAR` and `!command` values (pi's forms), off the async threads.
 async fn resolve_all(
     pairs: &[(String, String)],
+    literal: bool,
     what: impl Fn(&str) -> String + Send + 'static,
 ) -> Result<Vec<(String, String)>, String> {
     let pairs = pairs.to_vec();
+    if literal {
+        return Ok(pairs);
+    }
     tokio::task::spawn_blocking(move || {
         pairs
             .into_iter()

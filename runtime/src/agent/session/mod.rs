@@ -365,6 +365,7 @@ impl Session {
                 log: Arc::new(crate::mcp::log::McpLog::at(
                     config.mcp.agent_dir.join("mcp.log"),
                 )),
+                user_file: config.mcp.user_file(),
             };
             let user_file = config.mcp.user_file();
             crate::mcp::McpHub::start(config.mcp.config, context, user_file)

@@ -54,6 +54,8 @@ pub enum Command {
         /// Trust (true) or refuse (false).
         trusted: bool,
     },
+    /// `pith mcp add|remove|list …` (pi's `pi mcp`), its words as given.
+    Mcp(Vec<String>),
     /// A plugin author's command (`pith plugin new|build|check|wit|call …`).
     Plugin(crate::commands::plugin::PluginCommand),
     /// Print usage.
@@ -181,6 +183,7 @@ Usage:
   pith plugin call <tool> [json] | /<command> [args] [--answer a]…
                                      call a tool, or run an extension command answering its dialogs
   pith export <session.jsonl> [out.html]  write a session as one HTML page (also --export)
+  pith mcp add|remove|list …         configure and check MCP servers (pith mcp --help)
   pith trust [path] | untrust [path]  remember whether a project's own plugins, settings and
                                      resources load (the current directory by default)
 
@@ -318,6 +321,11 @@ impl Args {
         let mut export: Option<PathBuf> = None;
         let mut list_models: Option<Option<String>> = None;
         while let Some(arg) = args.next() {
+            // `pith mcp …` takes the rest as its own words (its flags are its own).
+            if arg == "mcp" && words.is_empty() {
+                parsed.command = Some(Command::Mcp(args.by_ref().collect()));
+                break;
+            }
             let mut value = |flag: &str| {
                 args.next()
                     .ok_or_else(|| UsageError(format!("{flag} needs a value")))
@@ -422,6 +430,9 @@ impl Args {
                 }
                 _ => words.push(arg),
             }
+        }
+        if matches!(parsed.command, Some(Command::Mcp(_))) {
+            return Ok(parsed);
         }
         parsed.command = Some(if help {
             Command::Help

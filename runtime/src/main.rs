@@ -16,7 +16,9 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("PITH_LOG")
                 // The ACP crate logs every error response it sends as a warning: those are
                 // answers to the client, not problems of pith.
-                .unwrap_or_else(|_| "warn,agent_client_protocol=error".into()),
+                // The MCP SDK logs a server's failures as errors: pith reports them itself
+                // (`/mcp`, the startup notice, mcp.log).
+                .unwrap_or_else(|_| "warn,agent_client_protocol=error,rmcp=off".into()),
         )
         .init();
     // A word that is not UTF-8 is a usage error, not a panic (`std::env::args` would panic).
@@ -254,6 +256,15 @@ async fn run(mut args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(Command::Mcp(words)) = &args.command {
+        let place = pith::commands::mcp::Place {
+            agent_dir: agent_dir.root(),
+            cwd: &workspace,
+            trusted: project_trusted,
+            policy: std::sync::Arc::new(sandbox),
+        };
+        return pith::commands::mcp::run(words, &place).await;
+    }
     pith::sandbox::announce(&sandbox);
     let options = HostOptions {
         plugin_dirs: HostOptions::standard_dirs(
@@ -341,6 +352,7 @@ async fn run(mut args: Args) -> ExitCode {
             | Command::Version
             | Command::Trust { .. }
             | Command::Export { .. }
+            | Command::Mcp(_)
             | Command::Plugin(_),
         )
         | None => ExitCode::SUCCESS,

@@ -123,9 +123,10 @@ const stop = async ({ child, connection }) => {
   report.cancel = (await slow).stopReason;
   report.cancelChunks = since(seen, from, "agent_message_chunk").length;
 
-  report.mcpError = await failure(agent.request(acp.methods.agent.session.new, {
+  // A session with a stdio MCP server (one that exits at once: the session starts anyway).
+  report.mcpSession = typeof (await agent.request(acp.methods.agent.session.new, {
     cwd: work, mcpServers: [{ name: "x", command: "/bin/true", args: [], env: [] }],
-  }));
+  })).sessionId;
   report.unknownSession = await failure(agent.request(acp.methods.agent.session.prompt, {
     sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }],
   }));

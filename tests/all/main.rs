@@ -24,6 +24,7 @@ mod limits;
 mod listen;
 mod liveness;
 mod mcp;
+mod mcp_lifecycle;
 mod model_catalog;
 mod models;
 mod oauth;

@@ -355,3 +355,98 @@ async fn the_sandbox_holds_stdio_servers() {
     assert_eq!(std::fs::read_to_string(work.join("fs.txt")).unwrap(), "fs");
     assert!(!outside.join("fs.txt").exists(), "{}", text(6));
 }
+
+/// `pith mcp add|remove|list` as pi 1.5.2's `pi mcp` (its texts with pith's name): the entry
+/// forms written, `list` connecting each server and exiting 1 on a failure.
+#[test]
+fn the_mcp_command_edits_and_checks_mcp_json() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (agent, work) = (dir.path().join("agent"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let file = agent.join("mcp.json");
+    let pith = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pith"))
+            .arg("mcp")
+            .args(args)
+            .current_dir(&work)
+            .env("PITH_AGENT_DIR", &agent)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, _) = pith(&["list"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        format!(
+            "No MCP servers configured. Add them to {} or .pi/mcp.json.\n",
+            file.display()
+        )
+    );
+    let (node, everything) = (node(), everything());
+    let (code, out, _) = pith(&[
+        "add",
+        "everything",
+        "--exposure",
+        "direct",
+        "--",
+        &node,
+        &everything,
+        "stdio",
+    ]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        format!(
+            "Added global MCP server \"everything\" in {}.\nCheck it with: pith mcp list\n",
+            file.display()
+        )
+    );
+    let (_, _, _) = pith(&[
+        "add",
+        "docs",
+        "--url",
+        "https://example.com/mcp",
+        "--bearer-token-env-var",
+        "DOCS_TOKEN",
+    ]);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        written["mcpServers"]["docs"],
+        json!({"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}})
+    );
+    assert_eq!(
+        pith(&["add", "x", "--header", "A=B", "--", "node"]).2,
+        "--header only applies to HTTP servers (--url).\n"
+    );
+    assert_eq!(
+        pith(&["add", "bad!", "--", "node"]).2,
+        "invalid server name \"bad!\" (use letters, digits, \"_\" and \"-\")\n"
+    );
+    let (code, _, _) = pith(&["remove", "docs"]);
+    assert_eq!(code, Some(0));
+    pith(&["add", "broken", "--", "/nonexistent/bin/server"]);
+    let (code, out, _) = pith(&["list"]);
+    assert_eq!(code, Some(1), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "everything: connected, 14 tools (direct, global)");
+    assert!(
+        lines[2].starts_with("  tools: echo, get-annotated-message,"),
+        "{out}"
+    );
+    assert_eq!(lines[3], "  offers resources");
+    assert_eq!(lines[4], "broken: failed (codemode, global)");
+    let (code, out, _) = pith(&["list", "--json"]);
+    assert_eq!(code, Some(1));
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["servers"][0]["state"], "connected");
+    assert_eq!(listed["servers"][1]["state"], "failed");
+    assert_eq!(
+        pith(&["bogus"]).2,
+        "Unknown mcp command \"bogus\".\nUse \"pith mcp --help\" for usage.\n"
+    );
+}

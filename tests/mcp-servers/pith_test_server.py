@@ -10,6 +10,8 @@ import os
 import sys
 import time
 
+import anyio
+
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
@@ -52,13 +54,21 @@ def get_env(name: str) -> str:
 
 @server.tool()
 async def slow(seconds: float, ctx: Context) -> str:
-    """Waits, reporting progress every 0.1 s."""
+    """Waits, reporting progress every 0.1 s. A cancelled call leaves the file `cancelled` in
+    the directory named by PITH_TEST_MARKS, when set."""
     started = time.monotonic()
     step = 0
-    while time.monotonic() - started < seconds:
-        step += 1
-        await ctx.report_progress(step, None, f"step {step}")
-        await __import__("anyio").sleep(0.1)
+    try:
+        while time.monotonic() - started < seconds:
+            step += 1
+            await ctx.report_progress(step, None, f"step {step}")
+            await anyio.sleep(0.1)
+    except BaseException:
+        marks = os.environ.get("PITH_TEST_MARKS")
+        if marks:
+            with open(os.path.join(marks, "cancelled"), "w") as f:
+                f.write("cancelled")
+        raise
     return "slept"
 
 

@@ -2,6 +2,7 @@
 
 pub mod export;
 pub mod list_models;
+pub mod mcp;
 pub mod plugin;
 pub mod plugins;
 pub mod startup;

@@ -271,6 +271,17 @@ impl McpHub {
         cancel: &CancellationToken,
         updates: Option<mpsc::UnboundedSender<ToolOutput>>,
     ) -> ToolOutput {
+        if !matches!(tool.kind, McpToolKind::Server(..)) {
+            // A search or a resource tool sees every server: those still connecting are
+            // waited for (as pi waits), not an abort.
+            tokio::select! {
+                _ = self.wait_settled() => {}
+                _ = cancel.cancelled() => return ToolOutput {
+                    details: Some(json!({})),
+                    ..ToolOutput::error("MCP request aborted")
+                },
+            }
+        }
         match &tool.kind {
             McpToolKind::Server(server, raw) => server.call(raw, arguments, cancel, updates).await,
             McpToolKind::Search => self.search(arguments),

@@ -450,3 +450,96 @@ fn the_mcp_command_edits_and_checks_mcp_json() {
         "Unknown mcp command \"bogus\".\nUse \"pith mcp --help\" for usage.\n"
     );
 }
+
+/// pi 1.5.2's `everything-results` capture: the resource tools over server-everything
+/// (listing, templates, reading text and a text blob, a missing resource) give pi's results.
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_are_listed_and_read_as_pi_does() {
+    let golden =
+        support::repo_root().join("tests/fixtures/pi-1.5-mcp/everything-results/rpc.jsonl");
+    let theirs: Vec<Value> = std::fs::read_to_string(golden)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let pi_end = |tool: &str, nth: usize| -> Value {
+        theirs
+            .iter()
+            .filter(|f| f["type"] == "tool_execution_end" && f["toolName"] == tool)
+            .nth(nth)
+            .cloned()
+            .unwrap()
+    };
+    let calls = [
+        ("list_mcp_resources", json!({"server": "everything"})),
+        ("list_mcp_resource_templates", json!({})),
+        (
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": "demo://resource/dynamic/text/7"}),
+        ),
+        (
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": "demo://resource/dynamic/blob/7"}),
+        ),
+        (
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": "demo://nope"}),
+        ),
+    ];
+    let mut script: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            json!({"tool_calls": [{"id": format!("r{i}"), "name": name, "arguments": args}]})
+        })
+        .collect();
+    script.push(json!({"text": "done"}));
+    let mut options = Options::faux(json!(script));
+    let config = json!({"mcpServers": {"everything": {
+        "command": node(), "args": [everything(), "stdio"], "exposure": "direct"}}});
+    options
+        .agent_files
+        .push(("mcp.json".into(), config.to_string()));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "resources"}))
+        .await;
+    pith.until_agent_end().await;
+    let ours: Vec<Value> = pith
+        .frames
+        .iter()
+        .filter(|f| f["type"] == "tool_execution_end")
+        .cloned()
+        .collect();
+    // The same listing; the keys of each item follow the SDK's model rather than the server's
+    // order (the same JSON object).
+    let parsed = |end: &Value| -> Value {
+        serde_json::from_str(end["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    for (i, tool) in [
+        (0, "list_mcp_resources"),
+        (1, "list_mcp_resource_templates"),
+    ] {
+        let pi = pi_end(tool, 0);
+        assert_eq!(parsed(&ours[i]), parsed(&pi), "{tool}");
+        assert_eq!(
+            ours[i]["result"]["structuredContent"],
+            pi["result"]["structuredContent"]
+        );
+        assert_eq!(ours[i]["result"]["details"], pi["result"]["details"]);
+    }
+    // The dynamic resources carry the time they were made: the shape and the start compare.
+    let text = |end: &Value| {
+        end["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(text(&ours[2]).starts_with("Resource 7: This is a plaintext resource created at"));
+    assert!(text(&ours[3]).starts_with("Resource 7: This is a base64 blob created at"));
+    assert_eq!(
+        ours[2]["result"]["details"],
+        json!({"server": "everything", "tool": "read_mcp_resource"})
+    );
+    assert_eq!(ours[4]["result"], pi_end("read_mcp_resource", 0)["result"]);
+    assert_eq!(ours[4]["isError"], true);
+}

@@ -306,3 +306,44 @@ async fn deferred_tools_are_found_and_loaded_with_tool_search() {
     assert_eq!(names(systems[0]), ["tool_search"]);
     assert_eq!(names(systems[1]), ["mcp__everything__get_sum"]);
 }
+
+/// A changed `mcp.json` applies without a restart: the server added to the file is connected
+/// and its tools offered on the next prompt; `reload` answers what it found.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_mcp_json_applies_without_a_restart() {
+    let mut options = Options::faux(json!([
+        call("c1", "mcp__later__echo", json!({"message": "added"})),
+        {"text": "done"}
+    ]));
+    options
+        .agent_files
+        .push(("mcp.json".into(), json!({"mcpServers": {}}).to_string()));
+    let mut pith = Pith::spawn(options).await;
+    let file = pith.dir.path().join("agent/mcp.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"later": {"command": node(), "args": [everything(), "stdio"],
+            "exposure": "direct"}}})
+        .to_string(),
+    )
+    .unwrap();
+    // The watcher picks it up; `reload` then finds nothing more to change.
+    let mut shown = String::new();
+    for _ in 0..50 {
+        shown = status(&mut pith).await;
+        if shown.starts_with("later: connected") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        shown.starts_with("later: connected, 14 tools (direct)"),
+        "{shown}"
+    );
+    let reloaded = pith.call("r", json!({"type": "reload"})).await;
+    assert_eq!(reloaded["data"]["mcp"]["changed"], false, "{reloaded}");
+    pith.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    pith.until_agent_end().await;
+    assert_eq!(first_text(&ends(&pith)[0]), "Echo: added");
+}

@@ -215,11 +215,7 @@ impl Server {
             crate::resources::Resources::load(config.resources.dirs.clone(), &self.host).await;
         // The client's servers join the user's (a client's server replaces one of its name).
         let (given, notices) = mcp;
-        if !config.mcp.off {
-            let servers = &mut config.mcp.config.servers;
-            servers.retain(|s| !given.iter().any(|g| g.name == s.name));
-            servers.extend(given);
-        }
+        config.mcp.give(given);
         let resumed = file.is_some();
         if resumed {
             config.session = file;
@@ -418,6 +414,8 @@ impl Server {
         };
         self.cancel_work(&open);
         open.session.abort().await;
+        // Its MCP servers go with it.
+        open.session.shared().mcp().shut_down().await;
         Ok(())
     }
 

@@ -75,7 +75,7 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     // Plugins still compiling after start-up are part of the first run (with their hooks).
     shared.host.deferred_settled().await;
     // The first prompt waits (10 s at most) for the MCP servers that show tools directly.
-    if !shared.mcp.wait_direct_once().await {
+    if !shared.mcp().wait_direct_once().await {
         shared.notify(
             "MCP servers are still connecting; their tools become available once connected.",
             "info",

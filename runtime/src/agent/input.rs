@@ -43,11 +43,11 @@ impl Session {
         let words: Vec<&str> = args.split_whitespace().collect();
         match words.as_slice() {
             [] => {
-                shared.mcp.wait_settled().await;
-                shared.notify(&shared.mcp.status_text(), "info");
+                shared.mcp().wait_settled().await;
+                shared.notify(&shared.mcp().status_text(), "info");
             }
             ["reconnect"] | ["reconnect", _] => {
-                match shared.mcp.reconnect(words.get(1).copied()).await {
+                match shared.mcp().reconnect(words.get(1).copied()).await {
                     Ok(text) => shared.notify(&text, "info"),
                     Err(text) => shared.notify(&text, "error"),
                 }
@@ -61,7 +61,7 @@ impl Session {
         let extensions = &self.shared().extensions;
         if let Some(rest) = text.strip_prefix('/') {
             let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
-            if name == "mcp" && self.shared().mcp.enabled {
+            if name == "mcp" && self.shared().mcp().enabled {
                 self.mcp_command(args.trim()).await;
                 return Input::Handled;
             }
@@ -143,7 +143,7 @@ impl Session {
         let shared = self.shared();
         let resources = shared.resources();
         let mut commands = Vec::new();
-        if shared.mcp.enabled {
+        if shared.mcp().enabled {
             commands.push(json!({
                 "name": "mcp",
                 "description": "Show the MCP servers and their state; /mcp reconnect <server> connects one again",

@@ -89,8 +89,10 @@ impl Session {
         removed.extend(more_removed);
         problems.extend(model_problems);
         let resources = shared.resources();
+        let mcp = shared.reload_mcp();
         json!({
             "settings": {"changed": policies_changed, "kept": kept, "problems": problems},
+            "mcp": mcp,
             "plugins": plugins,
             "models": {"added": added, "removed": removed},
             "skills": resources.skills.len(),

@@ -26,6 +26,13 @@ fn recorded(messages: &[AgentMessage]) -> Option<BTreeMap<String, ToolDescriptio
     tools
 }
 
+/// The names of the tools the last system messages of `messages` leave declared.
+pub fn recorded_names(messages: &[AgentMessage]) -> Vec<String> {
+    recorded(messages)
+        .map(|tools| tools.into_keys().collect())
+        .unwrap_or_default()
+}
+
 /// How `tool` is described to hosts.
 fn describe(tool: &SessionTool) -> ToolDescription {
     ToolDescription {

@@ -144,7 +144,7 @@ impl OneCall<'_> {
         tool_timeout::run_within(self.timeouts, &name, self.cancel, |cancel| async move {
             tools::execute(
                 &self.shared.host,
-                &self.shared.mcp,
+                &self.shared.mcp(),
                 &self.shared.extensions,
                 &self.shared.bridge,
                 self.tool,

@@ -33,6 +33,7 @@ use crate::resources::Resources;
 mod catalog;
 mod compaction_run;
 mod controls;
+mod mcp_watch;
 mod model_registry;
 mod queries;
 mod records;
@@ -73,8 +74,12 @@ pub struct Shared {
     pub todo_clear_delay: std::time::Duration,
     /// Which pi's behaviour the session follows where pi changed it.
     pub behaviour: PiBehaviour,
-    /// The session's MCP servers.
-    pub mcp: Arc<crate::mcp::McpHub>,
+    /// The session's MCP servers (replaced when their configuration changes).
+    mcp: std::sync::RwLock<Arc<crate::mcp::McpHub>>,
+    /// Where they come from.
+    mcp_setup: Mutex<crate::mcp::McpSetup>,
+    /// The watch on their files.
+    mcp_watcher: Mutex<Option<mcp_watch::McpWatcher>>,
     resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
     idle: watch::Sender<bool>,
@@ -108,6 +113,50 @@ impl Shared {
             serde_json::to_value(update).unwrap_or(Value::Null)
         });
         self.events.message_update(update).await;
+    }
+
+    /// The MCP configuration files (watched for changes).
+    fn mcp_files(&self) -> Vec<std::path::PathBuf> {
+        let setup = self
+            .mcp_setup
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if setup.off { Vec::new() } else { setup.files() }
+    }
+
+    /// The session's MCP servers now.
+    pub fn mcp(&self) -> Arc<crate::mcp::McpHub> {
+        self.mcp
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Reads the MCP configuration again; when it changed, the servers start anew (the old
+    /// ones are shut down). `{"changed", "servers", "errors"}`.
+    pub fn reload_mcp(self: &Arc<Self>) -> Value {
+        let fresh = self
+            .mcp_setup
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .reread();
+        let Some(fresh) = fresh else {
+            let hub = self.mcp();
+            return json!({"changed": false, "servers": hub.servers().len()});
+        };
+        let hub = fresh.start(&self.cwd, self.host.sandbox());
+        let errors = fresh.config.errors.clone();
+        *self
+            .mcp_setup
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = fresh;
+        let old = std::mem::replace(
+            &mut *self.mcp.write().unwrap_or_else(|p| p.into_inner()),
+            hub.clone(),
+        );
+        tokio::spawn(async move { old.shut_down().await });
+        Session::from_shared(self.clone()).report_mcp();
+        json!({"changed": true, "servers": hub.servers().len(), "errors": errors})
     }
 
     /// Shows the host a notice (`extension_ui_request` `notify`), as pi's built-ins do.
@@ -152,7 +201,7 @@ impl Shared {
             plugin_tools,
             &state.tools,
             self.extensions.tools(),
-            self.mcp.active_tools(),
+            self.mcp().active_tools(),
             &state.host_tools,
         )
     }
@@ -353,30 +402,18 @@ impl Session {
         let bridge = Arc::new(HostToolBridge::new(events.clone()));
         let extensions = Arc::new(Extensions::new(host.clone(), events.clone()));
         host.grant_read_dirs(config.resources.skill_dirs());
-        let mcp = if config.mcp.off || config.mcp.config.servers.is_empty() {
-            let mut hub = crate::mcp::McpHub::idle(config.mcp.config.errors.clone());
-            hub.user_file = config.mcp.user_file();
-            hub.enabled = !config.mcp.off;
-            Arc::new(hub)
-        } else {
-            let context = crate::mcp::server::ServerContext {
-                cwd: config.cwd.clone(),
-                policy: host.sandbox(),
-                log: Arc::new(crate::mcp::log::McpLog::at(
-                    config.mcp.agent_dir.join("mcp.log"),
-                )),
-                user_file: config.mcp.user_file(),
-            };
-            let user_file = config.mcp.user_file();
-            crate::mcp::McpHub::start(config.mcp.config, context, user_file)
-        };
+        let mcp = config.mcp.start(&config.cwd, host.sandbox());
+        // Tools `tool_search` loaded on the resumed branch stay loaded.
+        mcp.mark_loaded(super::system_record::recorded_names(state.messages()));
         let session = Session {
             shared: Arc::new(Shared {
                 ui: UiBridge::new(events.clone()),
                 resources: Mutex::new(Arc::new(config.resources)),
                 todo_clear_delay: config.todo_clear_delay,
                 behaviour: config.behaviour,
-                mcp,
+                mcp: std::sync::RwLock::new(mcp),
+                mcp_setup: Mutex::new(config.mcp),
+                mcp_watcher: Mutex::new(None),
                 extensions,
                 host,
                 events,
@@ -395,17 +432,23 @@ impl Session {
         let context = Arc::new(SessionContext::new(&session.shared));
         session.shared.extensions.attach(context);
         session.report_mcp();
+        let watcher = mcp_watch::watch(&session.shared);
+        *session
+            .shared
+            .mcp_watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = watcher;
         session
     }
 
     /// Once the MCP servers' first attempts have ended: pi's report of what needs attention,
     /// and the note that codemode exposure is served with `tool_search`.
     fn report_mcp(&self) {
-        if self.shared.mcp.is_empty() {
+        if self.shared.mcp().is_empty() {
             return;
         }
         let weak = Arc::downgrade(&self.shared);
-        let hub = self.shared.mcp.clone();
+        let hub = self.shared.mcp();
         tokio::spawn(async move {
             hub.wait_settled().await;
             let Some(shared) = weak.upgrade() else { return };

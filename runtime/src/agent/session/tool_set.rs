@@ -16,7 +16,7 @@ impl Session {
         let shared = self.shared();
         let selection = shared.state().tools.clone();
         let active_mcp: Vec<String> = shared
-            .mcp
+            .mcp()
             .active_tools()
             .into_iter()
             .filter(|t| selection.allows_mcp(&t.name))
@@ -109,7 +109,7 @@ impl Session {
             &shared.host.tools(),
             &every,
             shared.extensions.tools(),
-            shared.mcp.tools(),
+            shared.mcp().tools(),
             &host_tools,
         )
     }

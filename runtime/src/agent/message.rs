@@ -77,6 +77,10 @@ pub struct Sections {
     pub skills: String,
     /// The date and working directory.
     pub cwd: String,
+    /// The MCP servers whose tools are not declared (found with `tool_search`), when there
+    /// are any (pi's `mcp_servers` section).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mcp_servers: String,
 }
 
 impl Sections {
@@ -90,6 +94,7 @@ impl Sections {
             &self.project_context,
             &self.skills,
             &self.cwd,
+            &self.mcp_servers,
         ]
         .into_iter()
         .filter(|s| !s.is_empty())

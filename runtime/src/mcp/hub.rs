@@ -378,6 +378,66 @@ impl McpHub {
         }
     }
 
+    /// pi's `mcp_servers` section: the servers whose tools are not declared (found with
+    /// `tool_search`), each with its description's (or instructions') first line, within 4 KB.
+    pub fn prompt_section(&self) -> String {
+        const BUDGET: usize = 4096;
+        let mut servers: Vec<&Arc<McpServer>> = self
+            .servers
+            .iter()
+            .filter(|s| s.config.enabled && s.config.exposures().iter().any(|e| e.searchable()))
+            .collect();
+        if servers.is_empty() {
+            return String::new();
+        }
+        servers.sort_by(|a, b| a.name().cmp(b.name()));
+        let intro = "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`.";
+        let head = |s: &McpServer| format!("- {} (tool_search)", namespace(s.name()));
+        let summary = |s: &McpServer| {
+            s.config
+                .description
+                .clone()
+                .or_else(|| s.instructions())
+                .and_then(|t| t.trim().lines().next().map(str::to_string))
+                .filter(|t| !t.is_empty())
+        };
+        // Drop trailing servers until the heads fit, then share what is left among summaries.
+        let mut kept = servers.len();
+        let size = |kept: usize| {
+            let omitted = servers.len() - kept;
+            intro.len()
+                + servers[..kept]
+                    .iter()
+                    .map(|s| head(s).len() + 1)
+                    .sum::<usize>()
+                + if omitted > 0 { 60 } else { 0 }
+        };
+        while kept > 1 && size(kept) > BUDGET {
+            kept -= 1;
+        }
+        let room = (BUDGET.saturating_sub(size(kept)) / kept.max(1))
+            .saturating_sub(2)
+            .min(250);
+        let mut lines = vec![intro.to_string()];
+        for server in &servers[..kept] {
+            let mut line = head(server);
+            if let Some(summary) = summary(server) {
+                let cut: String = summary.chars().take(room).collect();
+                let ellipsis = if cut.len() < summary.len() { "…" } else { "" };
+                line.push_str(&format!(": {cut}{ellipsis}"));
+            }
+            lines.push(line);
+        }
+        let omitted = servers.len() - kept;
+        if omitted > 0 {
+            lines.push(format!(
+                "- … {omitted} more server{}; find their tools with tool_search",
+                if omitted == 1 { "" } else { "s" }
+            ));
+        }
+        format!("<mcp_servers>\n{}\n</mcp_servers>", lines.join("\n"))
+    }
+
     /// `/mcp`: one line per server, then the configuration's problems (pi's status text).
     pub fn status_text(&self) -> String {
         if self.is_empty() {

@@ -24,13 +24,7 @@ pub struct Origin<'a> {
 
 /// pi's size text: `512B`, `2.0KB`, `1.5MB`.
 pub fn format_size(bytes: u64) -> String {
-    if bytes < 1024 {
-        format!("{bytes}B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1}KB", bytes as f64 / 1024.0)
-    } else {
-        format!("{:.1}MB", bytes as f64 / (1024.0 * 1024.0))
-    }
+    pith_sdk::text::format_size(usize::try_from(bytes).unwrap_or(usize::MAX))
 }
 
 fn text_like(mime: &str) -> bool {

@@ -40,12 +40,8 @@ pub fn watch(
     tokio::spawn(async move {
         while changes.recv().await.is_some() {
             // Wait for the burst of events (a copy, a build) to settle.
-            loop {
-                match tokio::time::timeout(DEBOUNCE, changes.recv()).await {
-                    Ok(Some(())) => continue,
-                    Ok(None) => return,
-                    Err(_) => break,
-                }
+            if !settled(&mut changes, DEBOUNCE).await {
+                return;
             }
             let report = host.reload().await;
             if !report.is_unchanged() || !report.errors.is_empty() {
@@ -54,6 +50,20 @@ pub fn watch(
         }
     });
     Ok(PluginWatcher { _watcher: watcher })
+}
+
+/// Waits until `changes` stay quiet for `quiet`; false when the sender went away.
+pub async fn settled(
+    changes: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    quiet: Duration,
+) -> bool {
+    loop {
+        match tokio::time::timeout(quiet, changes.recv()).await {
+            Ok(Some(())) => continue,
+            Ok(None) => return false,
+            Err(_) => return true,
+        }
+    }
 }
 
 /// True for changes to manifests and components (not reads, not other files).

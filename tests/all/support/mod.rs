@@ -27,7 +27,27 @@ pub fn built_component(crate_name: &str) -> PathBuf {
     Path::new(BUILT_PLUGINS_DIR).join(format!("{}.wasm", crate_name.replace('-', "_")))
 }
 
-/// The compiled-component cache shared by all tests (so each component compiles once).
+/// Installs the pinned npm project `tests/<name>/` (its `package.json` and lock) once per build
+/// directory, unless `<install>/<ready>` exists; returns the install's root.
+pub fn npm_installed(name: &str, ready: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let source = repo_root().join("tests").join(name);
+    if !root.join(ready).exists() {
+        std::fs::create_dir_all(&root).unwrap();
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(source.join(file), root.join(file)).unwrap();
+        }
+        let status = std::process::Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&root)
+            .status()
+            .expect("npm runs (the CI script installs Node.js and npm)");
+        assert!(status.success(), "npm ci of tests/{name} failed");
+    }
+    root
+}
+
+/// The shared compiled-component cache of the test runs.
 pub fn shared_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
 }

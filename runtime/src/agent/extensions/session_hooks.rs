@@ -84,14 +84,16 @@ pub fn system_sections(shared: &Shared, tools: &[SessionTool]) -> system_prompt:
     } else {
         String::new()
     };
-    system_prompt::sections(
+    let mut sections = system_prompt::sections(
         &shared.prompt,
         tools,
         &project_context,
         &skills,
         &shared.cwd,
         &system_prompt::today(),
-    )
+    );
+    sections.mcp_servers = shared.mcp().prompt_section();
+    sections
 }
 
 /// `context`: extensions may replace the messages sent to the model (not the session's).

@@ -50,12 +50,8 @@ pub fn watch(shared: &Arc<Shared>) -> Option<McpWatcher> {
     let weak: Weak<Shared> = Arc::downgrade(shared);
     tokio::spawn(async move {
         while changes.recv().await.is_some() {
-            loop {
-                match tokio::time::timeout(DEBOUNCE, changes.recv()).await {
-                    Ok(Some(())) => continue,
-                    Ok(None) => return,
-                    Err(_) => break,
-                }
+            if !crate::plugin_host::watch::settled(&mut changes, DEBOUNCE).await {
+                return;
             }
             let Some(shared) = weak.upgrade() else { return };
             shared.reload_mcp();

@@ -123,10 +123,15 @@ const stop = async ({ child, connection }) => {
   report.cancel = (await slow).stopReason;
   report.cancelChunks = since(seen, from, "agent_message_chunk").length;
 
-  // A session with a stdio MCP server (one that exits at once: the session starts anyway).
-  report.mcpSession = typeof (await agent.request(acp.methods.agent.session.new, {
-    cwd: work, mcpServers: [{ name: "x", command: "/bin/true", args: [], env: [] }],
+  // A session in another folder than pith's, with a stdio MCP server (one that exits at once:
+  // the session starts anyway); its prompt runs there.
+  const elsewhere = (await agent.request(acp.methods.agent.session.new, {
+    cwd: process.env.PITH_OUTSIDE, mcpServers: [{ name: "x", command: "/bin/true", args: [], env: [] }],
   })).sessionId;
+  report.mcpSession = typeof elsewhere;
+  report.elsewhere = (await agent.request(acp.methods.agent.session.prompt, {
+    sessionId: elsewhere, prompt: [{ type: "text", text: "hello there" }],
+  })).stopReason;
   report.unknownSession = await failure(agent.request(acp.methods.agent.session.prompt, {
     sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }],
   }));

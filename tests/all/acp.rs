@@ -177,17 +177,20 @@ async fn config_options_set_the_thinking_level_and_refuse_what_is_unknown() {
             .contains("model and thinking"),
         "{unknown_option}"
     );
-    let elsewhere = acp
-        .request("session/new", json!({"cwd": "/", "mcpServers": []}))
-        .await;
-    assert_eq!(elsewhere["error"]["code"], -32602);
-    assert!(
-        elsewhere["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("start another `pith --mode acp`"),
-        "{elsewhere}"
-    );
+    // A session's folder must be an absolute, existing directory.
+    for (cwd, says) in [
+        ("relative/dir", "cwd must be an absolute path"),
+        ("/no/such/folder", "is not a directory"),
+    ] {
+        let refused = acp
+            .request("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(
+            refused["error"]["message"].as_str().unwrap().contains(says),
+            "{refused}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -60,6 +60,7 @@ async fn the_official_typescript_sdk_drives_pith() {
         .arg(root.join("drive.mjs"))
         .env("PITH_BIN", env!("CARGO_BIN_EXE_pith"))
         .env("PITH_WORK", &work)
+        .env("PITH_OUTSIDE", &outside)
         .env("PITH_AGENT_DIR", &agent)
         .env("PITH_CACHE_DIR", support::shared_cache())
         .env("PITH_FAUX_FIRST", first.to_string())
@@ -134,6 +135,7 @@ async fn the_official_typescript_sdk_drives_pith() {
     assert!(report["cancelChunks"].as_u64().unwrap() < 100, "{report}");
     // Bad requests: errors naming the cause and the fix; the process goes on serving.
     assert_eq!(report["mcpSession"], "string", "{report}");
+    assert_eq!(report["elsewhere"], "end_turn", "{report}");
     assert_eq!(report["unknownSession"]["code"], -32002);
     assert_eq!(report["badConfig"]["code"], -32602);
     assert_eq!(report["firstExit"], 0);

@@ -6,6 +6,7 @@ mod support;
 
 mod acp;
 mod acp_client;
+mod acp_workspaces;
 mod binary;
 mod client_message_ids;
 mod cold_start;

@@ -13,6 +13,7 @@
 mod flow;
 mod mcp_servers;
 mod permissions;
+mod places;
 mod prompt;
 mod sessions;
 mod sink;

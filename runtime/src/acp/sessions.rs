@@ -23,6 +23,9 @@ use crate::agent::session_index;
 const MODEL: &str = "model";
 /// The config option naming the thinking level.
 const THINKING: &str = "thinking";
+/// The MCP servers a client handed over, and notices of those left out.
+type McpGiven = (Vec<crate::mcp::ServerConfig>, Vec<String>);
+
 /// Sessions per `session/list` page.
 const PAGE: usize = 50;
 
@@ -160,29 +163,21 @@ async fn follow(
 }
 
 impl Server {
-    /// The MCP servers a client handed over (and notices of those left out); refuses another
-    /// working directory.
+    /// The session's place (its directory checked) and the MCP servers a client handed over
+    /// (with notices of those left out).
     fn check_place(
         &self,
         cwd: &std::path::Path,
         mcp_servers: &[acp::McpServer],
-    ) -> Result<(Vec<crate::mcp::ServerConfig>, Vec<String>), Error> {
-        let ignore = self
+    ) -> Result<(super::places::Place, McpGiven), Error> {
+        let place = self.place(cwd)?;
+        let ignore = place
             .settings
             .get("acp")
             .and_then(|acp| acp.get("mcpServers"))
             .and_then(serde_json::Value::as_str)
             == Some("ignore");
-        let given = super::mcp_servers::servers(mcp_servers, ignore);
-        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        if canonical(cwd) != canonical(&self.workspace) {
-            return Err(super::invalid(format!(
-                "this pith serves {}: start another `pith --mode acp` in {} for a session there",
-                self.workspace.display(),
-                cwd.display()
-            )));
-        }
-        Ok(given)
+        Ok((place, super::mcp_servers::servers(mcp_servers, ignore)))
     }
 
     /// Builds an engine session (resuming `file` when given) with its ACP sink.
@@ -190,7 +185,7 @@ impl Server {
         &self,
         client: ConnectionTo<Client>,
         file: Option<SessionFile>,
-        mcp: (Vec<crate::mcp::ServerConfig>, Vec<String>),
+        (place, mcp): (super::places::Place, McpGiven),
     ) -> Result<Arc<AcpSession>, Error> {
         // Plugins still compiling after start-up (new third-party ones) are part of the session,
         // as they are of every RPC command but the liveness ones.
@@ -204,18 +199,20 @@ impl Server {
             tracing::warn!("{problem}");
         }
         let mut config = crate::commands::startup::session_config(
-            &self.args,
-            &self.settings,
+            &place.args,
+            &place.settings,
             &mut models,
-            self.workspace.clone(),
+            place.cwd.clone(),
             &self.agent_dir,
         )
         .map_err(super::internal)?;
+        config.sandbox = place.sandbox.clone();
         config.resources =
             crate::resources::Resources::load(config.resources.dirs.clone(), &self.host).await;
         // The client's servers join the user's (a client's server replaces one of its name).
-        let (given, notices) = mcp;
+        let (given, mut notices) = mcp;
         config.mcp.give(given);
+        notices.extend(place.notices);
         let resumed = file.is_some();
         if resumed {
             config.session = file;
@@ -230,7 +227,7 @@ impl Server {
         let (sink, work) = AcpSink::new(
             client,
             acp::SessionId::new(id.clone()),
-            self.workspace.clone(),
+            place.cwd.clone(),
             self.features(),
             self.flow.clone(),
         );
@@ -292,14 +289,14 @@ impl Server {
         responder: Responder<acp::NewSessionResponse>,
         client: ConnectionTo<Client>,
     ) {
-        let mcp = match self.check_place(&request.cwd, &request.mcp_servers) {
-            Ok(mcp) => mcp,
+        let placed = match self.check_place(&request.cwd, &request.mcp_servers) {
+            Ok(placed) => placed,
             Err(err) => {
                 let _ = responder.respond_with_error(err);
                 return;
             }
         };
-        let opened = match self.open(client, None, mcp).await {
+        let opened = match self.open(client, None, placed).await {
             Ok(opened) => opened,
             Err(err) => {
                 let _ = responder.respond_with_error(err);
@@ -313,11 +310,24 @@ impl Server {
         }
     }
 
-    /// The session files of the workspace, newest first.
-    fn session_files(&self) -> Vec<(i64, std::path::PathBuf)> {
-        let dir =
-            crate::commands::startup::sessions_dir(&self.args, &self.agent_dir, &self.workspace);
+    /// The session files of the folder `cwd`, newest first.
+    fn session_files(&self, cwd: &std::path::Path) -> Vec<(i64, std::path::PathBuf)> {
+        let dir = crate::commands::startup::sessions_dir(&self.args, &self.agent_dir, cwd);
         session_index::session_files(&dir.into_iter().collect::<Vec<_>>())
+    }
+
+    /// The summary of a session file when it was saved in `cwd` (a sessions directory shared by
+    /// every folder, `--session-dir`, holds others'; a file without a directory counts).
+    fn summary_in(
+        path: &std::path::Path,
+        modified: i64,
+        cwd: &std::path::Path,
+    ) -> Option<session_index::SessionSummary> {
+        let summary = session_index::summarize(path, modified)?;
+        let saved = std::path::Path::new(&summary.cwd);
+        let same = summary.cwd.is_empty()
+            || saved.canonicalize().unwrap_or_else(|_| saved.to_path_buf()) == cwd;
+        same.then_some(summary)
     }
 
     /// `session/load`: opens the saved session and replays it before answering.
@@ -327,15 +337,23 @@ impl Server {
         responder: Responder<acp::LoadSessionResponse>,
         client: ConnectionTo<Client>,
     ) {
-        let mcp = match self.check_place(&request.cwd, &request.mcp_servers) {
-            Ok(mcp) => mcp,
+        let placed = match self.check_place(&request.cwd, &request.mcp_servers) {
+            Ok(placed) => placed,
             Err(err) => {
                 let _ = responder.respond_with_error(err);
                 return;
             }
         };
+        let cwd = placed.0.cwd.clone();
         let wanted = request.session_id.0.to_string();
         if let Some(open) = self.session(&request.session_id) {
+            if open.sink.cwd() != cwd {
+                let _ = responder.respond_with_error(super::invalid(format!(
+                    "session {wanted} works in {}: load it with that cwd",
+                    open.sink.cwd().display()
+                )));
+                return;
+            }
             // Open already (an editor reopening a thread): replayed from the engine, never a
             // second engine on the same file.
             self.replay(&open);
@@ -344,7 +362,7 @@ impl Server {
             let _ = responder.respond(response);
             return;
         }
-        let files = self.session_files();
+        let files = self.session_files(&cwd);
         // pith and pi name files `<time>_<id>.jsonl`: those are looked at first.
         let named = format!("_{wanted}.jsonl");
         let (likely, others): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, path)| {
@@ -356,12 +374,12 @@ impl Server {
             .into_iter()
             .chain(others)
             .find_map(|(modified, path)| {
-                session_index::summarize(&path, modified).filter(|s| s.id == wanted)
+                Self::summary_in(&path, modified, &cwd).filter(|s| s.id == wanted)
             });
         let Some(summary) = found else {
             let _ = responder.respond_with_error(super::not_found(format!(
                 "No saved session {wanted} for {}: session/list shows the sessions there",
-                self.workspace.display()
+                cwd.display()
             )));
             return;
         };
@@ -380,7 +398,7 @@ impl Server {
                 return;
             }
         };
-        let opened = match self.open(client, Some(file), mcp).await {
+        let opened = match self.open(client, Some(file), placed).await {
             Ok(opened) => opened,
             Err(err) => {
                 let _ = responder.respond_with_error(err);
@@ -399,7 +417,7 @@ impl Server {
     fn replay(&self, open: &AcpSession) {
         let replayed = {
             let state = open.session.shared().state();
-            super::updates::replay(state.messages(), &self.workspace)
+            super::updates::replay(state.messages(), open.sink.cwd())
         };
         for update in replayed {
             open.sink.send(update);
@@ -419,18 +437,19 @@ impl Server {
         Ok(())
     }
 
-    /// `session/list`: the workspace's saved sessions, newest first, 50 a page (none for another
-    /// directory: this pith serves its workspace only).
+    /// `session/list`: the saved sessions of the folder asked for (the start folder by default),
+    /// newest first, 50 a page.
     pub(super) fn list_sessions(
         &self,
         request: &acp::ListSessionsRequest,
     ) -> Result<acp::ListSessionsResponse, Error> {
-        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        if let Some(cwd) = &request.cwd
-            && canonical(cwd) != canonical(&self.workspace)
-        {
-            return Ok(acp::ListSessionsResponse::new(Vec::new()));
-        }
+        let cwd = match &request.cwd {
+            Some(cwd) => self.place(cwd)?.cwd,
+            None => self
+                .workspace
+                .canonicalize()
+                .unwrap_or_else(|_| self.workspace.clone()),
+        };
         let start = match &request.cursor {
             None => 0,
             Some(text) => text.parse::<usize>().map_err(|_| {
@@ -439,7 +458,7 @@ impl Server {
                 ))
             })?,
         };
-        let files = self.session_files();
+        let files = self.session_files(&cwd);
         let mut sessions = Vec::new();
         let mut next = None;
         for (index, (modified, path)) in files.iter().enumerate().skip(start) {
@@ -447,12 +466,12 @@ impl Server {
                 next = Some(index.to_string());
                 break;
             }
-            let Some(summary) = session_index::summarize(path, *modified) else {
+            let Some(summary) = Self::summary_in(path, *modified, &cwd) else {
                 continue;
             };
             let title = summary.name.clone().or(summary.first_message.clone());
             sessions.push(
-                acp::SessionInfo::new(summary.id, self.workspace.clone())
+                acp::SessionInfo::new(summary.id, cwd.clone())
                     .title(title)
                     .updated_at(crate::time::iso(summary.modified)),
             );

@@ -101,7 +101,7 @@ async fn approve_directory(
     let SessionTool::Plugin(spec, plugin) = tool else {
         return None;
     };
-    let policy = shared.host.sandbox();
+    let policy = shared.sandbox();
     if !policy.approval.asks_before() || plugin.origin != Origin::Embedded {
         return None;
     }
@@ -164,7 +164,7 @@ pub async fn approve_rerun(
     args: &Value,
     output: &ToolOutput,
 ) -> Option<Escalation> {
-    let policy = shared.host.sandbox();
+    let policy = shared.sandbox();
     let denial = shell_denial(&policy, tool, output)?;
     let command = args.get("command").and_then(Value::as_str).unwrap_or("");
     let answer = shared

@@ -154,6 +154,7 @@ impl OneCall<'_> {
                 updates,
                 escalated,
                 self.process_env.to_vec(),
+                self.shared.call_sandbox(),
             )
             .await
         })

@@ -174,6 +174,7 @@ pub async fn execute(
     updates: mpsc::UnboundedSender<ToolOutput>,
     escalated: crate::plugin_host::Escalation,
     process_env: Vec<(String, String)>,
+    sandbox: Option<Arc<crate::sandbox::SandboxPolicy>>,
 ) -> ToolOutput {
     match tool {
         SessionTool::Extension(spec, plugin) => {
@@ -199,6 +200,7 @@ pub async fn execute(
                         cancel: Some(cancel.clone()),
                         escalated,
                         process_env,
+                        sandbox,
                         ..Default::default()
                     },
                 )

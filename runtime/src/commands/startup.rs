@@ -188,6 +188,7 @@ pub fn session_config(
         behaviour: protocol(args, settings)?.behaviour(),
         sessions_dir,
         retry: policies.retry,
+        sandbox: None,
         mcp: crate::mcp::McpSetup::from_files(
             agent_dir.root(),
             &cwd_for_mcp,

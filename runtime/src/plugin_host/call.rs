@@ -34,6 +34,9 @@ pub struct CallOptions {
     pub describe_first_party: bool,
     /// Variables every process the call starts gets (the session's, for the bash tool).
     pub process_env: Vec<(String, String)>,
+    /// The session's sandbox when it is not the host's (a session in another directory): its
+    /// `workspace` is the call's workspace. `None`: the host's.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
 }
 
 /// What the host approved for one first-party tool call beyond the sandbox mode.
@@ -101,8 +104,13 @@ impl PluginHost {
             escalated,
             describe_first_party,
             process_env,
+            sandbox,
         } = options;
         let limits = plugin.manifest.limits;
+        let (workspace, policy) = match sandbox {
+            Some(policy) => (Some(policy.workspace.clone()), policy),
+            None => (self.workspace.clone(), self.sandbox()),
+        };
         let spec = SandboxSpec {
             plugin_id: plugin.manifest.id.clone(),
             capabilities: if extra_http.is_empty() {
@@ -117,11 +125,11 @@ impl PluginHost {
             workspace: if describe_first_party && plugin.is_first_party() {
                 None
             } else {
-                self.workspace.clone()
+                workspace
             },
             read_dirs: self.read_dirs(),
             http: self.http.clone(),
-            policy: self.sandbox(),
+            policy,
             first_party: plugin.origin == super::discovery::Origin::Embedded,
             escalated,
             process_env,

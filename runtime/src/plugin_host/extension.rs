@@ -173,7 +173,11 @@ async fn instantiate(
         plugin: plugin.manifest.id.clone(),
         reason: "it is not an extension".into(),
     })?;
-    let mut store = host.new_store(&plugin, CallOptions::default())?;
+    let options = CallOptions {
+        sandbox: context.sandbox(),
+        ..CallOptions::default()
+    };
+    let mut store = host.new_store(&plugin, options)?;
     store.data_mut().extension = Some(context);
     let exports = host
         .drive(

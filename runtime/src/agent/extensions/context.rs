@@ -45,6 +45,12 @@ pub fn custom_message(message: wit::CustomMessage) -> AgentMessage {
 }
 
 impl ExtensionContext for SessionContext {
+    fn sandbox(&self) -> Option<Arc<crate::sandbox::SandboxPolicy>> {
+        self.shared
+            .upgrade()
+            .and_then(|shared| shared.call_sandbox())
+    }
+
     fn ui(&self, request: UiRequest) -> BoxFuture<UiAnswer> {
         let shared = self.shared.upgrade();
         Box::pin(async move {

@@ -80,6 +80,8 @@ pub struct Shared {
     mcp_setup: Mutex<crate::mcp::McpSetup>,
     /// The watch on their files.
     mcp_watcher: Mutex<Option<mcp_watch::McpWatcher>>,
+    /// The session's own sandbox, when it is not the host's.
+    sandbox: Option<Arc<crate::sandbox::SandboxPolicy>>,
     resources: Mutex<Arc<Resources>>,
     state: Mutex<State>,
     idle: watch::Sender<bool>,
@@ -124,6 +126,16 @@ impl Shared {
         if setup.off { Vec::new() } else { setup.files() }
     }
 
+    /// The sandbox the session's tools and shell run under (its own, else the host's).
+    pub fn sandbox(&self) -> Arc<crate::sandbox::SandboxPolicy> {
+        self.sandbox.clone().unwrap_or_else(|| self.host.sandbox())
+    }
+
+    /// The session's own sandbox for a plugin call (`None`: the host's).
+    pub fn call_sandbox(&self) -> Option<Arc<crate::sandbox::SandboxPolicy>> {
+        self.sandbox.clone()
+    }
+
     /// The session's MCP servers now.
     pub fn mcp(&self) -> Arc<crate::mcp::McpHub> {
         self.mcp
@@ -144,7 +156,7 @@ impl Shared {
             let hub = self.mcp();
             return json!({"changed": false, "servers": hub.servers().len()});
         };
-        let hub = fresh.start(&self.cwd, self.host.sandbox());
+        let hub = fresh.start(&self.cwd, self.sandbox());
         let errors = fresh.config.errors.clone();
         *self
             .mcp_setup
@@ -402,7 +414,10 @@ impl Session {
         let bridge = Arc::new(HostToolBridge::new(events.clone()));
         let extensions = Arc::new(Extensions::new(host.clone(), events.clone()));
         host.grant_read_dirs(config.resources.skill_dirs());
-        let mcp = config.mcp.start(&config.cwd, host.sandbox());
+        let mcp = config.mcp.start(
+            &config.cwd,
+            config.sandbox.clone().unwrap_or_else(|| host.sandbox()),
+        );
         // Tools `tool_search` loaded on the resumed branch stay loaded.
         mcp.mark_loaded(super::system_record::recorded_names(state.messages()));
         let session = Session {
@@ -414,6 +429,7 @@ impl Session {
                 mcp: std::sync::RwLock::new(mcp),
                 mcp_setup: Mutex::new(config.mcp),
                 mcp_watcher: Mutex::new(None),
+                sandbox: config.sandbox.clone(),
                 extensions,
                 host,
                 events,

@@ -41,7 +41,7 @@ impl Session {
         data.insert("queuedMessageCount".into(), json!(pending));
         data.insert("todoPhases".into(), json!(state.todos));
         data.insert("queueMode".into(), json!(state.follow_up.mode.as_str()));
-        data.insert("sandbox".into(), self.shared.host.sandbox().describe());
+        data.insert("sandbox".into(), self.shared.sandbox().describe());
         // What of the project's own configuration is not loaded (an untrusted project), so a
         // host can ask the user whether to trust it.
         let trusted = self.shared.resources().dirs.project_trusted;

@@ -48,12 +48,7 @@ impl Session {
         let result = self
             .shared
             .bash
-            .run(
-                command,
-                &self.shared.cwd,
-                &self.shared.host.sandbox(),
-                on_output,
-            )
+            .run(command, &self.shared.cwd, &self.shared.sandbox(), on_output)
             .await?;
         let mut message = result.message(command);
         // pi 1.5's `excludeFromContext`: recorded, shown to hosts, never sent to the model.

@@ -130,6 +130,9 @@ pub struct SessionConfig {
     pub todo_clear_delay: std::time::Duration,
     /// The MCP servers to connect (`mcp.json`, an ACP client's) and where their log goes.
     pub mcp: crate::mcp::McpSetup,
+    /// The session's sandbox when it works elsewhere than the process (an ACP session in
+    /// another directory; its `workspace` is the session's directory). `None`: the host's.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
 }
 
 /// The conversation state.

@@ -116,6 +116,10 @@ pub enum UiAnswer {
 
 /// What an extension's session offers its imports; implemented by the session runtime.
 pub trait ExtensionContext: Send + Sync {
+    /// The session's sandbox when it is not the host's (a session in another directory).
+    fn sandbox(&self) -> Option<std::sync::Arc<crate::sandbox::SandboxPolicy>> {
+        None
+    }
     /// Shows a UI request; dialogs resolve with the host's answer or the default on timeout.
     fn ui(&self, request: UiRequest) -> BoxFuture<UiAnswer>;
     /// Adds a custom message to the conversation.

@@ -81,3 +81,38 @@ fn a_missing_extension_path_stops_the_start() {
         "{stderr}"
     );
 }
+
+/// `PI_CACHE_RETENTION=long`, as pi 1.5.2 reads it: Anthropic's cache breakpoints keep the
+/// prefix an hour (`ttl: "1h"` on the system prompt, the tools and the last user message);
+/// without it they are plain `ephemeral`.
+#[tokio::test(flavor = "multi_thread")]
+async fn pi_cache_retention_long_keeps_the_prefix_an_hour() {
+    for (value, ttl) in [(Some("long"), Some("1h")), (None, None)] {
+        let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+        let mut options = anthropic_fake(&server.url, "fake-model");
+        if let Some(value) = value {
+            options
+                .env
+                .push(("PI_CACHE_RETENTION".into(), value.into()));
+        }
+        options.env_remove.push("PI_CACHE_RETENTION".into());
+        let mut pith = Pith::spawn(options).await;
+        pith.call("p", json!({"type": "prompt", "message": "hello"}))
+            .await;
+        pith.until_agent_end().await;
+        let body = &server.requests()[0]["body"];
+        let controls = [
+            &body["system"][0]["cache_control"],
+            &body["tools"].as_array().unwrap().last().unwrap()["cache_control"],
+            &body["messages"][0]["content"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()["cache_control"],
+        ];
+        for control in controls {
+            assert_eq!(control["type"], "ephemeral", "{body}");
+            assert_eq!(control.get("ttl").and_then(|t| t.as_str()), ttl, "{body}");
+        }
+    }
+}

@@ -78,3 +78,30 @@ async fn reasoning_text_and_tool_call_round_trip() {
         json!({"type": "function_call_output", "call_id": "call_1", "output": "hi\n"})
     );
 }
+
+/// `PI_CACHE_RETENTION=long` keeps the Responses API's cached prefix a day
+/// (`prompt_cache_retention: "24h"`, as pi 1.5.2 sends it); without it nothing is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn long_cache_retention_is_asked_for() {
+    for (value, expected) in [
+        (Some("long"), json!("24h")),
+        (None, serde_json::Value::Null),
+    ] {
+        let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+        let mut options = options(&server.url);
+        options.env_remove.push("PI_CACHE_RETENTION".into());
+        if let Some(value) = value {
+            options
+                .env
+                .push(("PI_CACHE_RETENTION".into(), value.into()));
+        }
+        let mut pith = Pith::spawn(options).await;
+        pith.call("p", json!({"type": "prompt", "message": "hello"}))
+            .await;
+        pith.until_agent_end().await;
+        assert_eq!(
+            server.requests()[0]["body"]["prompt_cache_retention"],
+            expected
+        );
+    }
+}

@@ -325,7 +325,7 @@ pub async fn summarize(
         max_tokens: Some(max_tokens),
         temperature: None,
         session_id: None,
-        cache_retention: pwit::CacheRetention::Short,
+        cache_retention: super::context::cache_retention(),
     };
     let mut stream = host.complete(request).map_err(|err| err.to_string())?;
     let mut summary = String::new();

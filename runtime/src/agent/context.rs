@@ -76,8 +76,17 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         ),
         temperature: None,
         session_id: Some(parts.session_id.to_string()),
-        cache_retention: pwit::CacheRetention::Short,
+        cache_retention: cache_retention(),
     })
+}
+
+/// pi's prompt-cache retention: `long` when `PI_CACHE_RETENTION=long` (an hour on Anthropic,
+/// a day on OpenAI's Responses API), else the provider's short default.
+pub fn cache_retention() -> pwit::CacheRetention {
+    match std::env::var("PI_CACHE_RETENTION").as_deref() {
+        Ok("long") => pwit::CacheRetention::Long,
+        _ => pwit::CacheRetention::Short,
+    }
 }
 
 /// pi's note for an image a model without image input is not sent, in a prompt.

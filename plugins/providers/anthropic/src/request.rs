@@ -207,7 +207,28 @@ pub fn body(request: &Request) -> Value {
     if crate::oauth::is_oauth(request.api_key.as_deref().unwrap_or("")) {
         as_claude_code(&mut body);
     }
-    Value::Object(body)
+    let mut body = Value::Object(body);
+    retain_cache(&mut body, request.cache_retention);
+    body
+}
+
+/// pi's cache retention on every cache breakpoint: `long` (`PI_CACHE_RETENTION=long`) keeps
+/// the prefix an hour (`ttl: "1h"`), `none` sets no breakpoint, `short` is Anthropic's default.
+fn retain_cache(value: &mut Value, retention: CacheRetention) {
+    match value {
+        Value::Object(map) => {
+            if retention == CacheRetention::None {
+                map.remove("cache_control");
+            } else if retention == CacheRetention::Long
+                && let Some(Value::Object(control)) = map.get_mut("cache_control")
+            {
+                control.insert("ttl".into(), json!("1h"));
+            }
+            map.values_mut().for_each(|v| retain_cache(v, retention));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| retain_cache(v, retention)),
+        _ => {}
+    }
 }
 
 /// A subscription token's request: Claude Code's identity first in the system prompt, and

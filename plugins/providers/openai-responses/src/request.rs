@@ -73,6 +73,10 @@ pub fn body(request: &Request) -> Value {
     body.insert("model".into(), json!(model.id));
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), json!(true));
+    // pi's long retention (`PI_CACHE_RETENTION=long`): the cached prefix is kept a day.
+    if request.cache_retention == CacheRetention::Long {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
     body.insert("store".into(), json!(false));
     body.insert(
         "max_output_tokens".into(),

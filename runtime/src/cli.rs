@@ -99,6 +99,8 @@ pub struct Args {
     pub session_dir: Option<PathBuf>,
     /// `--session <path|id>`.
     pub session: Option<String>,
+    /// `--fork <path|id>`: a copy of that session, as a new session here.
+    pub fork: Option<String>,
     /// `--continue` / `-c`.
     pub continue_session: bool,
     /// `--tools a,b` (names or globs) / `-t`.
@@ -201,6 +203,7 @@ Session options:
   --session-id <id>              the new session's id
   --session-dir <dir>            where session files go
   --session <path|id>            open a session file
+  --fork <path|id>               a copy of that session as a new session here (--session-id names it)
   -c, --continue                 continue the most recent session
 
 Tools and resources:
@@ -347,6 +350,7 @@ impl Args {
                 "--legacy-events" => parsed.legacy_events = true,
                 "--session-dir" => parsed.session_dir = Some(PathBuf::from(value(&arg)?)),
                 "--session" => parsed.session = Some(value(&arg)?),
+                "--fork" => parsed.fork = Some(value(&arg)?),
                 "-c" | "--continue" => parsed.continue_session = true,
                 "-t" | "--tools" => {
                     let entries = list(&value(&arg)?);

@@ -85,3 +85,108 @@ async fn a_pi_users_agent_directory_is_used_as_it_is() {
         "from-pith-env"
     );
 }
+
+/// pi's `--fork <path|id>`: a saved session (found by a partial id, even one saved for another
+/// folder) is copied into a new session of this folder with its conversation, named by
+/// `--session-id` when given; the original stays as it was. `--fork` with `--no-session` is
+/// refused with pi's constraint.
+#[test]
+fn fork_copies_a_session_into_a_new_one_here() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (agent, first, second) = (
+        dir.path().join("agent"),
+        dir.path().join("first"),
+        dir.path().join("second"),
+    );
+    for d in [&agent, &first, &second] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let pith = |cwd: &Path, args: &[&str], script: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pith"))
+            .args(["--provider", "faux", "--model", "faux-model"])
+            .args(args)
+            .current_dir(cwd)
+            .env("PITH_AGENT_DIR", &agent)
+            .env("PITH_FAUX_SCRIPT", script)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, stderr) = pith(
+        &first,
+        &[
+            "--session-id",
+            "0199aaaa-0000-7000-8000-00000000f00d",
+            "-p",
+            "one",
+        ],
+        r#"[{"text":"first answer"}]"#,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let saved = |folder: &Path| -> Vec<std::path::PathBuf> {
+        let root = agent.join("sessions");
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap().flatten() {
+            for file in std::fs::read_dir(entry.path()).unwrap().flatten() {
+                let text = std::fs::read_to_string(file.path()).unwrap();
+                let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+                let here = folder.canonicalize().unwrap();
+                if header["cwd"] == json!(here.display().to_string()) {
+                    files.push(file.path());
+                }
+            }
+        }
+        files
+    };
+    let original = saved(&first).pop().expect("the first session was saved");
+    let before = std::fs::read_to_string(&original).unwrap();
+    // The second answer sees the first conversation (two assistant messages before it).
+    let (code, out, stderr) = pith(
+        &second,
+        &[
+            "--fork",
+            "0199aaaa",
+            "--session-id",
+            "0199bbbb-0000-7000-8000-00000000beef",
+            "-p",
+            "two",
+        ],
+        r#"[{"text":"x"},{"text":"forked answer"}]"#,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(out.trim(), "forked answer");
+    let forked = saved(&second)
+        .pop()
+        .expect("the fork was saved for the second folder");
+    assert!(
+        forked
+            .display()
+            .to_string()
+            .ends_with("_0199bbbb-0000-7000-8000-00000000beef.jsonl")
+    );
+    let text = std::fs::read_to_string(&forked).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        header["parentSession"],
+        json!(original.display().to_string())
+    );
+    assert!(text.contains("first answer") && text.contains("forked answer"));
+    assert_eq!(std::fs::read_to_string(&original).unwrap(), before);
+    let (code, _, stderr) = pith(
+        &second,
+        &["--fork", "0199aaaa", "--no-session", "-p", "x"],
+        "[]",
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains(
+            "--fork cannot be combined with --session, --continue, --resume, or --no-session"
+        ),
+        "{stderr}"
+    );
+}

@@ -246,6 +246,12 @@ fn session_for(
     agent_dir: &AgentDir,
     cwd: &Path,
 ) -> Result<(Option<SessionFile>, Option<PathBuf>), String> {
+    if args.fork.is_some() && (args.session.is_some() || args.continue_session || args.no_session) {
+        return Err(
+            "--fork cannot be combined with --session, --continue, --resume, or --no-session"
+                .into(),
+        );
+    }
     let Some(dir) = sessions_dir(args, agent_dir, cwd) else {
         return Ok((None, None));
     };
@@ -256,6 +262,19 @@ fn session_for(
         }
         Ok(file)
     };
+    if let Some(wanted) = &args.fork {
+        // pi's `--fork`: the session by path or (partial) id, here or in any folder's sessions,
+        // copied into a new session of this folder; the original stays as it is.
+        let path = find_session(wanted, cwd, &dir, agent_dir)?;
+        let source = open(&path)?;
+        let id = args
+            .session_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let target = SessionFile::default_path(&dir, &id);
+        let forked = source.branch(source.leaf_id(), Some(target), &id, cwd);
+        return Ok((Some(forked), Some(dir)));
+    }
     if let Some(wanted) = &args.session {
         let looks_like_path =
             wanted.contains('/') || wanted.contains('\\') || wanted.ends_with(".jsonl");
@@ -271,17 +290,7 @@ fn session_for(
                 Some(dir),
             ));
         }
-        let found = std::fs::read_dir(&dir)
-            .ok()
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.split_once('_')
-                        .is_some_and(|(_, id)| id.starts_with(wanted.as_str()))
-                })
-            });
+        let found = session_by_id(&dir, wanted);
         return match found {
             Some(path) => Ok((Some(open(&path)?), Some(dir))),
             None => Err(format!(
@@ -296,6 +305,57 @@ fn session_for(
         return Ok((Some(open(&path)?), Some(dir)));
     }
     Ok((None, Some(dir)))
+}
+
+/// The session file in `folder` whose id (`<time>_<id>.jsonl`) starts with `wanted`.
+fn session_by_id(folder: &Path, wanted: &str) -> Option<PathBuf> {
+    std::fs::read_dir(folder)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.split_once('_')
+                    .is_some_and(|(_, id)| id.starts_with(wanted))
+            })
+        })
+}
+
+/// A session file by path (relative to `cwd`) or by (partial) id: in `dir` first, then in every
+/// folder's sessions of the agent directory.
+fn find_session(
+    wanted: &str,
+    cwd: &Path,
+    dir: &Path,
+    agent_dir: &AgentDir,
+) -> Result<PathBuf, String> {
+    let looks_like_path =
+        wanted.contains('/') || wanted.contains('\\') || wanted.ends_with(".jsonl");
+    if looks_like_path {
+        let path = cwd.join(wanted);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("No session file at {}", path.display()))
+        };
+    }
+    session_by_id(dir, wanted)
+        .or_else(|| {
+            std::fs::read_dir(agent_dir.sessions_dir())
+                .ok()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .find_map(|folder| session_by_id(&folder, wanted))
+        })
+        .ok_or_else(|| {
+            format!(
+                "No session matching {wanted:?} in {} or any folder's sessions",
+                dir.display()
+            )
+        })
 }
 
 /// Serves until stdin closes.

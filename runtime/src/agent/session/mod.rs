@@ -3,6 +3,10 @@
 //! The state sits behind a short-lived lock; a run is a separate task (see [`super::agent_loop`])
 //! that takes the lock only to read or append, so `get_state`, `steer` or `abort` never wait
 //! behind a streaming answer or a slow tool.
+//!
+//! Over 600 lines for one reason: `Shared` and `Session` are defined here with their
+//! constructor and the prompt and queue entry points, which read each other's private parts;
+//! every other concern of the session lives in the sibling modules below.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -42,6 +46,7 @@ mod switching;
 mod todo_list;
 mod tool_set;
 mod tree_moves;
+mod workspace;
 
 pub use state::{InterruptMode, PiBehaviour, ReloadSources, SessionConfig, State};
 use switching::new_session_file;
@@ -115,60 +120,6 @@ impl Shared {
             serde_json::to_value(update).unwrap_or(Value::Null)
         });
         self.events.message_update(update).await;
-    }
-
-    /// The MCP configuration files (watched for changes).
-    fn mcp_files(&self) -> Vec<std::path::PathBuf> {
-        let setup = self
-            .mcp_setup
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if setup.off { Vec::new() } else { setup.files() }
-    }
-
-    /// The sandbox the session's tools and shell run under (its own, else the host's).
-    pub fn sandbox(&self) -> Arc<crate::sandbox::SandboxPolicy> {
-        self.sandbox.clone().unwrap_or_else(|| self.host.sandbox())
-    }
-
-    /// The session's own sandbox for a plugin call (`None`: the host's).
-    pub fn call_sandbox(&self) -> Option<Arc<crate::sandbox::SandboxPolicy>> {
-        self.sandbox.clone()
-    }
-
-    /// The session's MCP servers now.
-    pub fn mcp(&self) -> Arc<crate::mcp::McpHub> {
-        self.mcp
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-
-    /// Reads the MCP configuration again; when it changed, the servers start anew (the old
-    /// ones are shut down). `{"changed", "servers", "errors"}`.
-    pub fn reload_mcp(self: &Arc<Self>) -> Value {
-        let fresh = self
-            .mcp_setup
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .reread();
-        let Some(fresh) = fresh else {
-            let hub = self.mcp();
-            return json!({"changed": false, "servers": hub.servers().len()});
-        };
-        let hub = fresh.start(&self.cwd, self.sandbox());
-        let errors = fresh.config.errors.clone();
-        *self
-            .mcp_setup
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = fresh;
-        let old = std::mem::replace(
-            &mut *self.mcp.write().unwrap_or_else(|p| p.into_inner()),
-            hub.clone(),
-        );
-        tokio::spawn(async move { old.shut_down().await });
-        Session::from_shared(self.clone()).report_mcp();
-        json!({"changed": true, "servers": hub.servers().len(), "errors": errors})
     }
 
     /// Shows the host a notice (`extension_ui_request` `notify`), as pi's built-ins do.
@@ -455,26 +406,6 @@ impl Session {
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = watcher;
         session
-    }
-
-    /// Once the MCP servers' first attempts have ended: pi's report of what needs attention,
-    /// and the note that codemode exposure is served with `tool_search`.
-    fn report_mcp(&self) {
-        if self.shared.mcp().is_empty() {
-            return;
-        }
-        let weak = Arc::downgrade(&self.shared);
-        let hub = self.shared.mcp();
-        tokio::spawn(async move {
-            hub.wait_settled().await;
-            let Some(shared) = weak.upgrade() else { return };
-            if let Some(notice) = hub.codemode_notice() {
-                shared.notify(&notice, "info");
-            }
-            if let Some(report) = hub.attention_report() {
-                shared.notify(&report, "warning");
-            }
-        });
     }
 
     /// The session whose shared parts these are.

@@ -99,6 +99,19 @@ pub fn tools(hub: &McpHub) -> Vec<McpTool> {
     .collect()
 }
 
+/// pi's text for a server without resources, naming those that have them.
+fn no_resources(name: &str, servers: &[Arc<McpServer>]) -> String {
+    let names: Vec<&str> = servers.iter().map(|s| s.name()).collect();
+    format!(
+        "MCP server \"{name}\" has no resources. Servers with resources: {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    )
+}
+
 fn failed(text: impl Into<String>) -> ToolOutput {
     ToolOutput {
         details: Some(json!({})),
@@ -190,15 +203,7 @@ pub async fn list(
     let work = async {
         if let Some(name) = &server {
             let Some(found) = servers.iter().find(|s| s.name() == name) else {
-                let names: Vec<&str> = servers.iter().map(|s| s.name()).collect();
-                return failed(format!(
-                    "MCP server \"{name}\" has no resources. Servers with resources: {}",
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ));
+                return failed(no_resources(name, &servers));
             };
             return match page(found.clone(), cursor).await {
                 Err(text) => failed(text),
@@ -267,15 +272,7 @@ pub async fn read(hub: &McpHub, arguments: &Value, cancel: &CancellationToken) -
     };
     let servers = resource_servers(hub);
     let Some(found) = servers.iter().find(|s| s.name() == server).cloned() else {
-        let names: Vec<&str> = servers.iter().map(|s| s.name()).collect();
-        return failed(format!(
-            "MCP server \"{server}\" has no resources. Servers with resources: {}",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        ));
+        return failed(no_resources(&server, &servers));
     };
     let work = async {
         let connection = found.resources_connection().await?;

@@ -55,29 +55,44 @@ pub fn mode() -> Option<String> {
         .filter(|mode| mode != "full-access")
 }
 
-/// Why reading `path` (absolute) failed, when the sandbox's deny list is the reason: the path
-/// is on it, or it is (or sits directly in) a directory that holds a denied path — the file
-/// tools reach the directories there, not the directory itself or its files.
+/// Why reading `path` (absolute) failed, when the sandbox's deny list is the reason (the path
+/// is on it, wherever it lies).
 pub fn explain_read(path: &Path) -> Option<String> {
     mode()?;
-    if paths("PITH_SANDBOX_WRITABLE")
+    paths("PITH_SANDBOX_DENY_READ")
         .iter()
-        .any(|w| path.starts_with(w))
-    {
-        return None;
-    }
-    let denied = paths("PITH_SANDBOX_DENY_READ");
-    if denied.iter().any(|d| path.starts_with(d)) {
-        return Some(read_denied(path));
-    }
-    let holder = std::iter::once(path)
-        .chain(path.parent())
-        .find(|dir| denied.iter().any(|d| d.starts_with(dir)))?;
-    Some(format!(
-        "read of {} denied: {} holds a path on the sandbox's deny list, so the file tools reach only the directories in it, not its files (the shell can read it; --sandbox full-access lifts this)",
-        path.display(),
-        holder.display()
-    ))
+        .any(|d| path.starts_with(d))
+        .then(|| read_denied(path))
+}
+
+/// WASI's `EPERM`: what pith's filesystem answers when the sandbox refuses a call.
+const REFUSED: i32 = 63;
+
+/// True when `err` is the sandbox's refusal (in a sandboxed tool).
+pub fn refused(err: &std::io::Error) -> bool {
+    mode().is_some() && err.raw_os_error() == Some(REFUSED)
+}
+
+/// Why reading `path` failed with `err`, when the sandbox is the reason: the path is on the
+/// deny list, or it leads there (through a link).
+pub fn explain_read_error(path: &Path, err: &std::io::Error) -> Option<String> {
+    explain_read(path).or_else(|| refused(err).then(|| read_denied_through(path)))
+}
+
+/// The message for a read of a path that leads (through a link) to one on the deny list.
+pub fn read_denied_through(path: &Path) -> String {
+    format!(
+        "read of {} denied: it leads to a path on the sandbox's deny list (sandbox.denyRead and its defaults; run with --sandbox full-access to lift it)",
+        path.display()
+    )
+}
+
+/// Why writing `path` failed with `err`, when the sandbox is the reason: the mode, a protected
+/// path, or a link that leads to one.
+pub fn explain_write_error(path: &Path, err: &std::io::Error) -> Option<String> {
+    explain_write(path)
+        .or_else(|| explain_read(path))
+        .or_else(|| refused(err).then(|| protected_write(path)))
 }
 
 /// Why writing `path` (absolute) failed, when the sandbox mode is the reason.
@@ -130,6 +145,11 @@ const DENIAL_SIGNS: &[&str] = &[
     "os error 30",
 ];
 
+/// How a path the sandbox hides reads to a command run as root: the mount namespace covers a
+/// denied directory with an empty one (root passes its mode 000), so its files are "missing".
+/// Counted only on a line that names a path on the deny list.
+const HIDDEN_SIGNS: &[&str] = &["no such file or directory", "enoent"];
+
 /// Lines that name the path of a denial stated on another line (npm prints the path on its own
 /// line, cargo names it before the cause).
 const PATH_LINES: &[&str] = &[
@@ -167,14 +187,24 @@ impl View {
     /// denial, or every path it names is one the sandbox allows (a real permission problem).
     pub fn shell_hint(&self, output: &str) -> Option<String> {
         let lower = output.to_ascii_lowercase();
-        if !DENIAL_SIGNS.iter().any(|sign| lower.contains(sign)) {
+        let hidden_named = |line: &str| {
+            let lower = line.to_ascii_lowercase();
+            HIDDEN_SIGNS.iter().any(|sign| lower.contains(sign))
+                && paths_in(line, self.home.as_deref())
+                    .iter()
+                    .any(|path| self.deny_read.iter().any(|d| path.starts_with(d)))
+        };
+        if !DENIAL_SIGNS.iter().any(|sign| lower.contains(sign))
+            && !output.lines().any(hidden_named)
+        {
             return None;
         }
         let mut named: Vec<PathBuf> = Vec::new();
         for line in output.lines() {
             let lower = line.to_ascii_lowercase();
             let relevant = DENIAL_SIGNS.iter().any(|sign| lower.contains(sign))
-                || PATH_LINES.iter().any(|phrase| lower.contains(phrase));
+                || PATH_LINES.iter().any(|phrase| lower.contains(phrase))
+                || hidden_named(line);
             if !relevant {
                 continue;
             }

@@ -49,6 +49,7 @@ mod resources;
 mod rpc_commands;
 mod rpc_tool_commands;
 mod sandbox;
+mod sandbox_home;
 mod sandbox_toolchains;
 mod search_tools;
 mod session_catalog;

@@ -316,20 +316,35 @@ async fn tools_read_widely_and_write_only_where_the_mode_allows() {
             key.display()
         )
     );
-    // A file beside a denied directory is out of the file tools' reach, and they say why.
+    // A file beside a denied directory is read like any other, made before the call or during
+    // the session; a listing of that directory leaves the denied name out; a link into the
+    // denied directory is refused with the reason.
     let beside = outside_path.join("beside.txt");
     let out = ws
         .call("read", json!({"path": beside.display().to_string()}))
         .await;
-    assert!(out.is_error);
+    assert_eq!((out.text(), out.is_error), ("beside\n".to_string(), false));
+    std::fs::write(outside_path.join("later.txt"), "made later\n").unwrap();
+    let later = outside_path.join("later.txt").display().to_string();
+    let out = ws.call("read", json!({"path": later})).await;
     assert_eq!(
-        out.text(),
-        format!(
-            "read of {} denied: {} holds a path on the sandbox's deny list, so the file tools reach only the directories in it, not its files (the shell can read it; --sandbox full-access lifts this)",
-            beside.display(),
-            outside_path.display()
-        )
+        (out.text(), out.is_error),
+        ("made later\n".to_string(), false)
     );
+    let out = ws
+        .call("ls", json!({"path": outside_path.display().to_string()}))
+        .await;
+    assert!(
+        !out.is_error && out.text().contains("beside.txt") && !out.text().contains("keys"),
+        "{}",
+        out.text()
+    );
+    std::os::unix::fs::symlink(outside_path.join("keys"), outside_path.join("door")).unwrap();
+    let through = outside_path.join("door/id").display().to_string();
+    let out = ws.call("read", json!({"path": through})).await;
+    assert!(out.is_error, "{}", out.text());
+    assert!(!out.text().contains("secret"), "{}", out.text());
+    assert!(out.text().contains("denied"), "{}", out.text());
     // Writes outside are denied and name the mode and the fix; nothing is written.
     let target = outside_path.join("new.txt");
     let out = ws

@@ -83,8 +83,8 @@ impl GrepHit {
 
 /// Where [`grep`] searches.
 pub enum GrepRoot {
-    /// The files under this directory, in walk order.
-    Dir(OwnedFd),
+    /// The files under this directory, in walk order, but the paths skipped (relative to it).
+    Dir(OwnedFd, Vec<PathBuf>),
     /// This regular file, shown with this name.
     File(OwnedFd, String),
 }
@@ -121,8 +121,8 @@ pub fn grep(
             );
             return Ok(hit.into_iter().collect());
         }
-        GrepRoot::Dir(fd) => {
-            let files = super::walk(&fd, cancelled)?
+        GrepRoot::Dir(fd, skipped) => {
+            let files = super::walk(&fd, &skipped, cancelled)?
                 .into_iter()
                 .filter(|e| e.kind == EntryKind::File)
                 .filter(|e| query.glob.as_ref().is_none_or(|g| g.matches(&e.relative)))
@@ -351,7 +351,7 @@ mod tests {
 
     fn search(dir: &std::path::Path, query: &GrepQuery) -> Result<Vec<GrepHit>, SearchError> {
         let root = super::super::walk::open_dir(dir).unwrap();
-        grep(GrepRoot::Dir(root), query, &|| false)
+        grep(GrepRoot::Dir(root, Vec::new()), query, &|| false)
     }
 
     #[test]

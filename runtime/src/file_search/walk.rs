@@ -59,10 +59,12 @@ struct Work {
     stop: bool,
 }
 
-/// Every entry under the directory `root` that no ignore file excludes, in depth-first name
-/// order; `cancelled` is polled between directories.
+/// Every entry under the directory `root` that no ignore file excludes and that is not one of
+/// (or under) the `skipped` paths (relative to `root`: the sandbox's hidden paths), in
+/// depth-first name order; `cancelled` is polled between directories.
 pub fn walk(
     root: &OwnedFd,
+    skipped: &[PathBuf],
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Vec<WalkEntry>, SearchError> {
     let work = Mutex::new(Work {
@@ -80,7 +82,7 @@ pub fn walk(
             scope.spawn(|| {
                 let mut local = Vec::new();
                 while let Some(job) = next_job(&work, &wake, cancelled) {
-                    let more = list(root, &job, &mut local);
+                    let more = list(root, &job, skipped, &mut local);
                     let mut work = work.lock().unwrap_or_else(|e| e.into_inner());
                     work.jobs.extend(more);
                     work.active -= 1;
@@ -137,7 +139,7 @@ fn next_job(
 
 /// Lists one directory into `found`; returns its subdirectories to list. A directory that
 /// cannot be opened (gone, unreadable, swapped for a link) is skipped.
-fn list(root: &OwnedFd, job: &Job, found: &mut Vec<WalkEntry>) -> Vec<Job> {
+fn list(root: &OwnedFd, job: &Job, skipped: &[PathBuf], found: &mut Vec<WalkEntry>) -> Vec<Job> {
     let flags = beneath::READ | OFlags::DIRECTORY;
     let Ok(fd) = beneath::open(root, &job.relative, flags, Links::Refused) else {
         return Vec::new();
@@ -179,6 +181,9 @@ fn list(root: &OwnedFd, job: &Job, found: &mut Vec<WalkEntry>) -> Vec<Job> {
             continue;
         }
         let path = job.relative.join(OsStr::from_bytes(&name));
+        if skipped.iter().any(|s| path.starts_with(s)) {
+            continue;
+        }
         if rules
             .as_ref()
             .is_some_and(|r| r.ignores(&path, kind == EntryKind::Dir))
@@ -252,7 +257,7 @@ mod tests {
         std::fs::write(dir.path().join("rules.txt"), "*\n").unwrap();
         std::os::unix::fs::symlink("../rules.txt", dir.path().join("a/.gitignore")).unwrap();
         let root = open_dir(dir.path()).unwrap();
-        let found: Vec<String> = walk(&root, &|| false)
+        let found: Vec<String> = walk(&root, &[], &|| false)
             .unwrap()
             .into_iter()
             .map(|e| format!("{}{}", e.relative, if e.is_dir() { "/" } else { "" }))
@@ -276,6 +281,6 @@ mod tests {
                 "s/y"
             ]
         );
-        assert_eq!(walk(&root, &|| true), Err(SearchError::Cancelled));
+        assert_eq!(walk(&root, &[], &|| true), Err(SearchError::Cancelled));
     }
 }

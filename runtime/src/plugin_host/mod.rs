@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod extension;
 pub mod grants;
+pub mod guarded_fs;
 pub mod imports;
 pub mod manifest;
 pub mod plugin;

@@ -301,10 +301,11 @@ pub fn import_fix(reason: &str) -> Option<&'static str> {
 }
 
 /// The linker every plugin is instantiated against: WASI (filesystem limited to the granted
-/// preopen, no sockets) and pith's imports.
+/// preopens and the sandbox's path rules, no sockets) and pith's imports.
 fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine.engine());
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    super::guarded_fs::add_to_linker(&mut linker)?;
     use bindings::imports::pith::plugin as shared;
     shared::types::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;

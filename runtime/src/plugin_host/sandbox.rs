@@ -71,7 +71,9 @@ pub struct StoreState {
     /// The session an extension belongs to, if any.
     pub extension: Option<Arc<dyn super::imports::ui::ExtensionContext>>,
     /// The host directories preopened for the guest (each at its own path): what it may read.
-    pub readable: Vec<ReadableRoot>,
+    pub readable: Vec<PathBuf>,
+    /// The sandbox's rules on paths, checked at every filesystem call.
+    pub path_guard: Arc<super::guarded_fs::PathGuard>,
     stderr: MemoryOutputPipe,
 }
 
@@ -132,7 +134,7 @@ impl StoreState {
             builder
                 .preopened_dir(dir, &guest, perms)
                 .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
-            readable.push(ReadableRoot::whole(dir));
+            readable.push(dir.clone());
             builder.env("PWD", &guest);
             for extra in spec.read_dirs.iter() {
                 if extra.starts_with(dir) || !extra.is_dir() {
@@ -142,10 +144,11 @@ impl StoreState {
                 builder
                     .preopened_dir(extra, &path, FsPerms::ReadOnly)
                     .map_err(|err| format!("cannot open {}: {err}", extra.display()))?;
-                readable.push(ReadableRoot::whole(extra));
+                readable.push(extra.clone());
             }
             workspace_guest = Some(guest);
         }
+        let spec_policy = spec.policy.clone();
         let limiter = MemoryLimiter {
             cap: spec.limits.memory_bytes as usize,
             refused: None,
@@ -161,6 +164,9 @@ impl StoreState {
             cancel: None,
             extension: None,
             readable,
+            path_guard: Arc::new(super::guarded_fs::PathGuard::new(
+                crate::sandbox::paths::PathRules::of(&spec_policy),
+            )),
             stderr,
         })
     }
@@ -198,26 +204,6 @@ impl StoreState {
     }
 }
 
-/// A directory preopened for the guest.
-#[derive(Debug, Clone)]
-pub struct ReadableRoot {
-    /// Its path (the guest's and the host's).
-    pub path: PathBuf,
-    /// The workspace, a writable root or a granted directory: the deny list does not apply
-    /// inside it. Otherwise one of the readable roots around the deny list, which must not be
-    /// a link leading into it.
-    pub whole: bool,
-}
-
-impl ReadableRoot {
-    fn whole(path: &std::path::Path) -> ReadableRoot {
-        ReadableRoot {
-            path: path.to_path_buf(),
-            whole: true,
-        }
-    }
-}
-
 /// What a first-party tool's filesystem view is made of.
 struct ModeView<'a> {
     /// The workspace.
@@ -231,55 +217,43 @@ struct ModeView<'a> {
 /// The filesystem of a first-party tool under the sandbox mode: everything readable but the
 /// deny list (read-only), and the mode's writable directories read-write when the tool writes;
 /// each at its own absolute path, with the policy in the environment (for error messages).
-/// The workspace and writable roots are whole: the deny list applies outside them. Returns the
-/// directories opened.
+/// The deny list and the protected paths are not carved out here: the guarded filesystem
+/// ([`super::guarded_fs`]) rules on them at every call. Returns the directories opened.
 fn preopen_mode_view(
     builder: &mut WasiCtxBuilder,
     policy: &crate::sandbox::SandboxPolicy,
     view: &ModeView<'_>,
-) -> Result<Vec<ReadableRoot>, String> {
+) -> Result<Vec<PathBuf>, String> {
     let (workspace, writes) = (view.workspace, view.writes);
     use crate::sandbox::SandboxMode;
     let mut opened = Vec::new();
-    let mut open =
-        |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms, whole: bool| {
-            let guest = dir.to_string_lossy().into_owned();
-            builder
-                .preopened_dir(dir, &guest, perms)
-                .map(|_| {
-                    opened.push(ReadableRoot {
-                        path: dir.to_path_buf(),
-                        whole,
-                    })
-                })
-                .map_err(|err| format!("cannot open {}: {err}", dir.display()))
-        };
+    let mut open = |builder: &mut WasiCtxBuilder, dir: &std::path::Path, perms: FsPerms| {
+        let guest = dir.to_string_lossy().into_owned();
+        builder
+            .preopened_dir(dir, &guest, perms)
+            .map(|_| opened.push(dir.to_path_buf()))
+            .map_err(|err| format!("cannot open {}: {err}", dir.display()))
+    };
     let write_perms = if writes {
         FsPerms::ReadWrite
     } else {
         FsPerms::ReadOnly
     };
     if policy.mode == SandboxMode::FullAccess {
-        open(builder, std::path::Path::new("/"), write_perms, true)?;
+        open(builder, std::path::Path::new("/"), write_perms)?;
     } else {
-        // The writable area (read-write for a tool that writes), then everything readable
-        // outside it (read-only) — never pith's own /proc (its environment holds API keys).
-        let mut writable = policy.writable_area(false);
+        // Everything read-only, and the writable directories whole (read-write for a tool
+        // that writes): the deny list, /proc (pith's environment holds API keys) and the
+        // protected paths are ruled on at every call by the guarded filesystem.
+        let mut writable: Vec<PathBuf> = policy
+            .writable()
+            .into_iter()
+            .filter(|dir| dir.is_dir())
+            .collect();
         writable.extend(view.escalated.map(std::path::Path::to_path_buf));
-        let mut hidden = policy.deny_read.clone();
-        hidden.push(PathBuf::from("/proc"));
-        for root in crate::sandbox::tree::cached_roots(&hidden, false).iter() {
-            // A link in the (cached) list is checked again now: it may have been repointed
-            // into what is hidden since the list was made.
-            if !writable.iter().any(|w| root.starts_with(w))
-                && !crate::sandbox::tree::leads_into(root, &hidden)
-            {
-                // A directory that went away since the list was made is simply not there.
-                let _ = open(builder, root, FsPerms::ReadOnly, false);
-            }
-        }
+        open(builder, std::path::Path::new("/"), FsPerms::ReadOnly)?;
         for dir in &writable {
-            let _ = open(builder, dir, write_perms, true);
+            let _ = open(builder, dir, write_perms);
         }
     }
     if !workspace.is_dir() {

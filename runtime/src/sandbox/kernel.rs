@@ -1,5 +1,7 @@
 //! The shell under the sandbox, enforced by the kernel: the `bash` processes pith starts run
-//! under a Landlock ruleset built from the mode (reads anywhere but the deny list, writes only
+//! in their own mount namespace where the kernel allows one (see [`super::namespace`]: the
+//! deny list covered, the protected paths read-only), and under a Landlock ruleset built from
+//! the mode (reads anywhere but the deny list, writes only
 //! where the mode allows, and with `network: false` no TCP connect or bind). The ruleset is
 //! built in pith and applied in the child between `fork` and `exec`, so pith itself keeps its
 //! rights and the whole process tree of the command inherits the restriction. Every right the
@@ -62,7 +64,11 @@ pub fn landlock_abi() -> Option<i32> {
 /// What the shell runs under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confinement {
-    /// The Landlock ruleset of the mode.
+    /// A mount namespace hiding the deny list and the Landlock ruleset of the mode over whole
+    /// trees.
+    Namespace,
+    /// The Landlock ruleset of the mode alone, split around the denied and protected paths
+    /// (the fallback without user namespaces).
     Landlock,
     /// Nothing: `full-access`, or no usable Landlock and `requireKernelSandbox` off.
     None,
@@ -83,9 +89,14 @@ pub fn confine(
         return Ok(Confinement::None);
     }
     policy.prepare_caches();
+    let plan = if super::namespace::usable() {
+        super::namespace::MountPlan::of(policy)
+    } else {
+        None
+    };
     let built = match landlock_abi() {
         None => Err(unavailable_message()),
-        Some(_) => ruleset(policy).map_err(|err| {
+        Some(_) => ruleset(policy, plan.is_some()).map_err(|err| {
             format!(
                 "the shell cannot run sandboxed: this kernel's Landlock cannot hold it ({err}); set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access"
             )
@@ -104,25 +115,48 @@ pub fn confine(
             command.env_remove(&name);
         }
     }
+    let confinement = if plan.is_some() {
+        Confinement::Namespace
+    } else {
+        Confinement::Landlock
+    };
     let mut ruleset = Some(ruleset);
-    // SAFETY: the closure runs in the forked child before exec: it takes the ruleset built
-    // here and makes the system calls of `restrict_self` (no_new_privs, then
-    // landlock_restrict_self); nothing is allocated unless the kernel refuses.
+    // SAFETY: the closure runs in the forked child before exec: it enters the namespace of the
+    // plan (system calls on strings made here) and takes the ruleset built here and makes the
+    // system calls of `restrict_self` (no_new_privs, then landlock_restrict_self); nothing is
+    // allocated unless the kernel refuses.
     unsafe {
-        command.pre_exec(move || match ruleset.take() {
-            Some(ruleset) => ruleset
-                .restrict_self()
-                .map(|_| ())
-                .map_err(|_| std::io::Error::last_os_error()),
-            // Spawned again with the same command: never run unconfined.
-            None => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+        command.pre_exec(move || {
+            if let Some(plan) = &plan {
+                plan.enter()?;
+            }
+            match ruleset.take() {
+                Some(ruleset) => ruleset
+                    .restrict_self()
+                    .map(|_| ())
+                    .map_err(|_| std::io::Error::last_os_error()),
+                // Spawned again with the same command: never run unconfined.
+                None => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+            }
         });
     }
-    Ok(Confinement::Landlock)
+    Ok(confinement)
 }
 
-/// The ruleset of `policy` (not `full-access`), every handled right required of the kernel.
-fn ruleset(policy: &SandboxPolicy) -> Result<RulesetCreated, landlock::RulesetError> {
+/// The mechanism the shell runs under in a sandboxed mode, as `get_state` and the start-up
+/// notice name it.
+pub fn mechanism() -> &'static str {
+    match (landlock_abi(), super::namespace::usable()) {
+        (None, _) => "unavailable",
+        (Some(_), true) => "namespace+landlock",
+        (Some(_), false) => "landlock",
+    }
+}
+
+/// The ruleset of `policy` (not `full-access`), every handled right required of the kernel:
+/// over `whole` trees (everything readable, the writable roots writable) when a mount
+/// namespace covers the denied and protected paths, else split around them.
+fn ruleset(policy: &SandboxPolicy, whole: bool) -> Result<RulesetCreated, landlock::RulesetError> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(FS_ABI))?;
@@ -134,8 +168,25 @@ fn ruleset(policy: &SandboxPolicy) -> Result<RulesetCreated, landlock::RulesetEr
         .set_compatibility(CompatLevel::BestEffort)
         .scope(Scope::from_all(ABI::V6))?
         .set_compatibility(CompatLevel::HardRequirement);
-    let readable = tree::cached_roots(&policy.deny_read, true);
-    let writable = policy.writable_area(true);
+    let (readable, writable, holders) = if whole {
+        let writable: Vec<PathBuf> = policy
+            .writable()
+            .into_iter()
+            .filter(|dir| dir.exists())
+            .collect();
+        (
+            std::sync::Arc::new(vec![PathBuf::from("/")]),
+            writable,
+            Vec::new(),
+        )
+    } else {
+        (
+            tree::cached_roots(&policy.deny_read, true),
+            policy.writable_area(true),
+            // Listed, names only (a denied directory's names too: the fallback's weakening).
+            tree::holders(&policy.deny_read),
+        )
+    };
     let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
     let device_rights = AccessFs::from_read(FS_ABI) | AccessFs::WriteFile | AccessFs::Truncate;
     // The rules themselves adapt to what each path is (a file takes no directory rights).
@@ -147,5 +198,6 @@ fn ruleset(policy: &SandboxPolicy) -> Result<RulesetCreated, landlock::RulesetEr
             AccessFs::from_read(FS_ABI),
         ))?
         .add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI)))?
+        .add_rules(path_beneath_rules(holders, AccessFs::ReadDir))?
         .add_rules(path_beneath_rules(devices, device_rights))
 }

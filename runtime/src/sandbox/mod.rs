@@ -8,6 +8,8 @@
 pub mod caches;
 pub mod git;
 pub mod kernel;
+pub mod namespace;
+pub mod paths;
 pub mod shell;
 pub mod tree;
 
@@ -387,6 +389,10 @@ impl SandboxPolicy {
                 (_, Some(abi)) => json!(format!("landlock v{abi}")),
                 (_, None) => json!("unavailable"),
             },
+            "mechanism": match self.mode {
+                SandboxMode::FullAccess => Value::Null,
+                _ => json!(kernel::mechanism()),
+            },
             "cacheDirs": self.cache_dirs.iter().filter(|d| d.path.is_dir()).map(|d| &d.path).collect::<Vec<_>>(),
             "approval": self.approval.as_str(),
         })
@@ -394,7 +400,8 @@ impl SandboxPolicy {
 }
 
 /// Says on stderr, once at startup, what the user should know of the sandbox: that
-/// `full-access` lifts it, and when the kernel cannot hold the shell.
+/// `full-access` lifts it, when the kernel cannot hold the shell, and when the shell runs
+/// under the fallback mechanism.
 pub fn announce(policy: &SandboxPolicy) {
     if policy.mode == SandboxMode::FullAccess {
         eprintln!(
@@ -408,19 +415,16 @@ pub fn announce(policy: &SandboxPolicy) {
                 "pith: warning: this kernel has no Landlock: the shell runs unsandboxed (sandbox.requireKernelSandbox is false)"
             );
         }
+    } else if kernel::mechanism() == "landlock" {
+        eprintln!(
+            "pith: note: no user namespaces here: the shell's sandbox is Landlock alone, which cannot let the shell create files directly in a directory that holds a denied or never-writable path (the file tools can)"
+        );
     }
 }
 
-/// `path` as the filesystem resolves it: its nearest existing ancestor canonicalized, the rest
-/// appended.
+/// `path` as the filesystem resolves it (see [`paths::real_path`]).
 fn resolved(path: &Path) -> PathBuf {
-    for ancestor in path.ancestors() {
-        if let Ok(real) = ancestor.canonicalize() {
-            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
-            return real.join(rest);
-        }
-    }
-    path.to_path_buf()
+    paths::real_path(path, true)
 }
 
 /// `path` made absolute against `base`.

@@ -50,6 +50,20 @@ pub fn roots_under(base: &Path, excluded: &[PathBuf], files: bool) -> Vec<PathBu
     roots
 }
 
+/// The directories that hold a denied path (every ancestor of one, but not a denied path
+/// itself): the fallback's Landlock lets the shell list them, names only.
+pub fn holders(denied: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = denied
+        .iter()
+        .flat_map(|d| d.ancestors().skip(1))
+        .filter(|dir| !is_denied(dir, denied) && dir.is_dir())
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
 /// True when `path` is a symlink whose target is, or holds, one of `denied` (or cannot be
 /// resolved): such a root is not opened.
 pub fn leads_into(path: &Path, denied: &[PathBuf]) -> bool {

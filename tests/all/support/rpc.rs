@@ -104,6 +104,9 @@ impl Pith {
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
         std::fs::create_dir_all(dir.path().join("agent")).unwrap();
+        // Its own temp dir, removed with the rest: spilled command output (a test floods 200 MB)
+        // never piles up in the machine's /tmp.
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
         for (root, files) in [
             ("agent", &options.agent_files),
             ("work", &options.work_files),
@@ -127,6 +130,7 @@ impl Pith {
             .current_dir(&start_dir)
             .env("PITH_AGENT_DIR", dir.path().join("agent"))
             .env("PITH_CACHE_DIR", super::shared_cache())
+            .env("TMPDIR", dir.path().join("tmp"))
             .env_remove("PITH_FAUX_SCRIPT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -108,12 +108,13 @@ impl Tool for EditTool {
             ));
         }
         let path = resolve_model_path(&args.path);
-        let raw =
-            std::fs::read_to_string(&path).map_err(|_| {
-                fail(pith_sdk::sandbox::explain_read(&path).unwrap_or_else(|| {
+        let raw = std::fs::read_to_string(&path).map_err(|err| {
+            fail(
+                pith_sdk::sandbox::explain_read_error(&path, &err).unwrap_or_else(|| {
                     format!("Could not edit file: {shown}. Error code: ENOENT.")
-                }))
-            })?;
+                }),
+            )
+        })?;
         let (bom, body) = match raw.strip_prefix('\u{feff}') {
             Some(rest) => ("\u{feff}", rest),
             None => ("", raw.as_str()),
@@ -233,7 +234,7 @@ impl Tool for EditTool {
         };
         std::fs::write(&path, format!("{bom}{written}")).map_err(|err| {
             fail(
-                pith_sdk::sandbox::explain_write(&path)
+                pith_sdk::sandbox::explain_write_error(&path, &err)
                     .unwrap_or_else(|| format!("{err}: '{shown}'")),
             )
         })?;

@@ -36,9 +36,9 @@ impl Tool for Ls {
         let path = resolve_model_path(args.path.as_deref().unwrap_or("."));
         let shown = path.display().to_string();
         let fail = |message: String| ToolError::new(message).with_details(json!({}));
-        let meta = std::fs::metadata(&path).map_err(|_| {
+        let meta = std::fs::metadata(&path).map_err(|err| {
             fail(
-                pith_sdk::sandbox::explain_read(&path)
+                pith_sdk::sandbox::explain_read_error(&path, &err)
                     .unwrap_or_else(|| format!("Path not found: {shown}")),
             )
         })?;

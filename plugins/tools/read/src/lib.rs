@@ -91,7 +91,7 @@ impl Tool for Read {
         let path = resolve_model_path(&args.path);
         let shown = path.display().to_string();
         let bytes = std::fs::read(&path).map_err(|err| {
-            if let Some(reason) = pith_sdk::sandbox::explain_read(&path) {
+            if let Some(reason) = pith_sdk::sandbox::explain_read_error(&path, &err) {
                 return error(reason);
             }
             match err.kind() {

@@ -38,7 +38,7 @@ impl Tool for Write {
         let args: Args = call.parse()?;
         let path = resolve_model_path(&args.path);
         let fail = |err: std::io::Error| {
-            let message = pith_sdk::sandbox::explain_write(&path)
+            let message = pith_sdk::sandbox::explain_write_error(&path, &err)
                 .unwrap_or_else(|| format!("{err}: '{}'", path.display()));
             ToolError::new(message).with_details(json!({}))
         };

@@ -2,15 +2,16 @@
 //! confined to what the plugin may read.
 //!
 //! The root is matched lexically against the directories preopened for the guest (the
-//! longest one holding it), that directory is opened — refused when it is a link that now
-//! leads into the deny list, as at preopen time — and the rest of the path is opened beneath
-//! it by the kernel (`openat2` with `RESOLVE_BENEATH`: links are followed only while they stay
-//! inside, as the guest's own WASI view follows them). Below the root the walk opens every
+//! longest one holding it) and judged by the sandbox's path rules (as named, as its links
+//! resolve, and again where the opened root really is; a walk skips the hidden paths under
+//! it). That directory is opened and the rest of the path is opened beneath it by the kernel
+//! (`openat2` with `RESOLVE_BENEATH`: links are followed only while they stay inside, as the
+//! guest's own WASI view follows them). Below the root the walk opens every
 //! directory and file beneath the root's handle with no link in the path, so nothing swapped
 //! in during a search leads out of it.
 
-use std::os::fd::OwnedFd;
-use std::path::{Component, Path, PathBuf};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, OFlags, fstat};
 use rustix::io::Errno;
@@ -21,11 +22,12 @@ use crate::plugin_host::bindings::imports::pith::plugin::search::{
     GrepFile, GrepLine, GrepOptions, Host, SearchError, WalkEntry, WalkOptions,
 };
 use crate::plugin_host::sandbox::StoreState;
+use crate::sandbox::paths::{PathRules, descriptor_path, normalize};
 
 /// A search root, opened.
 enum Opened {
-    /// A directory.
-    Dir(OwnedFd),
+    /// A directory, and the hidden paths under it (relative to it).
+    Dir(OwnedFd, Vec<PathBuf>),
     /// A regular file.
     File(OwnedFd),
 }
@@ -43,20 +45,19 @@ impl StoreState {
         let Some(root) = self
             .readable
             .iter()
-            .filter(|root| path.starts_with(&root.path))
-            .max_by_key(|root| root.path.as_os_str().len())
+            .filter(|root| path.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())
         else {
             return Err(SearchError::Denied(self.read_refusal(&path)));
         };
-        if !root.whole {
-            let mut hidden = self.spec.policy.deny_read.clone();
-            hidden.push(PathBuf::from("/proc"));
-            if crate::sandbox::tree::leads_into(&root.path, &hidden) {
-                return Err(SearchError::Denied(self.read_refusal(&root.path)));
-            }
+        let rules = self.path_guard.rules();
+        if let Some(rules) = rules
+            && !rules.allows(&path, true, false)
+        {
+            return Err(SearchError::Denied(denied_through(rules, &path)));
         }
-        let rest = path.strip_prefix(&root.path).unwrap_or(Path::new(""));
-        let opened = file_search::open_dir(&root.path)
+        let rest = path.strip_prefix(root).unwrap_or(Path::new(""));
+        let opened = file_search::open_dir(root)
             .map_err(|_| SearchError::NotFound(guest.to_string()))
             .and_then(|dir| {
                 beneath::open(&dir, rest, beneath::READ, Links::Beneath).map_err(|errno| {
@@ -69,6 +70,16 @@ impl StoreState {
                     }
                 })
             })?;
+        // Judged again where it really is, and what a walk of it skips.
+        let hidden = match rules {
+            None => Vec::new(),
+            Some(rules) => {
+                let real = descriptor_path(opened.as_fd())
+                    .filter(|real| !rules.hides(real))
+                    .ok_or_else(|| SearchError::Denied(denied_through(rules, &path)))?;
+                rules.hidden_under(&real)
+            }
+        };
         let kind = fstat(&opened)
             .map(|stat| FileType::from_raw_mode(stat.st_mode))
             .map_err(|_| SearchError::NotFound(guest.to_string()))?;
@@ -81,7 +92,7 @@ impl StoreState {
                     beneath::READ | OFlags::DIRECTORY,
                     Links::Refused,
                 )
-                .map(Opened::Dir)
+                .map(|dir| Opened::Dir(dir, hidden))
                 .map_err(|_| SearchError::NotFound(guest.to_string()))
             }
             FileType::RegularFile => Ok(Opened::File(opened)),
@@ -129,19 +140,13 @@ impl StoreState {
     }
 }
 
-/// `path` with `.` dropped and `..` applied, without touching the filesystem.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
+/// Why a root the rules refuse is refused: on the deny list, or leading there.
+fn denied_through(rules: &PathRules, path: &Path) -> String {
+    if rules.hides(path) {
+        pith_sdk::sandbox::read_denied(path)
+    } else {
+        pith_sdk::sandbox::read_denied_through(path)
     }
-    out
 }
 
 fn glob(glob: Option<&str>) -> Result<Option<EntryGlob>, SearchError> {
@@ -152,13 +157,13 @@ fn glob(glob: Option<&str>) -> Result<Option<EntryGlob>, SearchError> {
 
 impl Host for StoreState {
     async fn walk(&mut self, options: WalkOptions) -> Result<Vec<WalkEntry>, SearchError> {
-        let Opened::Dir(root) = self.open_readable(&options.root)? else {
+        let Opened::Dir(root, hidden) = self.open_readable(&options.root)? else {
             return Err(SearchError::NotFound(options.root));
         };
         let glob = glob(options.glob.as_deref())?;
         let limit = options.limit.map_or(usize::MAX, |l| l as usize);
         self.run_search(move |cancelled| {
-            Ok(file_search::walk(&root, cancelled)?
+            Ok(file_search::walk(&root, &hidden, cancelled)?
                 .into_iter()
                 .filter(|e| options.directories || !e.is_dir())
                 .filter(|e| glob.as_ref().is_none_or(|g| g.matches(&e.relative)))
@@ -174,7 +179,7 @@ impl Host for StoreState {
 
     async fn grep(&mut self, options: GrepOptions) -> Result<Vec<GrepFile>, SearchError> {
         let root = match self.open_readable(&options.root)? {
-            Opened::Dir(fd) => GrepRoot::Dir(fd),
+            Opened::Dir(fd, hidden) => GrepRoot::Dir(fd, hidden),
             Opened::File(fd) => {
                 let name = Path::new(&options.root)
                     .file_name()

@@ -1,0 +1,421 @@
+//! `wasi:filesystem/types` with the sandbox's path rules checked at every call.
+//!
+//! A plugin's preopens are whole directory trees (`/` read-only, the writable roots
+//! read-write), and wasmtime-wasi keeps every access beneath them. On top of that, each call
+//! that names a path (open, stat, create, remove, rename, link, readlink, set-times) is judged
+//! by [`PathRules`] on the path it names and on where its links lead, before it runs; an open
+//! is judged again on the path the new descriptor really has, and a directory listing leaves
+//! the hidden names out. The rules apply when the path is used, so a file made after start is
+//! judged like any other and a directory holding a denied path stays whole. A refusal is
+//! `not-permitted` (EPERM): the tools then say it is the sandbox, with the path and the fix.
+//!
+//! Every other method delegates to wasmtime-wasi's own implementation unchanged.
+
+use std::collections::HashMap;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use wasmtime::component::{HasData, Linker, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self, DirectoryEntryStream, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
+};
+use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
+
+use super::sandbox::StoreState;
+use crate::sandbox::paths::{PathRules, descriptor_path};
+
+/// A call's path rules and the directory each open listing reads.
+#[derive(Debug, Default)]
+pub struct PathGuard {
+    rules: Option<PathRules>,
+    listings: Mutex<HashMap<u32, PathBuf>>,
+}
+
+impl PathGuard {
+    /// A guard holding `rules` (`None`: nothing beyond the preopens).
+    pub fn new(rules: Option<PathRules>) -> PathGuard {
+        PathGuard {
+            rules,
+            listings: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The rules, if any.
+    pub fn rules(&self) -> Option<&PathRules> {
+        self.rules.as_ref()
+    }
+}
+
+/// The filesystem view of a call with its guard.
+pub struct GuardedFs<'a> {
+    inner: WasiFilesystemCtxView<'a>,
+    guard: Arc<PathGuard>,
+}
+
+/// The [`HasData`] of [`GuardedFs`].
+pub struct Guarded;
+
+impl HasData for Guarded {
+    type Data<'a> = GuardedFs<'a>;
+}
+
+fn guarded(state: &mut StoreState) -> GuardedFs<'_> {
+    let guard = state.path_guard.clone();
+    GuardedFs {
+        inner: state.filesystem(),
+        guard,
+    }
+}
+
+/// Puts the guarded `wasi:filesystem/types` in place of wasmtime-wasi's (added before).
+pub fn add_to_linker(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let added = types::add_to_linker::<StoreState, Guarded>(linker, guarded);
+    linker.allow_shadowing(false);
+    added
+}
+
+/// The sandbox's refusal: `not-permitted` (EPERM), which the tools' errors tell apart from the
+/// system's own `access` (EACCES).
+fn refused() -> FsError {
+    ErrorCode::NotPermitted.into()
+}
+
+/// The real path of a descriptor (a file's or a directory's).
+fn path_of(descriptor: &Descriptor) -> Option<PathBuf> {
+    match descriptor {
+        Descriptor::Dir(dir) => descriptor_path(dir.dir.as_fd()),
+        Descriptor::File(file) => descriptor_path(file.file.as_fd()),
+    }
+}
+
+/// A borrow of `fd` to pass on while `fd` itself is kept.
+fn again<T: 'static>(fd: &Resource<T>) -> Resource<T> {
+    Resource::new_borrow(fd.rep())
+}
+
+impl GuardedFs<'_> {
+    /// Refuses `path` under the directory `fd` unless the rules allow it.
+    fn check(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+        write: bool,
+    ) -> FsResult<()> {
+        let Some(rules) = self.guard.rules() else {
+            return Ok(());
+        };
+        let dir = path_of(self.inner.table.get(fd)?).ok_or_else(refused)?;
+        if rules.allows(&dir.join(path), follow, write) {
+            Ok(())
+        } else {
+            Err(refused())
+        }
+    }
+}
+
+fn follows(flags: types::PathFlags) -> bool {
+    flags.contains(types::PathFlags::SYMLINK_FOLLOW)
+}
+
+impl types::Host for GuardedFs<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<ErrorCode> {
+        types::Host::convert_error_code(&mut self.inner, err)
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        self.inner.filesystem_error_code(err)
+    }
+}
+
+impl HostDescriptor for GuardedFs<'_> {
+    async fn advise(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+        len: types::Filesize,
+        advice: types::Advice,
+    ) -> FsResult<()> {
+        self.inner.advise(fd, offset, len, advice).await
+    }
+
+    async fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        self.inner.sync_data(fd).await
+    }
+
+    async fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorFlags> {
+        self.inner.get_flags(fd).await
+    }
+
+    async fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorType> {
+        self.inner.get_type(fd).await
+    }
+
+    async fn set_size(&mut self, fd: Resource<Descriptor>, size: types::Filesize) -> FsResult<()> {
+        self.inner.set_size(fd, size).await
+    }
+
+    async fn set_times(
+        &mut self,
+        fd: Resource<Descriptor>,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        self.inner.set_times(fd, atim, mtim).await
+    }
+
+    async fn read(
+        &mut self,
+        fd: Resource<Descriptor>,
+        len: types::Filesize,
+        offset: types::Filesize,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        self.inner.read(fd, len, offset).await
+    }
+
+    async fn write(
+        &mut self,
+        fd: Resource<Descriptor>,
+        buf: Vec<u8>,
+        offset: types::Filesize,
+    ) -> FsResult<types::Filesize> {
+        self.inner.write(fd, buf, offset).await
+    }
+
+    async fn read_directory(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<DirectoryEntryStream>> {
+        let dir = match self.guard.rules() {
+            Some(_) => Some(path_of(self.inner.table.get(&fd)?).ok_or_else(refused)?),
+            None => None,
+        };
+        let stream = self.inner.read_directory(fd).await?;
+        if let Some(dir) = dir {
+            self.guard
+                .listings
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(stream.rep(), dir);
+        }
+        Ok(stream)
+    }
+
+    async fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        self.inner.sync(fd).await
+    }
+
+    async fn create_directory_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &path, false, true)?;
+        self.inner.create_directory_at(fd, path).await
+    }
+
+    async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
+        self.inner.stat(fd).await
+    }
+
+    async fn stat_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::DescriptorStat> {
+        self.check(&fd, &path, follows(path_flags), false)?;
+        self.inner.stat_at(fd, path_flags, path).await
+    }
+
+    async fn set_times_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        self.check(&fd, &path, follows(path_flags), true)?;
+        self.inner
+            .set_times_at(fd, path_flags, path, atim, mtim)
+            .await
+    }
+
+    async fn link_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path_flags: types::PathFlags,
+        old_path: String,
+        new_descriptor: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &old_path, follows(old_path_flags), true)?;
+        self.check(&new_descriptor, &new_path, false, true)?;
+        self.inner
+            .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
+            .await
+    }
+
+    async fn open_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        oflags: types::OpenFlags,
+        flags: types::DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let writes = oflags.intersects(types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE)
+            || flags.intersects(
+                types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
+            );
+        self.check(&fd, &path, follows(path_flags), writes)?;
+        let opened = self
+            .inner
+            .open_at(fd, path_flags, path, oflags, flags)
+            .await?;
+        let Some(rules) = self.guard.rules() else {
+            return Ok(opened);
+        };
+        // Judged again where it really is (a link swapped in between the check and the open).
+        let real = path_of(self.inner.table.get(&opened)?);
+        if real.is_some_and(|real| rules.allows(&real, false, writes)) {
+            Ok(opened)
+        } else {
+            HostDescriptor::drop(&mut self.inner, opened).map_err(FsError::trap)?;
+            Err(refused())
+        }
+    }
+
+    fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        HostDescriptor::drop(&mut self.inner, fd)
+    }
+
+    async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        self.check(&fd, &path, false, false)?;
+        self.inner.readlink_at(fd, path).await
+    }
+
+    async fn remove_directory_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &path, false, true)?;
+        self.inner.remove_directory_at(fd, path).await
+    }
+
+    async fn rename_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path: String,
+        new_fd: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &old_path, false, true)?;
+        self.check(&new_fd, &new_path, false, true)?;
+        self.inner.rename_at(fd, old_path, new_fd, new_path).await
+    }
+
+    async fn symlink_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        src_path: String,
+        dest_path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &dest_path, false, true)?;
+        self.inner.symlink_at(fd, src_path, dest_path).await
+    }
+
+    async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.check(&fd, &path, false, true)?;
+        self.inner.unlink_file_at(fd, path).await
+    }
+
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynInputStream>> {
+        self.inner.read_via_stream(fd, offset)
+    }
+
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        self.inner.write_via_stream(fd, offset)
+    }
+
+    fn append_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        self.inner.append_via_stream(fd)
+    }
+
+    async fn is_same_object(
+        &mut self,
+        a: Resource<Descriptor>,
+        b: Resource<Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        self.inner.is_same_object(a, b).await
+    }
+
+    async fn metadata_hash(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<types::MetadataHashValue> {
+        self.inner.metadata_hash(fd).await
+    }
+
+    async fn metadata_hash_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::MetadataHashValue> {
+        self.check(&fd, &path, follows(path_flags), false)?;
+        self.inner.metadata_hash_at(fd, path_flags, path).await
+    }
+}
+
+impl HostDirectoryEntryStream for GuardedFs<'_> {
+    async fn read_directory_entry(
+        &mut self,
+        stream: Resource<DirectoryEntryStream>,
+    ) -> FsResult<Option<types::DirectoryEntry>> {
+        let dir = self
+            .guard
+            .listings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&stream.rep())
+            .cloned();
+        loop {
+            let entry = self.inner.read_directory_entry(again(&stream)).await?;
+            match (&entry, &dir, self.guard.rules()) {
+                (Some(found), Some(dir), Some(rules)) if rules.hides(&dir.join(&found.name)) => {
+                    continue;
+                }
+                _ => return Ok(entry),
+            }
+        }
+    }
+
+    fn drop(&mut self, stream: Resource<DirectoryEntryStream>) -> wasmtime::Result<()> {
+        self.guard
+            .listings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&stream.rep());
+        HostDirectoryEntryStream::drop(&mut self.inner, stream)
+    }
+}

@@ -1,0 +1,136 @@
+//! The sandbox's rules on one path, decided when the path is used: hidden (the deny list and
+//! pith's own `/proc`), or protected from writes (the deny list, the agent directory and the
+//! never-writable paths). The first-party tools' filesystem and the search import ask here at
+//! every call, on the path as named and on the path its links lead to, so a file created after
+//! start is judged like any other and a directory that holds a denied path stays whole.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::{SandboxMode, SandboxPolicy};
+
+/// The rules a call's filesystem is held to (none in `full-access`).
+#[derive(Debug, Clone, Default)]
+pub struct PathRules {
+    /// No access at all: the deny list and `/proc`.
+    hidden: Vec<PathBuf>,
+    /// No writes.
+    protected: Vec<PathBuf>,
+}
+
+impl PathRules {
+    /// The rules of `policy`; `None` in `full-access`.
+    pub fn of(policy: &SandboxPolicy) -> Option<PathRules> {
+        if policy.mode == SandboxMode::FullAccess {
+            return None;
+        }
+        let mut hidden = policy.deny_read.clone();
+        hidden.push(PathBuf::from("/proc"));
+        Some(PathRules {
+            hidden,
+            protected: policy.protected(),
+        })
+    }
+
+    /// True when `path` (absolute, lexically normal) may not be reached at all.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| path.starts_with(h))
+    }
+
+    /// The hidden paths under `dir` (absolute), relative to it: what a walk of `dir` skips.
+    pub fn hidden_under(&self, dir: &Path) -> Vec<PathBuf> {
+        self.hidden
+            .iter()
+            .filter_map(|h| h.strip_prefix(dir).ok())
+            .filter(|rest| !rest.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .collect()
+    }
+
+    /// Whether `path` (absolute) may be reached — and, with `write`, changed: it is judged as
+    /// named and as its links resolve (the last one only with `follow`).
+    pub fn allows(&self, path: &Path, follow: bool, write: bool) -> bool {
+        let named = normalize(path);
+        let real = real_path(&named, follow);
+        [named, real]
+            .iter()
+            .all(|p| !(self.hides(p) || write && self.protected.iter().any(|w| p.starts_with(w))))
+    }
+}
+
+/// `path` with `.` dropped and `..` applied, without touching the filesystem.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path `path` (absolute, normal) names on disk: its longest existing prefix with every
+/// link resolved, and the rest as written. The last component is resolved only with `follow`.
+pub fn real_path(path: &Path, follow: bool) -> PathBuf {
+    let (base, last) = match (follow, path.parent(), path.file_name()) {
+        (false, Some(parent), Some(name)) => (parent, Some(name)),
+        _ => (path, None),
+    };
+    let mut out = base
+        .ancestors()
+        .find_map(|ancestor| {
+            let rest = base.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            ancestor.canonicalize().ok().map(|real| real.join(rest))
+        })
+        .unwrap_or_else(|| base.to_path_buf());
+    out.extend(last);
+    out
+}
+
+/// The path an open file or directory descriptor names now (`None` where the platform cannot
+/// say: then nothing through it is allowed).
+pub fn descriptor_path(fd: std::os::fd::BorrowedFd<'_>) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = fd.as_raw_fd();
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_judged_as_named_and_as_resolved() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().canonicalize().unwrap();
+        std::fs::create_dir_all(h.join(".ssh")).unwrap();
+        std::fs::create_dir_all(h.join("agent")).unwrap();
+        std::os::unix::fs::symlink(h.join(".ssh"), h.join("keys")).unwrap();
+        let rules = PathRules {
+            hidden: vec![h.join(".ssh")],
+            protected: vec![h.join(".ssh"), h.join("agent")],
+        };
+        assert!(rules.allows(&h.join("notes.txt"), true, true));
+        assert!(rules.allows(&h.join("new/dir/file"), true, true));
+        assert!(!rules.allows(&h.join(".ssh/id_rsa"), true, false));
+        assert!(!rules.allows(&h.join("keys/id_rsa"), true, false));
+        assert!(!rules.allows(&h.join("src/../.ssh"), false, false));
+        assert!(rules.allows(&h.join("agent/models.json"), true, false));
+        assert!(!rules.allows(&h.join("agent/models.json"), true, true));
+        // The link itself, not followed, is a name in the home directory.
+        assert!(rules.allows(&h.join("keys"), false, false));
+        assert!(!rules.allows(&h.join("keys"), true, false));
+        assert_eq!(rules.hidden_under(&h), [PathBuf::from(".ssh")]);
+        assert!(rules.hidden_under(&h.join("src")).is_empty());
+    }
+}

@@ -91,6 +91,26 @@ pub fn without_errno(err: &std::io::Error) -> String {
     }
 }
 
+/// An I/O error as Node words it (pi's tools run on Node, so the model knows these texts):
+/// `EACCES: permission denied, open '/etc/x'`. Kinds Node has no code for keep the standard
+/// library's text, without the WASI error number.
+pub fn node_error(err: &std::io::Error, syscall: &str, path: &str) -> String {
+    use std::io::ErrorKind;
+    let code = match err.kind() {
+        ErrorKind::NotFound => "ENOENT: no such file or directory",
+        ErrorKind::PermissionDenied => "EACCES: permission denied",
+        ErrorKind::AlreadyExists => "EEXIST: file already exists",
+        ErrorKind::IsADirectory => "EISDIR: illegal operation on a directory",
+        ErrorKind::NotADirectory => "ENOTDIR: not a directory",
+        ErrorKind::ReadOnlyFilesystem => "EROFS: read-only file system",
+        ErrorKind::StorageFull => "ENOSPC: no space left on device",
+        ErrorKind::DirectoryNotEmpty => "ENOTEMPTY: directory not empty",
+        ErrorKind::InvalidFilename => "ENAMETOOLONG: name too long",
+        _ => return format!("{}: '{path}'", without_errno(err)),
+    };
+    format!("{code}, {syscall} '{path}'")
+}
+
 /// Resolves a path the model gave as pi's tools do: a leading `@` is stripped, Unicode spaces
 /// become plain spaces, and a relative path is taken from the workspace. The result is the
 /// absolute path the plugin opens (inside the sandbox, the workspace's own path).

@@ -193,22 +193,30 @@ async fn read_only_shell() {
     assert!(!pith.work_dir().join("here.txt").exists());
 }
 
-/// The Emacs client's contract: in the default mode the model reads a file in /tmp.
+/// The Emacs client's contract: in the default mode the model reads a file in /tmp, made
+/// after start, while `HOME` is a scratch directory under /tmp (as its harness sets it: /tmp
+/// then holds the deny list's `~/.ssh`).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_default_mode_reads_outside_the_workspace() {
-    let file = tempfile::Builder::new()
-        .prefix("fake-tool")
-        .suffix(".txt")
-        .tempfile_in("/tmp")
+    let scratch = tempfile::Builder::new()
+        .prefix("pith-emacs-home")
+        .tempdir_in("/tmp")
         .unwrap();
-    std::fs::write(file.path(), "from /tmp\n").unwrap();
-    let path = file.path().display().to_string();
+    let home = scratch.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_test"), "PRIVATE KEY").unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("fake-tool")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let path = dir.path().join("made-after-start.txt");
+    let shown = path.display().to_string();
     let script = json!([
-        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": path}}]},
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": shown}}]},
         {"text": "read it"}
     ]);
-    let at = places();
-    let mut pith = pith_with(&at.home, json!({}), &[], script).await;
+    let mut pith = pith_with(&home, json!({}), &[], script).await;
+    std::fs::write(&path, "from /tmp\n").unwrap();
     pith.call("p", json!({"type": "prompt", "message": "read the file"}))
         .await;
     let end = pith.until_agent_end().await;

@@ -235,7 +235,7 @@ impl Tool for EditTool {
         std::fs::write(&path, format!("{bom}{written}")).map_err(|err| {
             fail(
                 pith_sdk::sandbox::explain_write_error(&path, &err)
-                    .unwrap_or_else(|| format!("{err}: '{shown}'")),
+                    .unwrap_or_else(|| pith_sdk::host::node_error(&err, "open", shown)),
             )
         })?;
         // pi 1.5.2's words.

@@ -104,7 +104,7 @@ impl Tool for Read {
                 _ if path.is_dir() => {
                     error("EISDIR: illegal operation on a directory, read".into())
                 }
-                _ => error(format!("{err}: '{shown}'")),
+                _ => error(pith_sdk::host::node_error(&err, "open", &shown)),
             }
         })?;
         if let Some(mime) = image_type(&bytes) {

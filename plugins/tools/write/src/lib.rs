@@ -38,8 +38,10 @@ impl Tool for Write {
         let args: Args = call.parse()?;
         let path = resolve_model_path(&args.path);
         let fail = |err: std::io::Error| {
-            let message = pith_sdk::sandbox::explain_write_error(&path, &err)
-                .unwrap_or_else(|| format!("{err}: '{}'", path.display()));
+            let message =
+                pith_sdk::sandbox::explain_write_error(&path, &err).unwrap_or_else(|| {
+                    pith_sdk::host::node_error(&err, "open", &path.display().to_string())
+                });
             ToolError::new(message).with_details(json!({}))
         };
         if let Some(parent) = path.parent() {

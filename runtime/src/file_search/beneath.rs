@@ -3,13 +3,17 @@
 //! links say) and, for what a walk found, `RESOLVE_NO_SYMLINKS` as well (no link anywhere in
 //! the path, so a directory swapped for a link during a search leads nowhere). On kernels
 //! without `openat2` (before Linux 5.6) each part of the path is opened in turn with
-//! `O_NOFOLLOW`: links are then refused everywhere.
+//! `O_NOFOLLOW`: links are then refused everywhere. Other systems (macOS) have no `openat2`
+//! and always take that way.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
+#[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{Mode, OFlags, ResolveFlags, openat, openat2};
+use rustix::fs::{Mode, OFlags, openat};
+#[cfg(target_os = "linux")]
+use rustix::fs::{ResolveFlags, openat2};
 use rustix::io::Errno;
 
 /// The flags every read opens with: never a controlling terminal, never blocking on a FIFO.
@@ -19,6 +23,7 @@ pub const READ: OFlags = OFlags::RDONLY
     .union(OFlags::NOCTTY);
 
 /// Whether the kernel said it has no `openat2`.
+#[cfg(target_os = "linux")]
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 /// How links in the path are treated.
@@ -40,6 +45,9 @@ pub fn open(
     if relative.as_os_str().is_empty() {
         return openat(&dir, ".", flags, Mode::empty());
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = links;
+    #[cfg(target_os = "linux")]
     if !NO_OPENAT2.load(Ordering::Relaxed) {
         let resolve = match links {
             Links::Beneath => ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
@@ -63,6 +71,12 @@ pub fn open(
     open_part_by_part(dir, relative, flags)
 }
 
+/// How a directory on the way is opened: for its path only where the system has `O_PATH`.
+#[cfg(target_os = "linux")]
+const INTERMEDIATE: OFlags = OFlags::PATH;
+#[cfg(not(target_os = "linux"))]
+const INTERMEDIATE: OFlags = OFlags::RDONLY;
+
 /// Opens each part of `relative` with `O_NOFOLLOW` from `dir`.
 fn open_part_by_part(dir: impl AsFd, relative: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
     let parts: Vec<_> = relative.components().collect();
@@ -75,7 +89,7 @@ fn open_part_by_part(dir: impl AsFd, relative: &Path, flags: OFlags) -> Result<O
         let part_flags = if last {
             flags | OFlags::NOFOLLOW
         } else {
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+            INTERMEDIATE | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
         };
         let next = match &current {
             Some(fd) => openat(fd, *name, part_flags, Mode::empty())?,

@@ -14,7 +14,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::log::McpLog;
-use crate::sandbox::{SandboxMode, SandboxPolicy};
+use crate::sandbox::SandboxPolicy;
 
 /// How long a server has to exit on its own once its stdin is closed, and then after SIGTERM.
 const EXIT_WAIT: Duration = Duration::from_millis(1500);
@@ -95,11 +95,8 @@ impl ServerProcess {
         launch: &Launch<'_>,
         log: Arc<McpLog>,
     ) -> Result<(ServerProcess, ChildStdout, ChildStdin), SpawnError> {
-        let mut command = tokio::process::Command::new(launch.command);
-        if launch.policy.mode != SandboxMode::FullAccess {
-            crate::sandbox::kernel::confine(&mut command, launch.policy)
-                .map_err(SpawnError::Sandbox)?;
-        }
+        let (mut command, _) = crate::sandbox::kernel::command(launch.command, launch.policy)
+            .map_err(SpawnError::Sandbox)?;
         // Set after the confinement withheld the keys: a key the entry names reaches it.
         command
             .args(launch.args)

@@ -1,38 +1,17 @@
-//! The shell under the sandbox, enforced by the kernel: the `bash` processes pith starts run
-//! in their own mount namespace where the kernel allows one (see [`super::namespace`]: the
-//! deny list covered, the protected paths read-only), and under a Landlock ruleset built from
-//! the mode (reads anywhere but the deny list, writes only
-//! where the mode allows, and with `network: false` no TCP connect or bind). The ruleset is
-//! built in pith and applied in the child between `fork` and `exec`, so pith itself keeps its
-//! rights and the whole process tree of the command inherits the restriction. Every right the
-//! ruleset handles is required of the kernel: one that cannot enforce them all counts as one
-//! without Landlock.
+//! The platform seam of the shell's sandbox: every process pith starts for the model (the
+//! `bash` tool's and the `bash` command's shells, third-party plugins' processes, MCP servers)
+//! is made here, held by the platform's mechanism with the same promises and messages:
+//!
+//! - Linux: a mount namespace covering the deny list and a Landlock ruleset
+//!   ([`super::landlock`], [`super::namespace`]), or Landlock alone where namespaces are
+//!   refused.
+//! - macOS: a Seatbelt profile applied by `sandbox-exec` ([`super::seatbelt`]).
+//! - Elsewhere (Windows): no mechanism; the shell refuses to run unless the user chose
+//!   `--sandbox full-access` or `sandbox.requireKernelSandbox: false`.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::ffi::OsStr;
 
-use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, Scope, path_beneath_rules,
-};
-
-use super::{SandboxMode, SandboxPolicy, tree};
-
-/// The Landlock ABI the file rules need: v3, for truncation (older ABIs cannot deny it).
-const FS_ABI: ABI = ABI::V3;
-/// The ABI of TCP connect and bind rules (`network: false`).
-const NET_ABI: ABI = ABI::V4;
-
-/// The device files a shell may write; nothing else under /dev (no shared-memory or
-/// message-queue files outside the roots, no new device nodes, no device ioctls).
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
+use super::{SandboxMode, SandboxPolicy};
 
 /// Environment variables a sandboxed shell does not get (besides every `*_API_KEY`).
 const WITHHELD: &[&str] = &[
@@ -44,160 +23,146 @@ const WITHHELD: &[&str] = &[
     "STY",
 ];
 
-/// The running kernel's Landlock ABI version, or `None` when it has no Landlock.
-pub fn landlock_abi() -> Option<i32> {
-    static ABI_VERSION: OnceLock<Option<i32>> = OnceLock::new();
-    *ABI_VERSION.get_or_init(|| {
-        // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute only queries the version.
-        let version = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-                1u32,
-            )
-        };
-        (version > 0).then_some(version as i32)
-    })
-}
+#[cfg(target_os = "linux")]
+pub use super::landlock::landlock_abi;
 
-/// What the shell runs under.
+/// What a command runs under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confinement {
-    /// A mount namespace hiding the deny list and the Landlock ruleset of the mode over whole
-    /// trees.
+    /// Linux: a mount namespace hiding the deny list and the Landlock ruleset of the mode over
+    /// whole trees.
     Namespace,
-    /// The Landlock ruleset of the mode alone, split around the denied and protected paths
-    /// (the fallback without user namespaces).
+    /// Linux: the Landlock ruleset of the mode alone, split around the denied and protected
+    /// paths (the fallback without user namespaces).
     Landlock,
-    /// Nothing: `full-access`, or no usable Landlock and `requireKernelSandbox` off.
+    /// macOS: the Seatbelt profile of the mode.
+    Seatbelt,
+    /// Nothing: `full-access`, or no mechanism and `requireKernelSandbox` off.
     None,
 }
 
-/// Why the shell may not run: the kernel cannot hold it and the settings require it.
+/// Why the shell may not run: the platform cannot hold it and the settings require it.
 pub fn unavailable_message() -> String {
-    "the shell cannot run sandboxed: this kernel has no Landlock (set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access)".into()
+    let what = if cfg!(target_os = "linux") {
+        "this kernel has no Landlock"
+    } else if cfg!(target_os = "macos") {
+        "sandbox-exec is missing"
+    } else {
+        "pith has no kernel sandbox on this platform yet"
+    };
+    format!(
+        "the shell cannot run sandboxed: {what} (set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access)"
+    )
 }
 
-/// Puts `command` under `policy`: installs the Landlock ruleset to apply in the child. An
-/// error when the kernel cannot enforce it and the policy requires it.
-pub fn confine(
-    command: &mut tokio::process::Command,
-    policy: &SandboxPolicy,
-) -> Result<Confinement, String> {
-    if policy.mode == SandboxMode::FullAccess {
-        return Ok(Confinement::None);
+/// The mechanism that holds commands in a sandboxed mode, as `get_state` and the start-up
+/// notice name it: `namespace+landlock`, `landlock`, `seatbelt` or `unavailable`.
+pub fn mechanism() -> &'static str {
+    #[cfg(target_os = "linux")]
+    {
+        match (landlock_abi(), super::namespace::usable()) {
+            (None, _) => "unavailable",
+            (Some(_), true) => "namespace+landlock",
+            (Some(_), false) => "landlock",
+        }
     }
-    policy.prepare_caches();
-    let plan = if super::namespace::usable() {
-        super::namespace::MountPlan::of(policy)
-    } else {
-        None
-    };
-    let built = match landlock_abi() {
-        None => Err(unavailable_message()),
-        Some(_) => ruleset(policy, plan.is_some()).map_err(|err| {
-            format!(
-                "the shell cannot run sandboxed: this kernel's Landlock cannot hold it ({err}); set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access"
-            )
-        }),
-    };
-    let ruleset = match built {
-        Ok(ruleset) => ruleset,
-        Err(message) if policy.require_kernel => return Err(message),
-        Err(_) => return Ok(Confinement::None),
-    };
-    // Ways out that Landlock does not see: pith's own API keys, and the sockets of agents and
-    // multiplexers that run commands or sign for the user outside the sandbox.
+    #[cfg(target_os = "macos")]
+    {
+        if std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists() {
+            "seatbelt"
+        } else {
+            "unavailable"
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        "unavailable"
+    }
+}
+
+/// The kernel facility in force, as `get_state.sandbox.kernel` shows it (`landlock v6`,
+/// `seatbelt`), or `None` without one.
+pub fn kernel_facility() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        landlock_abi().map(|abi| format!("landlock v{abi}"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        (mechanism() != "unavailable").then(|| mechanism().to_string())
+    }
+}
+
+/// Drops what lets a command act outside the sandbox through others: pith's own API keys,
+/// and the sockets of agents and multiplexers that run commands or sign for the user.
+pub fn withhold_environment(command: &mut tokio::process::Command) {
     for (name, _) in std::env::vars_os() {
         let text = name.to_string_lossy();
         if text.ends_with("_API_KEY") || WITHHELD.contains(&text.as_ref()) {
             command.env_remove(&name);
         }
     }
-    let confinement = if plan.is_some() {
-        Confinement::Namespace
-    } else {
-        Confinement::Landlock
-    };
-    let mut ruleset = Some(ruleset);
-    // SAFETY: the closure runs in the forked child before exec: it enters the namespace of the
-    // plan (system calls on strings made here) and takes the ruleset built here and makes the
-    // system calls of `restrict_self` (no_new_privs, then landlock_restrict_self); nothing is
-    // allocated unless the kernel refuses.
-    unsafe {
-        command.pre_exec(move || {
-            if let Some(plan) = &plan {
-                plan.enter()?;
-            }
-            match ruleset.take() {
-                Some(ruleset) => ruleset
-                    .restrict_self()
-                    .map(|_| ())
-                    .map_err(|_| std::io::Error::last_os_error()),
-                // Spawned again with the same command: never run unconfined.
-                None => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
-            }
-        });
-    }
-    Ok(confinement)
 }
 
-/// The mechanism the shell runs under in a sandboxed mode, as `get_state` and the start-up
-/// notice name it.
-pub fn mechanism() -> &'static str {
-    match (landlock_abi(), super::namespace::usable()) {
-        (None, _) => "unavailable",
-        (Some(_), true) => "namespace+landlock",
-        (Some(_), false) => "landlock",
+/// A command running `program` under `policy`, and what holds it; its arguments, directory
+/// and environment are added by the caller. An error when the platform cannot hold it and
+/// the policy requires it (with no requirement, it runs unconfined and says so by
+/// [`Confinement::None`]).
+pub fn command(
+    program: impl AsRef<OsStr>,
+    policy: &SandboxPolicy,
+) -> Result<(tokio::process::Command, Confinement), String> {
+    let program = program.as_ref();
+    if policy.mode == SandboxMode::FullAccess {
+        return Ok((tokio::process::Command::new(program), Confinement::None));
     }
+    policy.prepare_caches();
+    platform_command(program, policy)
 }
 
-/// The ruleset of `policy` (not `full-access`), every handled right required of the kernel:
-/// over `whole` trees (everything readable, the writable roots writable) when a mount
-/// namespace covers the denied and protected paths, else split around them.
-fn ruleset(policy: &SandboxPolicy, whole: bool) -> Result<RulesetCreated, landlock::RulesetError> {
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(FS_ABI))?;
-    if !policy.network {
-        ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
+#[cfg(target_os = "linux")]
+fn platform_command(
+    program: &OsStr,
+    policy: &SandboxPolicy,
+) -> Result<(tokio::process::Command, Confinement), String> {
+    let mut command = tokio::process::Command::new(program);
+    let confinement = super::landlock::confine(&mut command, policy)?;
+    Ok((command, confinement))
+}
+
+#[cfg(target_os = "macos")]
+fn platform_command(
+    program: &OsStr,
+    policy: &SandboxPolicy,
+) -> Result<(tokio::process::Command, Confinement), String> {
+    if mechanism() == "unavailable" {
+        return unconfined(program, policy);
     }
-    // Where the kernel has them (v6): no abstract unix sockets or signals out of the sandbox.
-    ruleset = ruleset
-        .set_compatibility(CompatLevel::BestEffort)
-        .scope(Scope::from_all(ABI::V6))?
-        .set_compatibility(CompatLevel::HardRequirement);
-    let (readable, writable, holders) = if whole {
-        let writable: Vec<PathBuf> = policy
-            .writable()
-            .into_iter()
-            .filter(|dir| dir.exists())
-            .collect();
-        (
-            std::sync::Arc::new(vec![PathBuf::from("/")]),
-            writable,
-            Vec::new(),
-        )
-    } else {
-        (
-            tree::cached_roots(&policy.deny_read, true),
-            policy.writable_area(true),
-            // Listed, names only (a denied directory's names too: the fallback's weakening).
-            tree::holders(&policy.deny_read),
-        )
-    };
-    let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
-    let device_rights = AccessFs::from_read(FS_ABI) | AccessFs::WriteFile | AccessFs::Truncate;
-    // The rules themselves adapt to what each path is (a file takes no directory rights).
-    ruleset
-        .create()?
-        .set_compatibility(CompatLevel::BestEffort)
-        .add_rules(path_beneath_rules(
-            readable.iter(),
-            AccessFs::from_read(FS_ABI),
-        ))?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI)))?
-        .add_rules(path_beneath_rules(holders, AccessFs::ReadDir))?
-        .add_rules(path_beneath_rules(devices, device_rights))
+    let mut command = tokio::process::Command::new(super::seatbelt::SANDBOX_EXEC);
+    command
+        .arg("-p")
+        .arg(super::seatbelt::profile(policy))
+        .arg(program);
+    withhold_environment(&mut command);
+    Ok((command, Confinement::Seatbelt))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn platform_command(
+    program: &OsStr,
+    policy: &SandboxPolicy,
+) -> Result<(tokio::process::Command, Confinement), String> {
+    unconfined(program, policy)
+}
+
+/// `program` with no mechanism: refused when the policy requires one.
+#[cfg(not(target_os = "linux"))]
+fn unconfined(
+    program: &OsStr,
+    policy: &SandboxPolicy,
+) -> Result<(tokio::process::Command, Confinement), String> {
+    if policy.require_kernel {
+        return Err(unavailable_message());
+    }
+    Ok((tokio::process::Command::new(program), Confinement::None))
 }

@@ -8,8 +8,12 @@
 pub mod caches;
 pub mod git;
 pub mod kernel;
+#[cfg(target_os = "linux")]
+pub mod landlock;
+#[cfg(target_os = "linux")]
 pub mod namespace;
 pub mod paths;
+pub mod seatbelt;
 pub mod shell;
 pub mod tree;
 
@@ -379,15 +383,13 @@ impl SandboxPolicy {
 
     /// The sandbox as `get_state` shows it.
     pub fn describe(&self) -> Value {
-        let kernel = kernel::landlock_abi();
         json!({
             "mode": self.mode.as_str(),
             "writableRoots": self.writable_roots,
             "network": self.network,
-            "kernel": match (self.mode, kernel) {
-                (SandboxMode::FullAccess, _) => Value::Null,
-                (_, Some(abi)) => json!(format!("landlock v{abi}")),
-                (_, None) => json!("unavailable"),
+            "kernel": match self.mode {
+                SandboxMode::FullAccess => Value::Null,
+                _ => json!(kernel::kernel_facility().unwrap_or_else(|| "unavailable".into())),
             },
             "mechanism": match self.mode {
                 SandboxMode::FullAccess => Value::Null,
@@ -407,12 +409,12 @@ pub fn announce(policy: &SandboxPolicy) {
         eprintln!(
             "pith: warning: sandbox mode full-access: the model's tools and shell run with your full rights"
         );
-    } else if kernel::landlock_abi().is_none() {
+    } else if kernel::mechanism() == "unavailable" {
         if policy.require_kernel {
             eprintln!("pith: warning: {}", kernel::unavailable_message());
         } else {
             eprintln!(
-                "pith: warning: this kernel has no Landlock: the shell runs unsandboxed (sandbox.requireKernelSandbox is false)"
+                "pith: warning: no kernel sandbox here: the shell runs unsandboxed (sandbox.requireKernelSandbox is false)"
             );
         }
     } else if kernel::mechanism() == "landlock" {

@@ -98,7 +98,19 @@ pub fn descriptor_path(fd: std::os::fd::BorrowedFd<'_>) -> Option<PathBuf> {
     {
         std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut buffer = vec![0u8; libc::PATH_MAX as usize];
+        // SAFETY: F_GETPATH writes at most PATH_MAX bytes, NUL-terminated, into the buffer.
+        let done = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETPATH, buffer.as_mut_ptr()) };
+        if done == -1 {
+            return None;
+        }
+        let end = buffer.iter().position(|b| *b == 0)?;
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(&buffer[..end])))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         let _ = fd.as_raw_fd();
         None

@@ -123,13 +123,15 @@ impl Host for StoreState {
             Some(dir) => inside_workspace(&workspace, dir)
                 .ok_or_else(|| ProcessError::BadCwd(dir.clone()))?,
         };
-        let mut command = tokio::process::Command::new("bash");
         // A denied command the host approved running again outside the sandbox.
         let unsandboxed = self.spec.escalated.unsandboxed_shell && self.spec.first_party;
-        if !unsandboxed {
-            crate::sandbox::kernel::confine(&mut command, &self.spec.policy)
-                .map_err(ProcessError::Spawn)?;
-        }
+        let mut command = if unsandboxed {
+            tokio::process::Command::new("bash")
+        } else {
+            crate::sandbox::kernel::command("bash", &self.spec.policy)
+                .map_err(ProcessError::Spawn)?
+                .0
+        };
         command
             .arg("-c")
             .arg(&cmd.command_line)

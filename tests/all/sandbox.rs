@@ -268,3 +268,33 @@ async fn an_escalation_is_asked_and_answered_both_ways() {
     assert!(!refused.exists(), "a no leaves the file untouched");
     assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "yes");
 }
+
+/// `shellPath` (pi's setting) names the shell commands run in; a missing one is an error that
+/// names it, and the process keeps serving.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shell_path_setting_chooses_the_shell() {
+    let at = places();
+    let mut pith = pith_with(&at.home, json!({"shellPath": "/bin/sh"}), &[], json!([])).await;
+    let data = bash(&mut pith, "sh", "echo $0").await;
+    assert_eq!(data["output"], "/bin/sh\n", "{data}");
+    let mut missing = pith_with(
+        &at.home,
+        json!({"shellPath": "/nowhere/bash"}),
+        &[],
+        json!([]),
+    )
+    .await;
+    let response = missing
+        .call("b", json!({"type": "bash", "command": "echo hi"}))
+        .await;
+    assert_eq!(response["success"], false, "{response}");
+    assert!(
+        response["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Custom shell path not found: /nowhere/bash (shellPath in settings.json)"),
+        "{response}"
+    );
+    let state = missing.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["success"], true, "{state}");
+}

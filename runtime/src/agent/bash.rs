@@ -79,7 +79,7 @@ impl BashControl {
         sandbox: &crate::sandbox::SandboxPolicy,
         on_output: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<BashResult, String> {
-        let (mut bash, _) = crate::sandbox::kernel::command("bash", sandbox)?;
+        let (mut bash, _) = crate::sandbox::kernel::command(sandbox.shell()?, sandbox)?;
         bash.arg("-c").arg(command).current_dir(cwd);
         let mut shell =
             ShellChild::spawn(&mut bash).map_err(|err| format!("Cannot run bash: {err}"))?;

@@ -37,10 +37,7 @@ pub fn stop_all() {
         return;
     }
     for pgid in &groups {
-        // SAFETY: kill(2) on a process group; no memory effects.
-        unsafe {
-            libc::kill(-pgid, libc::SIGTERM);
-        }
+        crate::sandbox::shell::terminate_process_group(*pgid);
     }
     std::thread::sleep(Duration::from_millis(200));
     for pgid in groups {
@@ -105,8 +102,8 @@ impl ServerProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        crate::sandbox::shell::in_new_group(&mut command);
         let mut child = command.spawn().map_err(|source| SpawnError::Start {
             command: launch.command.to_string(),
             source,
@@ -174,10 +171,7 @@ impl ServerProcess {
             .is_err()
         {
             if let Some(pgid) = self.pgid {
-                // SAFETY: kill(2) on a process group; no memory effects.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGTERM);
-                }
+                crate::sandbox::shell::terminate_process_group(pgid);
             }
             if tokio::time::timeout(EXIT_WAIT, self.child.wait())
                 .await

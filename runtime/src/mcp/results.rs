@@ -40,6 +40,7 @@ fn save_temp(bytes: &[u8], ext: &str) -> std::io::Result<std::path::PathBuf> {
     let path = std::env::temp_dir().join(format!("pi-mcp-{}.{ext}", &id[..16]));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
+    #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(&path)?.write_all(bytes)?;
     Ok(path)

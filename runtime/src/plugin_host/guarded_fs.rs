@@ -12,7 +12,6 @@
 //! Every other method delegates to wasmtime-wasi's own implementation unchanged.
 
 use std::collections::HashMap;
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +23,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
 use super::sandbox::StoreState;
-use crate::sandbox::paths::{PathRules, descriptor_path};
+use crate::sandbox::paths::{PathRules, file_path};
 
 /// A call's path rules and the directory each open listing reads.
 #[derive(Debug, Default)]
@@ -86,8 +85,8 @@ fn refused() -> FsError {
 /// The real path of a descriptor (a file's or a directory's).
 fn path_of(descriptor: &Descriptor) -> Option<PathBuf> {
     match descriptor {
-        Descriptor::Dir(dir) => descriptor_path(dir.dir.as_fd()),
-        Descriptor::File(file) => descriptor_path(file.file.as_fd()),
+        Descriptor::Dir(dir) => file_path(&dir.dir),
+        Descriptor::File(file) => file_path(&file.file),
     }
 }
 

@@ -114,8 +114,8 @@ pub async fn run(
     session.start_extensions().await;
     // SIGTERM and SIGHUP abort the run and exit with 128 + the signal, as pi's print mode.
     let mut signals = crate::signals::Signals::listen(
-        (tokio::signal::unix::SignalKind::terminate(), 143),
-        (tokio::signal::unix::SignalKind::hangup(), 129),
+        (crate::signals::Ending::Terminate, 143),
+        (crate::signals::Ending::Hangup, 129),
     );
     let mut images = prompts.images;
     let mut exit = None;

@@ -57,8 +57,8 @@ where
 {
     // SIGTERM and SIGINT end the serve loop.
     let mut terminations = crate::signals::Signals::listen(
-        (tokio::signal::unix::SignalKind::terminate(), 143),
-        (tokio::signal::unix::SignalKind::interrupt(), 130),
+        (crate::signals::Ending::Terminate, 143),
+        (crate::signals::Ending::Interrupt, 130),
     );
     let mut reader = LineReader::new(input);
     // Extensions start once frames are read, so a dialog in `session_start` can be answered.

@@ -210,10 +210,19 @@ pub fn create_missing(dirs: &[CacheDir], path_var: Option<&OsString>) {
 
 /// True when an executable named `name` is in one of the directories of `path_var`.
 fn on_path(name: &str, path_var: &OsString) -> bool {
-    use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path_var).any(|dir| {
-        std::fs::metadata(dir.join(name))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            ["exe", "cmd", "bat"]
+                .iter()
+                .any(|ext| dir.join(name).with_extension(ext).is_file())
+        }
     })
 }
 

@@ -15,6 +15,7 @@ pub mod namespace;
 pub mod paths;
 pub mod seatbelt;
 pub mod shell;
+pub mod shell_program;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
@@ -135,6 +136,9 @@ pub struct SandboxPolicy {
     /// What no sandboxed mode writes, wherever it lies: shell start files, credentials, the
     /// directories of installed executables, a linked repository's hooks and configuration.
     pub never_writable: Vec<PathBuf>,
+    /// The shell commands run in (`shellPath` in the settings, `~` expanded), else pi's
+    /// search (see [`shell_program`]).
+    pub shell_path: Option<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -152,7 +156,14 @@ impl SandboxPolicy {
             cache_dirs: Vec::new(),
             git_dirs: Vec::new(),
             never_writable: Vec::new(),
+            shell_path: None,
         }
+    }
+
+    /// The shell to run commands with: `shellPath`, else pi's search; an error names what
+    /// to install or set.
+    pub fn shell(&self) -> Result<PathBuf, String> {
+        shell_program::shell(self.shell_path.as_deref())
     }
 
     /// The default policy (`workspace-write`, the default roots and deny list) for `workspace`.
@@ -277,6 +288,11 @@ impl SandboxPolicy {
             cache_dirs,
             git_dirs: linked.writable,
             never_writable,
+            shell_path: match settings.get("shellPath") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(path)) => Some(expand_tilde(Path::new(path))),
+                Some(_) => return Err("settings shellPath must be a path".into()),
+            },
         })
     }
 

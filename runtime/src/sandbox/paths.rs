@@ -90,8 +90,44 @@ pub fn real_path(path: &Path, follow: bool) -> PathBuf {
     out
 }
 
-/// The path an open file or directory descriptor names now (`None` where the platform cannot
-/// say: then nothing through it is allowed).
+/// The path an open file or directory names now (`None` where the system cannot say: then
+/// nothing through it is allowed).
+pub fn file_path(file: &std::fs::File) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        descriptor_path(file.as_fd())
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::ffi::OsStringExt;
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Storage::FileSystem::GetFinalPathNameByHandleW;
+        let mut buffer = vec![0u16; 32 * 1024];
+        // SAFETY: the handle is open for the call; the buffer's length is passed.
+        let length = unsafe {
+            GetFinalPathNameByHandleW(
+                file.as_raw_handle(),
+                buffer.as_mut_ptr(),
+                buffer.len() as u32,
+                0,
+            )
+        } as usize;
+        if length == 0 || length >= buffer.len() {
+            return None;
+        }
+        let path = PathBuf::from(std::ffi::OsString::from_wide(&buffer[..length]));
+        // `\\?\C:\…` as the system names it; `C:\…` as the guest does.
+        let text = path.to_string_lossy();
+        Some(match text.strip_prefix(r"\\?\") {
+            Some(rest) if !rest.starts_with("UNC") => PathBuf::from(rest),
+            _ => path,
+        })
+    }
+}
+
+/// The path an open descriptor names now (`None` where the system cannot say).
+#[cfg(unix)]
 pub fn descriptor_path(fd: std::os::fd::BorrowedFd<'_>) -> Option<PathBuf> {
     use std::os::fd::AsRawFd;
     #[cfg(target_os = "linux")]

@@ -48,11 +48,11 @@ impl ShellChild {
     /// Starts `command` (its program, arguments, directory, environment and confinement set)
     /// with stdin empty, stdout and stderr piped, in a new process group.
     pub fn spawn(command: &mut tokio::process::Command) -> std::io::Result<ShellChild> {
+        in_new_group(command);
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true)
             .spawn()?;
         let pgid = child.id().map(|id| id as i32);
@@ -144,18 +144,63 @@ impl Drop for ShellChild {
 
 /// The exit code a shell reports for `status`: the code, or 128 + the signal that ended it.
 fn exit_code(status: std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|signal| 128 + signal))
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .or_else(|| status.signal().map(|signal| 128 + signal))
+    }
+    #[cfg(not(unix))]
+    {
+        status.code()
+    }
 }
 
-/// Sends SIGKILL to a whole process group.
+/// Makes `command` start a process group of its own (its id is the process's): what a kill
+/// of the command reaches.
+pub fn in_new_group(command: &mut tokio::process::Command) {
+    #[cfg(unix)]
+    command.process_group(0);
+    #[cfg(windows)]
+    {
+        /// `CREATE_NEW_PROCESS_GROUP`.
+        const NEW_GROUP: u32 = 0x0000_0200;
+        command.creation_flags(NEW_GROUP);
+    }
+}
+
+/// Asks a whole process group to end (SIGTERM; on Windows, `taskkill /T` of the tree).
+pub fn terminate_process_group(pgid: i32) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) with a negative pid signals the group; it has no memory effects.
+    unsafe {
+        libc::kill(-pgid, libc::SIGTERM);
+    }
+    #[cfg(windows)]
+    taskkill(pgid, false);
+}
+
+/// Ends a whole process group at once (SIGKILL; on Windows, `taskkill /T /F` of the tree).
 pub fn kill_process_group(pgid: i32) {
+    #[cfg(unix)]
     // SAFETY: kill(2) with a negative pid signals the group; it has no memory effects.
     unsafe {
         libc::kill(-pgid, libc::SIGKILL);
     }
+    #[cfg(windows)]
+    taskkill(pgid, true);
+}
+
+/// Windows' way to end a process tree.
+#[cfg(windows)]
+fn taskkill(pid: i32, force: bool) {
+    let mut command = std::process::Command::new("taskkill");
+    command.args(["/T", "/PID", &pid.to_string()]);
+    if force {
+        command.arg("/F");
+    }
+    let _ = command.stdout(Stdio::null()).stderr(Stdio::null()).status();
 }
 
 /// Reads one pipe into the channel; once nobody reads the channel, the rest of the pipe's

@@ -125,10 +125,11 @@ impl Host for StoreState {
         };
         // A denied command the host approved running again outside the sandbox.
         let unsandboxed = self.spec.escalated.unsandboxed_shell && self.spec.first_party;
+        let shell = self.spec.policy.shell().map_err(ProcessError::Spawn)?;
         let mut command = if unsandboxed {
-            tokio::process::Command::new("bash")
+            tokio::process::Command::new(shell)
         } else {
-            crate::sandbox::kernel::command("bash", &self.spec.policy)
+            crate::sandbox::kernel::command(shell, &self.spec.policy)
                 .map_err(ProcessError::Spawn)?
                 .0
         };

@@ -1,8 +1,9 @@
 //! Where `--listen` listens: a unix socket path (created `0600` inside a `0700` directory,
 //! never reachable by anyone else, not even between bind and chmod) or `tcp:HOST:PORT` (with
-//! the token of `--rpc-token-file`, required).
+//! the token of `--rpc-token-file`, required). Windows has TCP only.
 
 use std::net::SocketAddr;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -40,6 +41,7 @@ pub struct Listener {
 }
 
 enum Inner {
+    #[cfg(unix)]
     Unix(tokio::net::UnixListener),
     Tcp(tokio::net::TcpListener),
 }
@@ -54,6 +56,12 @@ impl Listener {
     /// Binds `endpoint`; a TCP endpoint needs `token_file` (its first line is the token).
     pub fn bind(endpoint: &Endpoint, token_file: Option<&Path>) -> Result<Listener, String> {
         match endpoint {
+            #[cfg(not(unix))]
+            Endpoint::Unix(path) => Err(format!(
+                "--listen {}: this system has no unix sockets pith can listen on; use tcp:127.0.0.1:PORT with --rpc-token-file",
+                path.display()
+            )),
+            #[cfg(unix)]
             Endpoint::Unix(path) => {
                 let token = token_file.map(read_token).transpose()?;
                 let listener = bind_private(path)?;
@@ -88,6 +96,7 @@ impl Listener {
     /// Where it listens, for the start-up line.
     pub fn describe(&self) -> String {
         match &self.inner {
+            #[cfg(unix)]
             Inner::Unix(_) => self
                 .socket_file
                 .as_ref()
@@ -101,6 +110,7 @@ impl Listener {
     /// The next client.
     pub async fn accept(&self) -> std::io::Result<Halves> {
         match &self.inner {
+            #[cfg(unix)]
             Inner::Unix(listener) => {
                 let (stream, _) = listener.accept().await?;
                 let (read, write) = stream.into_split();
@@ -126,6 +136,7 @@ impl Drop for Listener {
 
 /// The token in `file`: its first line, trimmed; an empty one is refused.
 fn read_token(file: &Path) -> Result<String, String> {
+    #[cfg(unix)]
     if let Ok(meta) = std::fs::metadata(file)
         && meta.permissions().mode() & 0o077 != 0
     {
@@ -150,6 +161,7 @@ fn read_token(file: &Path) -> Result<String, String> {
 /// `0700` when missing (and must not be writable by others when it exists), the socket is
 /// bound in a fresh `0700` directory beside it, made `0600`, then renamed into place. A stale
 /// socket left by a process that ended is replaced; a live one is an error.
+#[cfg(unix)]
 fn bind_private(path: &Path) -> Result<tokio::net::UnixListener, String> {
     let fail = |err: std::io::Error| format!("--listen {}: {err}", path.display());
     let dir = path

@@ -42,8 +42,15 @@ fn home() -> (tempfile::TempDir, PathBuf) {
     (dir, home)
 }
 
-/// pith started in `start` with `HOME` at `home`, the namespace mechanism on or forced off.
-async fn pith_in(home: &Path, start: &Path, namespaces: bool, script: Value) -> Pith {
+/// pith started in `start` with `HOME` at `home` (and the variables `env`), the namespace
+/// mechanism on or forced off.
+async fn pith_in(
+    home: &Path,
+    start: &Path,
+    namespaces: bool,
+    env: &[(&str, &Path)],
+    script: Value,
+) -> Pith {
     let mut options = Options::faux(script);
     options
         .args
@@ -52,6 +59,11 @@ async fn pith_in(home: &Path, start: &Path, namespaces: bool, script: Value) -> 
     options
         .env
         .push(("HOME".into(), home.display().to_string()));
+    for (name, value) in env {
+        options
+            .env
+            .push((name.to_string(), value.display().to_string()));
+    }
     if !namespaces {
         options
             .env
@@ -77,7 +89,7 @@ async fn home_as_the_workspace(namespaces: bool) {
         ]},
         {"text": "done"}
     ]);
-    let mut pith = pith_in(&home, &home, namespaces, script).await;
+    let mut pith = pith_in(&home, &home, namespaces, &[], script).await;
     let state = pith.call("s", json!({"type": "get_state"})).await;
     let mechanism = state["data"]["sandbox"]["mechanism"].as_str().unwrap_or("");
     assert_eq!(
@@ -195,20 +207,7 @@ async fn home_under_the_temp_dir(namespaces: bool) {
         {"tool_calls": [{"id": "w", "name": "write", "arguments": {"path": out, "content": "x\n"}}]},
         {"text": "done"}
     ]);
-    let mut options = Options::faux(script);
-    options.start_in = Some(work.clone());
-    options
-        .env
-        .push(("HOME".into(), home.display().to_string()));
-    options
-        .env
-        .push(("TMPDIR".into(), tmp.display().to_string()));
-    if !namespaces {
-        options
-            .env
-            .push(("PITH_SANDBOX_NAMESPACES".into(), "0".into()));
-    }
-    let mut pith = Pith::spawn(options).await;
+    let mut pith = pith_in(&home, &work, namespaces, &[("TMPDIR", &tmp)], script).await;
     pith.call("p", json!({"type": "prompt", "message": "write to tmp"}))
         .await;
     let end = pith.until_agent_end().await;

@@ -172,24 +172,22 @@ pub fn in_new_group(command: &mut tokio::process::Command) {
 
 /// Asks a whole process group to end (SIGTERM; on Windows, `taskkill /T` of the tree).
 pub fn terminate_process_group(pgid: i32) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) with a negative pid signals the group; it has no memory effects.
-    unsafe {
-        libc::kill(-pgid, libc::SIGTERM);
-    }
-    #[cfg(windows)]
-    taskkill(pgid, false);
+    end_group(pgid, false);
 }
 
 /// Ends a whole process group at once (SIGKILL; on Windows, `taskkill /T /F` of the tree).
 pub fn kill_process_group(pgid: i32) {
+    end_group(pgid, true);
+}
+
+fn end_group(pgid: i32, force: bool) {
     #[cfg(unix)]
     // SAFETY: kill(2) with a negative pid signals the group; it has no memory effects.
     unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+        libc::kill(-pgid, if force { libc::SIGKILL } else { libc::SIGTERM });
     }
     #[cfg(windows)]
-    taskkill(pgid, true);
+    taskkill(pgid, force);
 }
 
 /// Windows' way to end a process tree.

@@ -269,14 +269,28 @@ async fn an_escalation_is_asked_and_answered_both_ways() {
     assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "yes");
 }
 
-/// `shellPath` (pi's setting) names the shell commands run in; a missing one is an error that
-/// names it, and the process keeps serving.
+/// `shellPath` (pi's setting) names the shell commands run in, and `shellCommandPrefix` goes
+/// before each command (the `bash` command's and the bash tool's); a missing shell is an error
+/// that names it, and the process keeps serving.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_shell_path_setting_chooses_the_shell() {
     let at = places();
-    let mut pith = pith_with(&at.home, json!({"shellPath": "/bin/sh"}), &[], json!([])).await;
-    let data = bash(&mut pith, "sh", "echo $0").await;
-    assert_eq!(data["output"], "/bin/sh\n", "{data}");
+    let script = json!([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo tool $X"}}]},
+        {"text": "done"}
+    ]);
+    let settings = json!({"shellPath": "/bin/sh", "shellCommandPrefix": "X=prefixed"});
+    let mut pith = pith_with(&at.home, settings, &[], script).await;
+    let data = bash(&mut pith, "sh", "echo $0 $X").await;
+    assert_eq!(data["output"], "/bin/sh prefixed\n", "{data}");
+    pith.call("p", json!({"type": "prompt", "message": "run it"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(
+        first_tool_result(&end)["content"][0]["text"],
+        "tool prefixed\n",
+        "{end}"
+    );
     let mut missing = pith_with(
         &at.home,
         json!({"shellPath": "/nowhere/bash"}),

@@ -80,7 +80,9 @@ impl BashControl {
         on_output: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<BashResult, String> {
         let (mut bash, _) = crate::sandbox::kernel::command(sandbox.shell()?, sandbox)?;
-        bash.arg("-c").arg(command).current_dir(cwd);
+        bash.arg("-c")
+            .arg(sandbox.shell_command(command))
+            .current_dir(cwd);
         let mut shell =
             ShellChild::spawn(&mut bash).map_err(|err| format!("Cannot run bash: {err}"))?;
         *self.running.lock().unwrap_or_else(|p| p.into_inner()) = shell.pgid();

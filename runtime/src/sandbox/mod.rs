@@ -139,6 +139,9 @@ pub struct SandboxPolicy {
     /// The shell commands run in (`shellPath` in the settings, `~` expanded), else pi's
     /// search (see [`shell_program`]).
     pub shell_path: Option<PathBuf>,
+    /// Prepended (with a newline) to every command the shell runs (`shellCommandPrefix`, as
+    /// pi: e.g. `shopt -s expand_aliases`).
+    pub shell_prefix: Option<String>,
 }
 
 impl SandboxPolicy {
@@ -157,6 +160,15 @@ impl SandboxPolicy {
             git_dirs: Vec::new(),
             never_writable: Vec::new(),
             shell_path: None,
+            shell_prefix: None,
+        }
+    }
+
+    /// `command` as the shell runs it: after `shellCommandPrefix` and a newline, when set.
+    pub fn shell_command(&self, command: &str) -> String {
+        match &self.shell_prefix {
+            Some(prefix) => format!("{prefix}\n{command}"),
+            None => command.to_string(),
         }
     }
 
@@ -292,6 +304,12 @@ impl SandboxPolicy {
                 None | Some(Value::Null) => None,
                 Some(Value::String(path)) => Some(expand_tilde(Path::new(path))),
                 Some(_) => return Err("settings shellPath must be a path".into()),
+            },
+            shell_prefix: match settings.get("shellCommandPrefix") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(prefix)) if prefix.is_empty() => None,
+                Some(Value::String(prefix)) => Some(prefix.clone()),
+                Some(_) => return Err("settings shellCommandPrefix must be a string".into()),
             },
         })
     }

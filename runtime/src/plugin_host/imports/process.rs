@@ -135,7 +135,12 @@ impl Host for StoreState {
         };
         command
             .arg("-c")
-            .arg(&cmd.command_line)
+            .arg(if self.spec.first_party {
+                // The bash tool's command, after `shellCommandPrefix` as pi's.
+                self.spec.policy.shell_command(&cmd.command_line)
+            } else {
+                cmd.command_line.clone()
+            })
             .current_dir(&cwd)
             .envs(
                 self.spec

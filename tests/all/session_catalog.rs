@@ -182,3 +182,37 @@ async fn sessions_are_listed_newest_first_by_page_and_deleted_by_path() {
     let missing = pith.call("d6", json!({"type": "delete_session"})).await;
     assert_eq!(missing["success"], false);
 }
+
+/// pi's `sessionDir` setting: new sessions are saved there (a relative one from the working
+/// directory); `--session-dir` and `PI_CODING_AGENT_SESSION_DIR` come before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_dir_setting_is_where_sessions_go() {
+    let saved_in = |pith: &Pith, dir: &str| -> usize {
+        std::fs::read_dir(pith.work_dir().join(dir))
+            .map(|entries| entries.flatten().count())
+            .unwrap_or(0)
+    };
+    let run = |env: Option<&'static str>| async move {
+        let mut options = Options::faux(json!([{"text": "ok"}]));
+        options.args.retain(|a| a != "--no-session");
+        options.agent_files.push((
+            "settings.json".into(),
+            json!({"sessionDir": "from-settings"}).to_string(),
+        ));
+        if let Some(dir) = env {
+            options
+                .env
+                .push(("PI_CODING_AGENT_SESSION_DIR".into(), dir.into()));
+        }
+        let mut pith = Pith::spawn(options).await;
+        pith.call("p", json!({"type": "prompt", "message": "hi"}))
+            .await;
+        pith.until_agent_end().await;
+        pith
+    };
+    let pith = run(None).await;
+    assert_eq!(saved_in(&pith, "from-settings"), 1);
+    let pith = run(Some("from-env")).await;
+    assert_eq!(saved_in(&pith, "from-settings"), 0);
+    assert_eq!(saved_in(&pith, "from-env"), 1);
+}

@@ -312,7 +312,12 @@ impl Server {
 
     /// The session files of the folder `cwd`, newest first.
     fn session_files(&self, cwd: &std::path::Path) -> Vec<(i64, std::path::PathBuf)> {
-        let dir = crate::commands::startup::sessions_dir(&self.args, &self.agent_dir, cwd);
+        let dir = crate::commands::startup::sessions_dir(
+            &self.args,
+            &self.agent_dir,
+            cwd,
+            &self.settings,
+        );
         session_index::session_files(&dir.into_iter().collect::<Vec<_>>())
     }
 

@@ -58,7 +58,7 @@ pub fn session_config(
             "--provider requires --model (for example: --provider {provider} --model <pattern>)"
         ));
     }
-    let (session, sessions_dir) = session_for(args, agent_dir, &cwd)?;
+    let (session, sessions_dir) = session_for(args, agent_dir, &cwd, settings)?;
     let policies = crate::agent::policies::Policies::from_settings(settings);
     let project_settings = args.project_trusted().then(|| Settings::project_file(&cwd));
     let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
@@ -223,8 +223,14 @@ pub fn protocol(args: &Args, settings: &Settings) -> Result<Protocol, String> {
 pub const PI_SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
 
 /// Where the sessions of `cwd` are saved: `--session-dir`, else `$PI_CODING_AGENT_SESSION_DIR`
-/// (as pi reads it), else the agent directory's folder for `cwd`; `None` with `--no-session`.
-pub fn sessions_dir(args: &Args, agent_dir: &AgentDir, cwd: &Path) -> Option<PathBuf> {
+/// (as pi reads it), else the `sessionDir` setting, else the agent directory's folder for
+/// `cwd`; `None` with `--no-session`. A relative one is taken from `cwd`, as pi takes it.
+pub fn sessions_dir(
+    args: &Args,
+    agent_dir: &AgentDir,
+    cwd: &Path,
+    settings: &Settings,
+) -> Option<PathBuf> {
     if args.no_session {
         return None;
     }
@@ -233,10 +239,24 @@ pub fn sessions_dir(args: &Args, agent_dir: &AgentDir, cwd: &Path) -> Option<Pat
             .filter(|v| !v.is_empty())
             .map(|dir| crate::agent_dir::expand_tilde(Path::new(&dir)))
     };
-    Some(match args.session_dir.clone().or_else(from_env) {
-        Some(dir) => cwd.join(dir),
-        None => SessionFile::dir_for(&agent_dir.sessions_dir(), cwd),
-    })
+    let from_settings = || {
+        settings
+            .get("sessionDir")
+            .and_then(Value::as_str)
+            .filter(|dir| !dir.is_empty())
+            .map(|dir| crate::agent_dir::expand_tilde(Path::new(dir)))
+    };
+    Some(
+        match args
+            .session_dir
+            .clone()
+            .or_else(from_env)
+            .or_else(from_settings)
+        {
+            Some(dir) => cwd.join(dir),
+            None => SessionFile::dir_for(&agent_dir.sessions_dir(), cwd),
+        },
+    )
 }
 
 /// The session to start with and where new sessions go, from `--no-session`, `--session-dir`,
@@ -245,6 +265,7 @@ fn session_for(
     args: &Args,
     agent_dir: &AgentDir,
     cwd: &Path,
+    settings: &Settings,
 ) -> Result<(Option<SessionFile>, Option<PathBuf>), String> {
     if args.fork.is_some() && (args.session.is_some() || args.continue_session || args.no_session) {
         return Err(
@@ -252,7 +273,7 @@ fn session_for(
                 .into(),
         );
     }
-    let Some(dir) = sessions_dir(args, agent_dir, cwd) else {
+    let Some(dir) = sessions_dir(args, agent_dir, cwd, settings) else {
         return Ok((None, None));
     };
     let open = |path: &Path| -> Result<SessionFile, String> {

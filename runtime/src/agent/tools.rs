@@ -38,6 +38,9 @@ pub struct ToolSelection {
     pub no_builtins: bool,
     /// `--exclude-tools a,b` (names or globs), taken out of the active set.
     pub exclude: Vec<String>,
+    /// The built-ins active by default in place of [`DEFAULT_TOOLS`] (the plain names of pi's
+    /// `defaultTools` setting).
+    pub defaults: Option<Vec<String>>,
 }
 
 impl ToolSelection {
@@ -54,13 +57,42 @@ impl ToolSelection {
         let named = |list: &[String]| list.iter().any(|n| n == name);
         let included = match &self.only {
             None => {
-                let default = DEFAULT_TOOLS.contains(&name) && !self.no_builtins;
+                let default = match &self.defaults {
+                    Some(defaults) => named(defaults),
+                    None => DEFAULT_TOOLS.contains(&name),
+                } && !self.no_builtins;
                 (default || named(&self.add) || !BUILTIN_TOOLS.contains(&name))
                     && !named(&self.remove)
             }
             Some(patterns) => patterns.iter().any(|p| glob(p, name)),
         };
         included && !self.exclude.iter().any(|p| glob(p, name))
+    }
+
+    /// The selection with pi's `defaultTools` setting under it: its plain names replace the
+    /// default built-ins (an empty list: none), its `+name`/`-name` entries add and remove;
+    /// `--tools` with plain names overrides it, and its `+`/`-` entries apply on top.
+    pub fn with_default_tools(mut self, setting: &[String]) -> ToolSelection {
+        let plain: Vec<String> = setting
+            .iter()
+            .filter(|e| !e.starts_with('+') && !e.starts_with('-'))
+            .cloned()
+            .collect();
+        if !plain.is_empty() || setting.is_empty() {
+            self.defaults = Some(plain);
+        }
+        for entry in setting {
+            if let Some(name) = entry.strip_prefix('+')
+                && !self.remove.iter().any(|r| r == name)
+            {
+                self.add.push(name.to_string());
+            } else if let Some(name) = entry.strip_prefix('-')
+                && !self.add.iter().any(|a| a == name)
+            {
+                self.remove.push(name.to_string());
+            }
+        }
+        self
     }
 
     /// True when the MCP tool `name` is active: `--tools` keeps MCP tools unless one of its
@@ -383,5 +415,30 @@ mod tests {
         assert!(
             excluding.allows("read") && !excluding.allows("edit") && !excluding.allows("write")
         );
+    }
+
+    #[test]
+    fn default_tools_setting_is_pis() {
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let plain = ToolSelection::default().with_default_tools(&list(&["read", "grep"]));
+        assert!(plain.allows("read") && plain.allows("grep") && !plain.allows("bash"));
+        assert!(plain.allows("word_count"), "plugin tools stay");
+        let none = ToolSelection::default().with_default_tools(&[]);
+        assert!(!none.allows("read") && none.allows("word_count"));
+        let changed = ToolSelection::default().with_default_tools(&list(&["+ls", "-write"]));
+        assert!(changed.allows("ls") && changed.allows("read") && !changed.allows("write"));
+        // `--tools` with plain names overrides it; `--tools -ls` still applies on top.
+        let cli = ToolSelection {
+            only: Some(list(&["bash"])),
+            ..ToolSelection::default()
+        }
+        .with_default_tools(&list(&["read"]));
+        assert!(cli.allows("bash") && !cli.allows("read"));
+        let removed = ToolSelection {
+            remove: list(&["ls"]),
+            ..ToolSelection::default()
+        }
+        .with_default_tools(&list(&["+ls"]));
+        assert!(!removed.allows("ls"));
     }
 }

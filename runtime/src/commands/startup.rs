@@ -125,6 +125,16 @@ pub fn session_config(
         remove: args.tools_remove.clone(),
         no_builtins: args.no_builtin_tools,
         exclude: args.exclude_tools.clone(),
+        defaults: None,
+    };
+    let tools = match settings.get("defaultTools") {
+        Some(Value::Array(entries)) => tools.with_default_tools(
+            &entries
+                .iter()
+                .filter_map(|e| e.as_str().map(str::to_string))
+                .collect::<Vec<_>>(),
+        ),
+        _ => tools,
     };
     let enabled = |section: &str| {
         settings

@@ -227,22 +227,24 @@ async fn each_parallel_call_ends_as_it_finishes() {
     assert!(last_end < first_result);
 }
 
-/// A model without image input gets pi's note in place of each run of images, in a prompt and
-/// in a tool result, as pi 1.5.2 sends it.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_text_only_model_gets_pi_s_note_for_images() {
+/// The two requests of a run that reads a PNG (a prompt with an image, then `read` of one) on
+/// a model whose input is `input`, with the agent's `settings`.
+async fn requests_with_images(input: Value, settings: Value) -> Vec<Value> {
     let server = FakeLlm::start(json!([
         {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "dot.png"}}]},
         {"text": "seen"}
     ]))
     .await;
     let models = json!({"providers": {"local": {"baseUrl": format!("{}/v1", server.url), "api": "openai-completions", "apiKey": "none",
-        "models": [{"id": "text-only", "input": ["text"], "contextWindow": 100000, "maxTokens": 1000}]}}});
+        "models": [{"id": "the-model", "input": input, "contextWindow": 100000, "maxTokens": 1000}]}}});
     let options = Options {
-        args: ["--model", "local/text-only", "--no-session"]
+        args: ["--model", "local/the-model", "--no-session"]
             .map(String::from)
             .to_vec(),
-        agent_files: vec![("models.json".into(), models.to_string())],
+        agent_files: vec![
+            ("models.json".into(), models.to_string()),
+            ("settings.json".into(), settings.to_string()),
+        ],
         ..Options::default()
     };
     // A 1×1 PNG.
@@ -262,7 +264,14 @@ async fn a_text_only_model_gets_pi_s_note_for_images() {
     )
     .await;
     pith.until_agent_end().await;
-    let requests = server.requests();
+    server.requests()
+}
+
+/// A model without image input gets pi's note in place of each run of images, in a prompt and
+/// in a tool result, as pi 1.5.2 sends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_only_model_gets_pi_s_note_for_images() {
+    let requests = requests_with_images(json!(["text"]), json!({})).await;
     let first = &requests[0]["body"]["messages"];
     assert_eq!(
         first[1]["content"],
@@ -273,6 +282,24 @@ async fn a_text_only_model_gets_pi_s_note_for_images() {
         second.contains("(tool image omitted: model does not support images)"),
         "{second}"
     );
+    assert!(!second.contains("image_url"), "{second}");
+}
+
+/// pi's `images.blockImages`: no image reaches even a model that takes them; each becomes
+/// pi's "Image reading is disabled.".
+#[tokio::test(flavor = "multi_thread")]
+async fn blocked_images_never_reach_the_model() {
+    let requests = requests_with_images(
+        json!(["text", "image"]),
+        json!({"images": {"blockImages": true}}),
+    )
+    .await;
+    assert_eq!(
+        requests[0]["body"]["messages"][1]["content"],
+        json!([{"type": "text", "text": "look"}, {"type": "text", "text": "Image reading is disabled."}])
+    );
+    let second = requests[1]["body"]["messages"].to_string();
+    assert!(second.contains("Image reading is disabled."), "{second}");
     assert!(!second.contains("image_url"), "{second}");
 }
 

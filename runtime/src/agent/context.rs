@@ -28,6 +28,8 @@ pub struct RequestParts<'a> {
     pub session_id: &'a str,
     /// The limit on one tool result's text (results already in the session may be larger).
     pub output_limit: super::tool_output::OutputLimit,
+    /// `images.blockImages`: every image becomes pi's "Image reading is disabled." first.
+    pub block_images: bool,
 }
 
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
@@ -39,6 +41,9 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         .filter_map(|m| to_wit(m, &parts.output_limit))
         .collect();
     for message in messages.iter_mut() {
+        if parts.block_images {
+            block_images(message);
+        }
         as_the_model_takes_it(message, parts.model);
     }
     Ok(ProviderRequest {
@@ -94,31 +99,49 @@ const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)
 /// The same in a tool result.
 const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
 
+/// pi's text for an image `images.blockImages` keeps from the model.
+const IMAGE_BLOCKED: &str = "Image reading is disabled.";
+
+/// A prompt's or a tool result's images replaced by pi's text (a run of them by one), as pi's
+/// `blockImages` wrapper of `convertToLlm` does.
+fn block_images(message: &mut pwit::Message) {
+    let content = match message {
+        pwit::Message::User(content) => content,
+        pwit::Message::ToolResult(result) => &mut result.content,
+        pwit::Message::Assistant(_) => return,
+    };
+    replace_images(content, IMAGE_BLOCKED);
+}
+
+/// Each run of images in `content` becomes one `note` (a note right after the same note is
+/// not repeated).
+fn replace_images(content: &mut Vec<wit::Content>, note: &str) {
+    let mut kept = Vec::with_capacity(content.len());
+    let mut after_note = false;
+    for block in content.drain(..) {
+        match block {
+            wit::Content::Image(_) => {
+                if !after_note {
+                    kept.push(wit::Content::Text(note.to_string()));
+                }
+                after_note = true;
+            }
+            wit::Content::Text(text) => {
+                after_note = text == note;
+                kept.push(wit::Content::Text(text));
+            }
+        }
+    }
+    *content = kept;
+}
+
 /// A message as `model` may take it (pi's `transformMessages`): for a model without image
 /// input, each run of images becomes pi's note; an answer of another model (provider, API or
 /// id) loses its thinking (its signatures are only valid for the model that made it, and read
 /// as text it would pass for the visible answer) and its tool calls' thought signatures.
 fn as_the_model_takes_it(message: &mut pwit::Message, model: &Model) {
     let sees_images = model.input.iter().any(|kind| kind == "image");
-    let without_images = |content: &mut Vec<wit::Content>, note: &str| {
-        let mut kept = Vec::with_capacity(content.len());
-        let mut after_note = false;
-        for block in content.drain(..) {
-            match block {
-                wit::Content::Image(_) => {
-                    if !after_note {
-                        kept.push(wit::Content::Text(note.to_string()));
-                    }
-                    after_note = true;
-                }
-                wit::Content::Text(text) => {
-                    after_note = text == note;
-                    kept.push(wit::Content::Text(text));
-                }
-            }
-        }
-        *content = kept;
-    };
+    let without_images = replace_images;
     match message {
         pwit::Message::User(content) if !sees_images => {
             without_images(content, USER_IMAGE_OMITTED);

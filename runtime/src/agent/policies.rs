@@ -22,6 +22,8 @@ pub struct Policies {
     pub max_answer_bytes: usize,
     /// `tools.timeoutMs`, `tools.byName`.
     pub tool_timeouts: ToolTimeouts,
+    /// `images.blockImages`: no image reaches a model.
+    pub block_images: bool,
 }
 
 impl Policies {
@@ -55,6 +57,11 @@ impl Policies {
                 .filter(|n| *n > 0)
                 .unwrap_or(MAX_ANSWER_BYTES),
             tool_timeouts: ToolTimeouts::from_settings(settings),
+            block_images: settings
+                .get("images")
+                .and_then(|images| images.get("blockImages"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
         }
     }
 }

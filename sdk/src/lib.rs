@@ -99,6 +99,8 @@ pub mod search;
 pub mod sse;
 pub mod text;
 
+#[cfg(feature = "provider")]
+pub mod compat;
 #[cfg(feature = "extension")]
 pub mod extension;
 #[cfg(feature = "prompt-template")]

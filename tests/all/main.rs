@@ -40,6 +40,7 @@ mod plugin_host;
 mod print_mode;
 mod provider_anthropic;
 mod provider_azure_mistral;
+mod provider_compat;
 mod provider_google;
 mod provider_openai_completions;
 mod provider_openai_responses;

@@ -57,7 +57,8 @@ async fn tool_call_with_reasoning_round_trip() {
         .find(|t| t["function"]["name"] == "bash")
         .unwrap();
     assert_eq!(bash["type"], "function");
-    assert_eq!(bash["function"]["strict"], false);
+    // pi 1.5.2 sends no `strict` unless the model's compat says the server takes it.
+    assert!(bash["function"].get("strict").is_none(), "{bash}");
     let second = &requests[1]["body"]["messages"];
     assert_eq!(
         second[2],

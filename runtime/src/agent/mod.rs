@@ -3,6 +3,7 @@
 pub mod agent_loop;
 pub mod bash;
 pub mod compaction;
+pub mod compat_check;
 pub mod context;
 pub mod escalation;
 pub mod event;

@@ -54,6 +54,8 @@ pub struct ModelRegistry {
 struct ProviderOverride {
     base_url: Option<String>,
     headers: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Over the built-in models' own, field by field.
+    compat: Option<serde_json::Value>,
 }
 
 /// `models.json` (pi's shape).
@@ -71,6 +73,8 @@ struct CustomProvider {
     api_key: Option<String>,
     api: Option<String>,
     headers: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Switches for every model of the provider (a model's own win, field by field).
+    compat: Option<serde_json::Value>,
     #[serde(default)]
     models: Vec<CustomModel>,
 }
@@ -89,7 +93,40 @@ struct CustomModel {
     max_tokens: Option<u64>,
     headers: Option<serde_json::Map<String, serde_json::Value>>,
     compat: Option<serde_json::Value>,
+    /// `thinkingLevelMap`, `samplingParams`, `samplingParamsByThinkingLevel` and the rest.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
 }
+
+/// True when `owner`'s `compat` (if any) has the types pi's schema gives; what is wrong or
+/// unknown in it goes to `findings`.
+fn compat_ok(findings: &mut Vec<String>, compat: Option<&serde_json::Value>, owner: &str) -> bool {
+    let Some(compat) = compat else {
+        return true;
+    };
+    let found = super::compat_check::check(compat, owner);
+    let ok = found.errors.is_empty();
+    findings.extend(
+        found
+            .errors
+            .into_iter()
+            .map(|e| format!("models.json: {e} (left out until it is fixed)")),
+    );
+    findings.extend(
+        found
+            .unknown
+            .into_iter()
+            .map(|u| format!("models.json: {u}")),
+    );
+    ok
+}
+
+/// The fields of a `models.json` model the providers receive beside `compat`.
+const MODEL_EXTRAS: &[&str] = &[
+    "thinkingLevelMap",
+    "samplingParams",
+    "samplingParamsByThinkingLevel",
+];
 
 impl ModelRegistry {
     /// The catalog and the models of every provider plugin, in load order.
@@ -133,6 +170,10 @@ impl ModelRegistry {
                 }
                 if changes.headers.is_some() {
                     model.headers = changes.headers.clone();
+                }
+                if changes.compat.is_some() {
+                    model.compat =
+                        super::compat_check::merge(model.compat.as_ref(), changes.compat.as_ref());
                 }
             }
         }
@@ -200,8 +241,9 @@ impl ModelRegistry {
     ) -> (ModelRegistry, Vec<String>) {
         let mut registry = ModelRegistry::from_host(host);
         let mut problems = Vec::new();
-        if let Err(problem) = registry.load_custom(models_file) {
-            problems.push(format!("models.json ignored: {problem}"));
+        match registry.load_custom(models_file) {
+            Ok(findings) => problems.extend(findings),
+            Err(problem) => problems.push(format!("models.json ignored: {problem}")),
         }
         registry.auth_file = auth_file.to_path_buf();
         if let Err(problem) = registry.load_store(&models_file.with_file_name("models-store.json"))
@@ -242,12 +284,15 @@ impl ModelRegistry {
     }
 
     /// Adds the providers and models of `models.json`: a provider with `models` adds them
-    /// (replacing same-named ones); a provider without overrides the base URL and headers of
-    /// its built-in models. A file that does not parse is reported and ignored.
-    pub fn load_custom(&mut self, path: &std::path::Path) -> Result<(), String> {
+    /// (replacing same-named ones); a provider without overrides the base URL, headers and
+    /// `compat` of its built-in models. A file that does not parse is reported and ignored;
+    /// a `compat` of the wrong type leaves out its model (or its provider's override), and the
+    /// returned findings name it, as they name fields pi does not define.
+    pub fn load_custom(&mut self, path: &std::path::Path) -> Result<Vec<String>, String> {
+        let mut findings = Vec::new();
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(findings),
             Err(err) => return Err(format!("{}: {err}", path.display())),
         };
         let file: ModelsFile =
@@ -256,17 +301,37 @@ impl ModelRegistry {
             if let Some(key) = &config.api_key {
                 self.config_keys.insert(provider.clone(), key.clone());
             }
+            let provider_compat = if compat_ok(
+                &mut findings,
+                config.compat.as_ref(),
+                &format!("provider \"{provider}\""),
+            ) {
+                config.compat.clone()
+            } else {
+                None
+            };
             if config.models.is_empty() {
                 self.overrides.insert(
                     provider.clone(),
                     ProviderOverride {
                         base_url: config.base_url.clone(),
                         headers: config.headers.clone(),
+                        compat: provider_compat,
                     },
                 );
                 continue;
             }
             for custom in config.models {
+                let owner = format!("model \"{provider}/{}\"", custom.id);
+                if !compat_ok(&mut findings, custom.compat.as_ref(), &owner) {
+                    continue;
+                }
+                if let Some(problem) = super::compat_check::check_sampling(&custom.extra, &owner) {
+                    findings.push(format!(
+                        "models.json: {problem} (left out until it is fixed)"
+                    ));
+                    continue;
+                }
                 let api = custom.api.or_else(|| config.api.clone()).ok_or_else(|| {
                     format!(
                         "{}: provider {provider}: model {} has no api",
@@ -292,14 +357,21 @@ impl ModelRegistry {
                     context_window: custom.context_window.unwrap_or(128_000),
                     max_tokens: custom.max_tokens.unwrap_or(16_384),
                     headers: custom.headers.or_else(|| config.headers.clone()),
-                    compat: custom.compat,
-                    extra: Default::default(),
+                    compat: super::compat_check::merge(
+                        provider_compat.as_ref(),
+                        custom.compat.as_ref(),
+                    ),
+                    extra: custom
+                        .extra
+                        .into_iter()
+                        .filter(|(key, _)| MODEL_EXTRAS.contains(&key.as_str()))
+                        .collect(),
                 };
                 replace_or_push(&mut self.custom, model);
             }
         }
         self.forget_merged();
-        Ok(())
+        Ok(findings)
     }
 
     /// Drops the merged lists (the sources changed).

@@ -46,8 +46,15 @@ fn wire_model_in(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    if let Some(map) = model.extra.get("thinkingLevelMap") {
-        compat.insert("thinkingLevelMap".into(), map.clone());
+    // What the providers read beside the switches (see pith_sdk::compat).
+    for key in [
+        "thinkingLevelMap",
+        "samplingParams",
+        "samplingParamsByThinkingLevel",
+    ] {
+        if let Some(value) = model.extra.get(key) {
+            compat.insert(key.into(), value.clone());
+        }
     }
     if model.api == AZURE_API {
         wire.base_url = azure_base_url(model, env)?;

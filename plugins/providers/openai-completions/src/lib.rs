@@ -3,6 +3,9 @@
 
 mod request;
 mod stream;
+mod thinking;
+
+use pith_sdk::compat::CompletionsCompat;
 
 use pith_sdk::provider::*;
 
@@ -19,15 +22,20 @@ impl Provider for OpenAiCompletions {
     }
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
-        let body = request::body(&request);
+        let compat = CompletionsCompat::of(&request.model);
+        let body = request::body(&request, &compat);
         let url = format!(
             "{}/chat/completions",
             request.model.base_url.trim_end_matches('/')
         );
-        let response = bearer_sse_post(&url, &request).json(&body).send_ok()?;
+        let mut http = bearer_sse_post(&url, &request);
+        for (name, value) in request::session_headers(&request, &compat) {
+            http = http.header(&name, &value);
+        }
+        let response = http.json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
-            stream::Stream::new(),
+            stream::Stream::new(compat.supports_finish_reason),
         )))
     }
 }

@@ -27,11 +27,15 @@ pub struct Stream {
     usage: Option<Usage>,
     started: bool,
     done: bool,
+    /// False when the server never sends `finish_reason` (`compat.supportsFinishReason`): the
+    /// end of the stream then stops with `toolUse` after a tool call, else `stop`.
+    finish_reasons: bool,
+    saw_tool_call: bool,
 }
 
 impl Stream {
-    /// A response about to be read.
-    pub fn new() -> Stream {
+    /// A response about to be read (`finish_reasons`: the server sends them).
+    pub fn new(finish_reasons: bool) -> Stream {
         Stream {
             open: Vec::new(),
             next_index: 0,
@@ -39,6 +43,19 @@ impl Stream {
             usage: None,
             started: false,
             done: false,
+            finish_reasons,
+            saw_tool_call: false,
+        }
+    }
+
+    /// The stop reason pi infers at the end of a stream without `finish_reason`.
+    fn inferred_stop(&mut self) {
+        if self.stop.is_none() && !self.finish_reasons {
+            self.stop = Some(if self.saw_tool_call {
+                StopReason::ToolUse
+            } else {
+                StopReason::Stop
+            });
         }
     }
 
@@ -92,6 +109,7 @@ impl Stream {
     }
 
     fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+        self.inferred_stop();
         self.close_all(out);
         if let Some(usage) = self.usage {
             out.push(StreamEvent::Usage(usage));
@@ -209,6 +227,7 @@ impl Stream {
                 Some(position) => position,
                 None => {
                     let index = self.open_index();
+                    self.saw_tool_call = true;
                     let id = new_id.unwrap_or("").to_string();
                     let name = call["function"]["name"].as_str().unwrap_or("").to_string();
                     out.push(StreamEvent::ToolcallStart(ToolCallStart {
@@ -252,6 +271,7 @@ impl SseHandler for Stream {
     }
 
     fn end(&mut self, out: &mut Vec<StreamEvent>) {
+        self.inferred_stop();
         // Servers that end the body without `[DONE]` but gave a finish reason are complete.
         if self.stop.is_none() {
             self.done = true;

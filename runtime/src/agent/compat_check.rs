@@ -133,7 +133,7 @@ fn type_error(value: &Value, kind: Kind) -> Option<String> {
         Kind::Number => value.is_number(),
         Kind::Object => value.is_object(),
         Kind::Array => value.is_array(),
-        Kind::OneOf(choices) if choices.is_empty() => value.is_string(),
+        Kind::OneOf([]) => value.is_string(),
         Kind::OneOf(choices) => value.as_str().is_some_and(|s| choices.contains(&s)),
         Kind::TemplateArguments => {
             return match value.as_object() {
@@ -165,7 +165,7 @@ fn type_error(value: &Value, kind: Kind) -> Option<String> {
         Kind::Number => "must be a number".into(),
         Kind::Object => "must be an object".into(),
         Kind::Array => "must be a list".into(),
-        Kind::OneOf(choices) if choices.is_empty() => "must be a string".into(),
+        Kind::OneOf([]) => "must be a string".into(),
         Kind::OneOf(choices) => format!(
             "must be one of {}",
             choices

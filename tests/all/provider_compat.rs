@@ -313,3 +313,51 @@ async fn bad_compat_is_named_and_the_rest_loads() {
         "{text}"
     );
 }
+
+/// A server that never sends `finish_reason`: by default the answer fails as pi's ("Stream
+/// ended without finish_reason"); with `supportsFinishReason: false` it stops, with `toolUse`
+/// after a tool call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_without_finish_reason() {
+    let chunk = |delta: Value| json!({"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
+    let text_only = json!({"raw_sse": [chunk(json!({"content": "hello"})), "[DONE]"]});
+    let (_, mut pith) = bodies(
+        "local",
+        json!({}),
+        json!({"id": "m"}),
+        "off",
+        json!([text_only.clone()]),
+    )
+    .await;
+    let messages = pith.call("g", json!({"type": "get_messages"})).await;
+    let answer = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "assistant")
+        .unwrap()
+        .clone();
+    assert_eq!(answer["stopReason"], "error", "{answer}");
+    assert_eq!(answer["errorMessage"], "Stream ended without finish_reason");
+    let call = json!({"raw_sse": [
+        chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"true\"}"}}]})),
+        "[DONE]"]});
+    let (bodies, mut pith) = bodies(
+        "local",
+        json!({}),
+        json!({"id": "m", "compat": {"supportsFinishReason": false}}),
+        "off",
+        json!([call, text_only]),
+    )
+    .await;
+    assert_eq!(bodies.len(), 2, "the call ran and the loop went on");
+    let messages = pith.call("g", json!({"type": "get_messages"})).await;
+    let answers: Vec<&Value> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    assert_eq!(answers[0]["stopReason"], "toolUse", "{}", answers[0]);
+    assert_eq!(answers[1]["stopReason"], "stop", "{}", answers[1]);
+}

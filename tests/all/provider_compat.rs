@@ -361,3 +361,49 @@ async fn a_stream_without_finish_reason() {
     assert_eq!(answers[0]["stopReason"], "toolUse", "{}", answers[0]);
     assert_eq!(answers[1]["stopReason"], "stop", "{}", answers[1]);
 }
+
+/// The Responses API as pi 1.5.2 sends it: no `strict` unless the model says so, the session's
+/// cache key, a reasoning model asked for no reasoning when thinking is off, and the sampling
+/// parameters last.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_responses_api_reads_its_switches() {
+    let (first, _) = bodies(
+        "local",
+        json!({"api": "openai-responses"}),
+        json!({"id": "m", "reasoning": true, "samplingParams": {"top_p": 0.5, "max_output_tokens": 7}}),
+        "off",
+        json!([{"text": "ok"}]),
+    )
+    .await;
+    let body = &first[0];
+    let bash = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "bash")
+        .unwrap();
+    assert!(bash.get("strict").is_none(), "{bash}");
+    assert!(body["prompt_cache_key"].is_string(), "{body}");
+    assert_eq!(body["reasoning"], json!({"effort": "none"}));
+    assert_eq!(body["top_p"], 0.5);
+    assert_eq!(body["max_output_tokens"], 7);
+    assert_eq!(body["input"][0]["role"], "developer");
+    let (second, _) = bodies(
+        "local",
+        json!({"api": "openai-responses"}),
+        json!({"id": "m", "reasoning": true, "compat": {"supportsStrictMode": true,
+            "supportsDeveloperRole": false, "supportsMaxOutputTokens": false,
+            "promptCacheKeyMode": "disabled"}}),
+        "high",
+        json!([{"text": "ok"}]),
+    )
+    .await;
+    let body = &second[0];
+    assert_eq!(body["tools"][0]["strict"], false, "{body}");
+    assert_eq!(body["input"][0]["role"], "system");
+    assert!(body.get("max_output_tokens").is_none() && body.get("prompt_cache_key").is_none());
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
+}

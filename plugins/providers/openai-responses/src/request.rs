@@ -1,5 +1,6 @@
 //! The Responses API request body.
 
+use pith_sdk::compat::{Compat, level_name};
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Map, Value, json};
 
@@ -55,9 +56,13 @@ fn assistant_items(message: &AssistantMessage, model: &Model, out: &mut Vec<Valu
 /// The request body.
 pub fn body(request: &Request) -> Value {
     let model = &request.model;
+    let compat = Compat::of(model);
     let mut input = Vec::new();
     if let Some(system) = &request.system_prompt {
-        input.push(json!({"role": if model.reasoning { "developer" } else { "system" }, "content": system}));
+        let developer = model.reasoning && compat.flag("supportsDeveloperRole") != Some(false);
+        input.push(
+            json!({"role": if developer { "developer" } else { "system" }, "content": system}),
+        );
     }
     for message in context_messages(&request.messages) {
         match &message {
@@ -73,47 +78,83 @@ pub fn body(request: &Request) -> Value {
     body.insert("model".into(), json!(model.id));
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), json!(true));
+    if request.cache_retention != CacheRetention::None
+        && compat.text("promptCacheKeyMode") != Some("disabled")
+        && let Some(session) = &request.session_id
+    {
+        body.insert("prompt_cache_key".into(), json!(session));
+    }
     // pi's long retention (`PI_CACHE_RETENTION=long`): the cached prefix is kept a day.
-    if request.cache_retention == CacheRetention::Long {
+    if request.cache_retention == CacheRetention::Long
+        && compat.flag("supportsLongCacheRetention") != Some(false)
+    {
         body.insert("prompt_cache_retention".into(), json!("24h"));
     }
     body.insert("store".into(), json!(false));
-    body.insert(
-        "max_output_tokens".into(),
-        json!(request.max_tokens.unwrap_or(model.max_tokens)),
-    );
+    if compat.flag("supportsMaxOutputTokens") != Some(false) {
+        body.insert(
+            "max_output_tokens".into(),
+            json!(request.max_tokens.unwrap_or(model.max_tokens).max(16)),
+        );
+    }
     if let Some(temperature) = request.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
+    // Azure's endpoints take `strict`; OpenAI's own sends it only when the model says so.
+    let strict = compat
+        .flag("supportsStrictMode")
+        .unwrap_or(model.api == "azure-openai-responses");
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
             .iter()
             .map(|tool| {
                 let parameters = tool_schema(tool);
-                json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": parameters, "strict": false})
+                let mut function = json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": parameters});
+                if strict {
+                    function["strict"] = json!(false);
+                }
+                function
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning {
-        let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4"]
-            .iter()
-            .any(|p| model.id.contains(p));
         let effort = match request.thinking {
             ThinkingLevel::Off => None,
-            ThinkingLevel::Minimal => Some("minimal"),
-            ThinkingLevel::Low => Some("low"),
-            ThinkingLevel::Medium => Some("medium"),
-            ThinkingLevel::Xhigh if xhigh => Some("xhigh"),
-            _ => Some("high"),
+            level => Some(level_name(level)),
         };
-        if let Some(effort) = effort {
-            body.insert(
-                "reasoning".into(),
-                json!({"effort": effort, "summary": "auto"}),
-            );
-            body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        match effort {
+            Some(effort) => {
+                let value = match compat.level_value(effort) {
+                    Some(mapped) => mapped,
+                    None => Some(effort.to_string()),
+                };
+                if let Some(value) = value {
+                    body.insert(
+                        "reasoning".into(),
+                        json!({"effort": value, "summary": "auto"}),
+                    );
+                    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+                }
+            }
+            // pi asks a reasoning model not to reason (GitHub Copilot's takes no `none`).
+            None if model.provider != "github-copilot" => match compat.level_value("off") {
+                Some(None) => {}
+                Some(Some(off)) => {
+                    body.insert("reasoning".into(), json!({"effort": off}));
+                }
+                None => {
+                    body.insert("reasoning".into(), json!({"effort": "none"}));
+                }
+            },
+            None => {}
+        }
+    }
+    // Last, as pi: the model's sampling parameters override what was set above.
+    if let Some(params) = compat.sampling_params(request.thinking) {
+        for (key, value) in params {
+            body.insert(key, value);
         }
     }
     Value::Object(body)

@@ -18,7 +18,7 @@ async fn bodies(
     model: Value,
     thinking: &str,
     turns: Value,
-) -> (Vec<Value>, Pith) {
+) -> (Vec<Value>, Value) {
     let server = FakeLlm::start(turns).await;
     let mut entry = json!({"baseUrl": format!("{}/v1", server.url), "api": "openai-completions",
         "apiKey": "fake-key", "models": [model.clone()]});
@@ -40,13 +40,13 @@ async fn bodies(
     let mut pith = Pith::spawn(options).await;
     pith.call("p", json!({"type": "prompt", "message": "hi"}))
         .await;
-    pith.until_agent_end().await;
+    let end = pith.until_agent_end().await;
     let bodies = server
         .requests()
         .iter()
         .map(|r| r["body"].clone())
         .collect();
-    (bodies, pith)
+    (bodies, end)
 }
 
 async fn one_body(model: Value, thinking: &str) -> Value {
@@ -264,7 +264,7 @@ async fn provider_compat_merges_and_names_are_detected() {
     assert_eq!(body["messages"][0]["role"], "system");
 }
 
-async fn bodies_of_deepseek() -> (Vec<Value>, Pith) {
+async fn bodies_of_deepseek() -> (Vec<Value>, Value) {
     bodies(
         "deepseek",
         json!({}),
@@ -321,7 +321,7 @@ async fn bad_compat_is_named_and_the_rest_loads() {
 async fn a_stream_without_finish_reason() {
     let chunk = |delta: Value| json!({"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
     let text_only = json!({"raw_sse": [chunk(json!({"content": "hello"})), "[DONE]"]});
-    let (_, mut pith) = bodies(
+    let (_, end) = bodies(
         "local",
         json!({}),
         json!({"id": "m"}),
@@ -329,8 +329,7 @@ async fn a_stream_without_finish_reason() {
         json!([text_only.clone()]),
     )
     .await;
-    let messages = pith.call("g", json!({"type": "get_messages"})).await;
-    let answer = messages["data"]["messages"]
+    let answer = end["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -342,7 +341,7 @@ async fn a_stream_without_finish_reason() {
     let call = json!({"raw_sse": [
         chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"true\"}"}}]})),
         "[DONE]"]});
-    let (bodies, mut pith) = bodies(
+    let (bodies, end) = bodies(
         "local",
         json!({}),
         json!({"id": "m", "compat": {"supportsFinishReason": false}}),
@@ -351,8 +350,7 @@ async fn a_stream_without_finish_reason() {
     )
     .await;
     assert_eq!(bodies.len(), 2, "the call ran and the loop went on");
-    let messages = pith.call("g", json!({"type": "get_messages"})).await;
-    let answers: Vec<&Value> = messages["data"]["messages"]
+    let answers: Vec<&Value> = end["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -406,4 +404,53 @@ async fn the_responses_api_reads_its_switches() {
         body["reasoning"],
         json!({"effort": "high", "summary": "auto"})
     );
+}
+
+/// The Messages API's switches: no eager tool input (then the fine-grained streaming beta),
+/// no cache mark on tools, no temperature, adaptive thinking forced, no long retention.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_messages_api_reads_its_switches() {
+    let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+    let models = json!({"providers": {"gateway": {"baseUrl": server.url, "api": "anthropic-messages",
+        "apiKey": "k", "models": [{"id": "claude-like", "reasoning": true, "compat": {
+            "supportsEagerToolInputStreaming": false, "supportsCacheControlOnTools": false,
+            "supportsTemperature": false, "forceAdaptiveThinking": true,
+            "supportsLongCacheRetention": false}}]}}});
+    let options = Options {
+        args: vec![
+            "--model".into(),
+            "gateway/claude-like".into(),
+            "--thinking".into(),
+            "medium".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        env: vec![("PI_CACHE_RETENTION".into(), "long".into())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    let request = &server.requests()[0];
+    let body = &request["body"];
+    let tools = body["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.get("eager_input_streaming").is_none())
+    );
+    assert!(
+        tools.iter().all(|t| t.get("cache_control").is_none()),
+        "{body}"
+    );
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "adaptive", "display": "summarized"})
+    );
+    assert_eq!(body["output_config"], json!({"effort": "medium"}));
+    assert!(body.get("temperature").is_none());
+    assert!(!body.to_string().contains("\"ttl\""), "{body}");
+    let betas = request["headers"]["anthropic-beta"].as_str().unwrap_or("");
+    assert_eq!(betas, "fine-grained-tool-streaming-2025-05-14");
 }

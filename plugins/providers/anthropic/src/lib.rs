@@ -34,15 +34,18 @@ impl Provider for Anthropic {
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
             .header("anthropic-version", "2023-06-01");
-        let interleaved = request::adaptive(&request.model).is_none();
-        let betas = match (subscription, interleaved) {
-            (true, true) => Some(format!("{},interleaved-thinking-2025-05-14", oauth::BETAS)),
-            (true, false) => Some(oauth::BETAS.to_string()),
-            (false, true) => Some("interleaved-thinking-2025-05-14".to_string()),
-            (false, false) => None,
-        };
-        if let Some(betas) = betas {
-            http = http.header("anthropic-beta", &betas);
+        let mut betas: Vec<&str> = Vec::new();
+        if subscription {
+            betas.push(oauth::BETAS);
+        }
+        if !request.tools.is_empty() && !request::eager_tool_input(&request.model) {
+            betas.push("fine-grained-tool-streaming-2025-05-14");
+        }
+        if request::adaptive(&request.model).is_none() {
+            betas.push("interleaved-thinking-2025-05-14");
+        }
+        if !betas.is_empty() {
+            http = http.header("anthropic-beta", &betas.join(","));
         }
         if subscription {
             http = http

@@ -1,18 +1,27 @@
 //! The Messages API request body, as pi builds it.
 
+use pith_sdk::compat::{Compat, level_name};
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{Map, Value, json};
 
 /// Thinking budgets for minimal, low, medium and high.
 const BUDGETS: [u32; 4] = [1024, 2048, 8192, 16384];
 
-/// The effort for models with adaptive thinking (Opus and Sonnet 4.6), `None` for the others.
+/// The effort for models with adaptive thinking (Opus and Sonnet 4.6, and any model whose
+/// compat says `forceAdaptiveThinking`), `None` for the others.
 pub fn adaptive(model: &Model) -> Option<()> {
     (model.id.contains("opus-4-6")
         || model.id.contains("sonnet-4-6")
         || model.id.contains("opus-4.6")
-        || model.id.contains("sonnet-4.6"))
+        || model.id.contains("sonnet-4.6")
+        || Compat::of(model).flag("forceAdaptiveThinking") == Some(true))
     .then_some(())
+}
+
+/// True when tools stream their input eagerly (`supportsEagerToolInputStreaming`, on by
+/// default); otherwise the fine-grained tool streaming beta is asked for.
+pub fn eager_tool_input(model: &Model) -> bool {
+    Compat::of(model).flag("supportsEagerToolInputStreaming") != Some(false)
 }
 
 /// An id as Anthropic accepts it: `[a-zA-Z0-9_-]`, at most 64 characters.
@@ -40,6 +49,7 @@ fn content_block(content: &Content) -> Value {
 
 fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
     let same_model = message.provider == model.provider && message.model == model.id;
+    let allow_empty_signature = Compat::of(model).flag("allowEmptySignature") == Some(true);
     message
         .content
         .iter()
@@ -53,7 +63,8 @@ fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
                 Some(json!({"type": "redacted_thinking", "data": thinking.signature.clone().unwrap_or_default()}))
             }
             AssistantBlock::Thinking(thinking) => match &thinking.signature {
-                Some(signature) if !signature.is_empty() => Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})),
+                Some(signature) if !signature.is_empty() || allow_empty_signature => Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})),
+                None if allow_empty_signature => Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": ""})),
                 _ => (!thinking.thinking.is_empty()).then(|| json!({"type": "text", "text": thinking.thinking})),
             },
             AssistantBlock::ToolCall(call) => {
@@ -133,6 +144,7 @@ fn messages(request: &Request) -> Vec<Value> {
 /// The request body.
 pub fn body(request: &Request) -> Value {
     let model = &request.model;
+    let compat = Compat::of(model);
     let base = request.max_tokens.unwrap_or(model.max_tokens.min(32_000));
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
@@ -142,13 +154,21 @@ pub fn body(request: &Request) -> Value {
     let level = request.thinking;
     if model.reasoning && level != ThinkingLevel::Off {
         if adaptive(model).is_some() {
-            let effort = match level {
-                ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
-                ThinkingLevel::Medium => "medium",
-                ThinkingLevel::Xhigh if model.id.contains("opus") => "max",
-                _ => "high",
+            let effort = match compat.level_value(level_name(level)).flatten() {
+                Some(mapped) => mapped,
+                None => match level {
+                    ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+                    ThinkingLevel::Medium => "medium",
+                    ThinkingLevel::Xhigh if model.id.contains("opus") => "max",
+                    _ => "high",
+                }
+                .to_string(),
             };
-            thinking = Some((json!({"type": "adaptive"}), Some(json!({"effort": effort}))));
+            let mut kind = json!({"type": "adaptive"});
+            if compat.flag("forceAdaptiveThinking") == Some(true) {
+                kind["display"] = json!("summarized");
+            }
+            thinking = Some((kind, Some(json!({"effort": effort}))));
         } else {
             let index = match level {
                 ThinkingLevel::Minimal => 0,
@@ -185,12 +205,20 @@ pub fn body(request: &Request) -> Value {
             .iter()
             .map(|tool| {
                 let schema = tool_schema(tool);
-                json!({"name": tool.name, "description": tool.description, "eager_input_streaming": true, "input_schema": schema})
+                let mut definition = json!({"name": tool.name, "description": tool.description});
+                if eager_tool_input(model) {
+                    definition["eager_input_streaming"] = json!(true);
+                }
+                definition["input_schema"] = schema;
+                definition
             })
             .collect();
         let mut tools = tools;
-        // The tool list is part of the cached prefix, as pi marks it.
-        if let Some(Value::Object(last)) = tools.last_mut() {
+        // The tool list is part of the cached prefix, as pi marks it (unless the server
+        // takes no mark on tools).
+        if compat.flag("supportsCacheControlOnTools") != Some(false)
+            && let Some(Value::Object(last)) = tools.last_mut()
+        {
             last.insert("cache_control".into(), json!({"type": "ephemeral"}));
         }
         body.insert("tools".into(), Value::Array(tools));
@@ -201,14 +229,23 @@ pub fn body(request: &Request) -> Value {
             body.insert("output_config".into(), output);
         }
     }
-    if let Some(temperature) = request.temperature {
+    if let Some(temperature) = request.temperature
+        && compat.flag("supportsTemperature") != Some(false)
+        && !body.contains_key("thinking")
+    {
         body.insert("temperature".into(), json!(temperature));
     }
     if crate::oauth::is_oauth(request.api_key.as_deref().unwrap_or("")) {
         as_claude_code(&mut body);
     }
     let mut body = Value::Object(body);
-    retain_cache(&mut body, request.cache_retention);
+    let retention = match request.cache_retention {
+        CacheRetention::Long if compat.flag("supportsLongCacheRetention") == Some(false) => {
+            CacheRetention::Short
+        }
+        other => other,
+    };
+    retain_cache(&mut body, retention);
     body
 }
 

@@ -24,6 +24,7 @@ mod hot_reload;
 mod limits;
 mod listen;
 mod liveness;
+mod llama_cpp;
 mod mcp;
 mod mcp_lifecycle;
 mod model_catalog;

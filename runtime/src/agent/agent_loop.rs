@@ -444,7 +444,7 @@ async fn stream_turn(
     cancel: &CancellationToken,
     plugin_tools: &PluginTools,
 ) -> (AssistantMessage, Vec<Rule>) {
-    let (model, thinking, mut messages, session_id, output_limit, max_answer, block_images) = {
+    let (model, thinking, mut messages, session_id, output_limit, max_answer, request_settings) = {
         let state = shared.state();
         (
             state.model().cloned(),
@@ -453,7 +453,7 @@ async fn stream_turn(
             state.session_id().to_string(),
             state.output_limit(),
             state.max_answer_bytes(),
-            state.block_images(),
+            state.request_settings(),
         )
     };
     let mut received = 0usize;
@@ -499,7 +499,7 @@ async fn stream_turn(
                 thinking,
                 session_id: &session_id,
                 output_limit,
-                block_images,
+                settings: &request_settings,
             })
         });
     match request.and_then(|request| shared.host.complete(request).map_err(|err| err.to_string())) {

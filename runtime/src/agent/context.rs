@@ -28,8 +28,9 @@ pub struct RequestParts<'a> {
     pub session_id: &'a str,
     /// The limit on one tool result's text (results already in the session may be larger).
     pub output_limit: super::tool_output::OutputLimit,
-    /// `images.blockImages`: every image becomes pi's "Image reading is disabled." first.
-    pub block_images: bool,
+    /// `images.blockImages` (every image becomes pi's "Image reading is disabled." first) and
+    /// `thinkingBudgets`.
+    pub settings: &'a super::policies::RequestSettings,
 }
 
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
@@ -41,7 +42,7 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         .filter_map(|m| to_wit(m, &parts.output_limit))
         .collect();
     for message in messages.iter_mut() {
-        if parts.block_images {
+        if parts.settings.block_images {
             block_images(message);
         }
         as_the_model_takes_it(message, parts.model);
@@ -73,7 +74,7 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
             .collect(),
         api_key: parts.auth.api_key,
         thinking: thinking(parts.thinking),
-        thinking_budgets: None,
+        thinking_budgets: parts.settings.thinking_budgets.clone(),
         max_tokens: fitted_output(
             parts.model,
             super::compaction::context_tokens(parts.messages),

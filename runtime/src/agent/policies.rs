@@ -22,8 +22,54 @@ pub struct Policies {
     pub max_answer_bytes: usize,
     /// `tools.timeoutMs`, `tools.byName`.
     pub tool_timeouts: ToolTimeouts,
+    /// What shapes each request: `images.blockImages`, `thinkingBudgets`.
+    pub request: RequestSettings,
+}
+
+/// The settings that shape each request to a model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestSettings {
     /// `images.blockImages`: no image reaches a model.
     pub block_images: bool,
+    /// `thinkingBudgets`: tokens for minimal, low, medium and high (pi's defaults where a
+    /// level is not set), when any is set.
+    pub thinking_budgets: Option<Vec<u32>>,
+}
+
+/// pi's thinking budgets for minimal, low, medium and high.
+const THINKING_BUDGETS: [(&str, u32); 4] = [
+    ("minimal", 1024),
+    ("low", 2048),
+    ("medium", 8192),
+    ("high", 16384),
+];
+
+impl RequestSettings {
+    /// Reads them from `settings`.
+    pub fn from_settings(settings: &Settings) -> RequestSettings {
+        let budgets = settings
+            .get("thinkingBudgets")
+            .and_then(serde_json::Value::as_object);
+        RequestSettings {
+            block_images: settings
+                .get("images")
+                .and_then(|images| images.get("blockImages"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
+            thinking_budgets: budgets.map(|budgets| {
+                THINKING_BUDGETS
+                    .iter()
+                    .map(|(level, default)| {
+                        budgets
+                            .get(*level)
+                            .and_then(serde_json::Value::as_u64)
+                            .and_then(|n| u32::try_from(n).ok())
+                            .unwrap_or(*default)
+                    })
+                    .collect()
+            }),
+        }
+    }
 }
 
 impl Policies {
@@ -57,11 +103,7 @@ impl Policies {
                 .filter(|n| *n > 0)
                 .unwrap_or(MAX_ANSWER_BYTES),
             tool_timeouts: ToolTimeouts::from_settings(settings),
-            block_images: settings
-                .get("images")
-                .and_then(|images| images.get("blockImages"))
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false),
+            request: RequestSettings::from_settings(settings),
         }
     }
 }

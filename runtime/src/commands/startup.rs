@@ -184,7 +184,7 @@ pub fn session_config(
         compaction: policies.compaction,
         tool_output: policies.tool_output,
         max_answer_bytes: policies.max_answer_bytes,
-        block_images: policies.block_images,
+        request_settings: policies.request.clone(),
         tool_timeouts: policies.tool_timeouts,
         sources: crate::agent::session::ReloadSources {
             global_settings: agent_dir.settings_file(),

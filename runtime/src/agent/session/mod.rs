@@ -332,7 +332,7 @@ impl Session {
             tool_output: config.tool_output,
             max_answer_bytes: config.max_answer_bytes,
             tool_timeouts: config.tool_timeouts,
-            block_images: config.block_images,
+            request_settings: config.request_settings,
             compacting: 0,
             settling: 0,
             behaviour: config.behaviour,

@@ -104,8 +104,8 @@ pub struct SessionConfig {
     pub max_answer_bytes: usize,
     /// The wall-clock limit per tool call (settings `tools.timeoutMs`, `tools.byName`).
     pub tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
-    /// No image reaches a model (settings `images.blockImages`).
-    pub block_images: bool,
+    /// What shapes each request (settings `images.blockImages`, `thinkingBudgets`).
+    pub request_settings: crate::agent::policies::RequestSettings,
     /// Where `reload` reads the settings and the model files.
     pub sources: ReloadSources,
     /// Whether automatic retry is on.
@@ -173,8 +173,8 @@ pub struct State {
     pub(super) max_answer_bytes: usize,
     /// The wall-clock limit per tool call.
     pub(super) tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
-    /// No image reaches a model.
-    pub(super) block_images: bool,
+    /// What shapes each request.
+    pub(super) request_settings: crate::agent::policies::RequestSettings,
     /// Which pi's behaviour the session follows.
     pub(super) behaviour: PiBehaviour,
     /// How many holds keep prompts waiting: a compaction running, and a run that will
@@ -264,9 +264,9 @@ impl State {
         self.max_answer_bytes
     }
 
-    /// True when no image may reach a model (`images.blockImages`).
-    pub fn block_images(&self) -> bool {
-        self.block_images
+    /// What shapes each request (`images.blockImages`, `thinkingBudgets`).
+    pub fn request_settings(&self) -> crate::agent::policies::RequestSettings {
+        self.request_settings.clone()
     }
 
     /// The wall-clock limits of tool calls.
@@ -383,10 +383,10 @@ impl State {
             self.tool_output,
             self.max_answer_bytes,
             self.tool_timeouts.clone(),
-            self.block_images,
+            self.request_settings.clone(),
         );
         self.compaction = policies.compaction;
-        self.block_images = policies.block_images;
+        self.request_settings = policies.request;
         self.retry = policies.retry;
         self.tool_output = policies.tool_output;
         self.max_answer_bytes = policies.max_answer_bytes;
@@ -398,7 +398,7 @@ impl State {
                 self.tool_output,
                 self.max_answer_bytes,
                 self.tool_timeouts.clone(),
-                self.block_images,
+                self.request_settings.clone(),
             )
     }
 

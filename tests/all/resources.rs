@@ -261,3 +261,30 @@ async fn yaml_frontmatter_descriptions_equal_pis() {
     };
     assert_eq!(described(&ours), described(&theirs));
 }
+
+/// pi's `enableSkillCommands: false`: skills are no `/skill:name` commands (not listed, not
+/// expanded), and the model still has them in its prompt.
+#[tokio::test(flavor = "multi_thread")]
+async fn skill_commands_can_be_turned_off() {
+    let server = FakeLlm::start(json!([{"text": "ok"}])).await;
+    let mut options = anthropic_fake(&server.url, "fake-model");
+    options.agent_files.extend([
+        ("skills/deploy/SKILL.md".to_string(), DEPLOY.to_string()),
+        (
+            "settings.json".to_string(),
+            json!({"enableSkillCommands": false}).to_string(),
+        ),
+    ]);
+    let mut pith = Pith::spawn(options).await;
+    let commands = pith.call("c", json!({"type": "get_commands"})).await;
+    assert!(!commands.to_string().contains("skill:deploy"), "{commands}");
+    pith.call(
+        "p",
+        json!({"type": "prompt", "message": "/skill:deploy now"}),
+    )
+    .await;
+    pith.until_agent_end().await;
+    let request = &server.requests()[0];
+    assert_eq!(user_text(request), "/skill:deploy now");
+    assert!(request["body"].to_string().contains("deploy"));
+}

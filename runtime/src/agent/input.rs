@@ -114,7 +114,12 @@ impl Session {
     pub async fn expand(&self, text: &str) -> String {
         let shared = self.shared();
         let resources = shared.resources();
-        let text = match skills::expand(text, &resources.skills, &shared.host).await {
+        let commands: &[skills::Skill] = if resources.dirs.no_skill_commands {
+            &[]
+        } else {
+            &resources.skills
+        };
+        let text = match skills::expand(text, commands, &shared.host).await {
             Ok(Some(expanded)) => expanded,
             Ok(None) => text.to_string(),
             Err(err) => {
@@ -172,7 +177,11 @@ impl Session {
                 "path": template.path,
             }));
         }
-        for skill in &resources.skills {
+        for skill in resources
+            .skills
+            .iter()
+            .filter(|_| !resources.dirs.no_skill_commands)
+        {
             let path = skill.path.display().to_string();
             commands.push(json!({
                 "name": format!("skill:{}", skill.name),
@@ -200,9 +209,10 @@ impl Session {
         } else {
             let resources = shared.resources();
             let known = resources.templates.iter().any(|t| t.name == name)
-                || name
-                    .strip_prefix("skill:")
-                    .is_some_and(|skill| resources.skills.iter().any(|s| s.name == skill));
+                || name.strip_prefix("skill:").is_some_and(|skill| {
+                    !resources.dirs.no_skill_commands
+                        && resources.skills.iter().any(|s| s.name == skill)
+                });
             if !known {
                 return Err(format!(
                     "Unknown command: {name} (get_commands lists the commands)"

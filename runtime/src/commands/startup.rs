@@ -152,6 +152,8 @@ pub fn session_config(
             no_skills: args.no_skills,
             no_templates: args.no_prompt_templates,
             project_trusted: args.project_trusted(),
+            no_skill_commands: settings.get("enableSkillCommands").and_then(Value::as_bool)
+                == Some(false),
         },
         ..Resources::default()
     };

@@ -27,6 +27,9 @@ pub struct ResourceDirs {
     /// Whether the project's own resources (`.pi/skills`, `.agents/skills`, `.pi/prompts`,
     /// `.pi/rules`) load: only when the project is trusted (`--approve`), as in pi 1.5.
     pub project_trusted: bool,
+    /// `enableSkillCommands: false`: skills are not `/skill:name` commands (the model still
+    /// sees and loads them).
+    pub no_skill_commands: bool,
 }
 
 impl ResourceDirs {

@@ -178,7 +178,10 @@ async fn a_real_llama_cpp_server() {
     // 1. The answer ends at maxTokens (`max_tokens` sent, as compat says).
     let mut pith = pith_on(
         &server,
-        json!({"id": "smollm2", "contextWindow": 16384, "maxTokens": 24}),
+        // llama-cpp-python's `min_tokens` (through samplingParams) keeps the model talking:
+        // the prompt's working directory differs at each run, and so would a short answer.
+        json!({"id": "smollm2", "contextWindow": 16384, "maxTokens": 24,
+            "samplingParams": {"min_tokens": 200}}),
         long,
         Vec::new(),
     )
@@ -198,7 +201,8 @@ async fn a_real_llama_cpp_server() {
     // 2. An abort mid-answer stops it at once.
     let mut pith = pith_on(
         &server,
-        json!({"id": "smollm2", "contextWindow": 16384, "maxTokens": 2000}),
+        json!({"id": "smollm2", "contextWindow": 16384, "maxTokens": 2000,
+            "samplingParams": {"min_tokens": 1000}}),
         long,
         Vec::new(),
     )

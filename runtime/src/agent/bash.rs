@@ -83,9 +83,15 @@ impl BashControl {
         bash.arg("-c")
             .arg(sandbox.shell_command(command))
             .current_dir(cwd);
-        let mut shell =
-            ShellChild::spawn(&mut bash).map_err(|err| format!("Cannot run bash: {err}"))?;
-        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = shell.pgid();
+        // The group is recorded under the same lock as the spawn: an `abort_bash` that comes
+        // once the shell can have run (and been seen running) always finds it.
+        let mut shell = {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            let shell =
+                ShellChild::spawn(&mut bash).map_err(|err| format!("Cannot run bash: {err}"))?;
+            *running = shell.pgid();
+            shell
+        };
         let mut output = OutputCollector::default();
         while let Some((_, chunk)) = shell.next_output().await {
             let clean = output.push(&chunk);

@@ -1,7 +1,7 @@
 //! Hot reload: a watcher on the plugin directories. Changes to manifests and components are
 //! debounced, then the host reloads (see [`super::reload`]) and the caller hears what changed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,17 +25,21 @@ pub fn watch(
     on_reload: impl Fn(ReloadReport) + Send + Sync + 'static,
 ) -> notify::Result<PluginWatcher> {
     let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let roots: Vec<PathBuf> = host
+        .plugin_dirs()
+        .into_iter()
+        .filter(|d| d.is_dir())
+        .collect();
+    let watched = roots.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event
-            && is_relevant(&event)
+            && is_relevant(&event, &watched)
         {
             let _ = changed.send(());
         }
     })?;
-    for dir in host.plugin_dirs() {
-        if dir.is_dir() {
-            watcher.watch(&dir, RecursiveMode::Recursive)?;
-        }
+    for dir in &roots {
+        watcher.watch(dir, RecursiveMode::Recursive)?;
     }
     tokio::spawn(async move {
         while changes.recv().await.is_some() {
@@ -66,16 +70,51 @@ pub async fn settled(
     }
 }
 
-/// True for changes to manifests and components (not reads, not other files).
-fn is_relevant(event: &notify::Event) -> bool {
+/// True for changes to manifests and components, and for entries coming into or leaving a
+/// plugin directory whole (a plugin folder moved in or out, as an installer's rename or a
+/// `mv` does: one event that names the folder only). Not reads, not other files.
+fn is_relevant(event: &notify::Event, roots: &[PathBuf]) -> bool {
     let kind = matches!(
         event.kind,
         EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_) | EventKind::Any
     );
-    kind && event.paths.iter().any(|path| is_plugin_file(path))
+    kind && event.paths.iter().any(|path| {
+        is_plugin_file(path) || path.parent().is_some_and(|p| roots.iter().any(|r| r == p))
+    })
 }
 
 fn is_plugin_file(path: &Path) -> bool {
     path.extension()
         .is_some_and(|ext| ext == "wasm" || ext == "toml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{ModifyKind, RenameMode};
+
+    fn event(kind: EventKind, path: &str) -> notify::Event {
+        notify::Event::new(kind).add_path(PathBuf::from(path))
+    }
+
+    #[test]
+    fn a_plugin_folder_moved_in_or_out_is_a_change() {
+        let roots = [PathBuf::from("/p")];
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
+        assert!(is_relevant(&event(renamed, "/p/word-count"), &roots));
+        let gone = EventKind::Modify(ModifyKind::Name(RenameMode::From));
+        assert!(is_relevant(&event(gone, "/p/word-count"), &roots));
+        let component = EventKind::Create(notify::event::CreateKind::File);
+        assert!(is_relevant(
+            &event(component, "/p/word-count/tool.wasm"),
+            &roots
+        ));
+        let other = EventKind::Create(notify::event::CreateKind::File);
+        assert!(!is_relevant(
+            &event(other, "/p/word-count/notes.md"),
+            &roots
+        ));
+        let read = EventKind::Access(notify::event::AccessKind::Read);
+        assert!(!is_relevant(&event(read, "/p/word-count"), &roots));
+    }
 }

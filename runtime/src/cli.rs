@@ -54,6 +54,11 @@ pub enum Command {
         /// Trust (true) or refuse (false).
         trusted: bool,
     },
+    /// Print pith's built-in documentation (`pith docs [topic]`).
+    Docs {
+        /// The topic (the list of topics when absent).
+        topic: Option<String>,
+    },
     /// `pith mcp add|remove|list …` (pi's `pi mcp`), its words as given.
     Mcp(Vec<String>),
     /// A plugin author's command (`pith plugin new|build|check|wit|call …`).
@@ -188,6 +193,7 @@ Usage:
   pith mcp add|remove|list …         configure and check MCP servers (pith mcp --help)
   pith trust [path] | untrust [path]  remember whether a project's own plugins, settings and
                                      resources load (the current directory by default)
+  pith docs [topic]                  print pith's documentation (the topics when none is named)
 
 Model options:
   --provider <name>              the provider of --model
@@ -496,6 +502,9 @@ impl Args {
                         )
                     })?,
                     output: words.get(2).map(PathBuf::from),
+                },
+                Some("docs") => Command::Docs {
+                    topic: words.get(1).cloned(),
                 },
                 Some(word @ ("trust" | "untrust")) => Command::Trust {
                     path: words.get(1).map(PathBuf::from),

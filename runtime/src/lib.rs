@@ -11,6 +11,7 @@ pub mod agent_dir;
 pub mod cli;
 pub mod commands;
 pub mod content;
+pub mod docs;
 #[cfg(unix)]
 pub mod file_search;
 pub mod js;

@@ -107,6 +107,18 @@ async fn run(mut args: Args) -> ExitCode {
         Some(Command::Export { session, output }) => {
             return pith::commands::export::run(session, output.as_deref());
         }
+        Some(Command::Docs { topic }) => {
+            return match pith::docs::show(topic.as_deref()) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(problem) => {
+                    eprintln!("pith docs: {problem}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Some(Command::Plugin(command)) => {
             // The commands that need no plugin host; `build` goes on as `check`.
             let agent_dir = AgentDir::resolve(args.agent_dir.as_deref());
@@ -352,6 +364,7 @@ async fn run(mut args: Args) -> ExitCode {
             | Command::Version
             | Command::Trust { .. }
             | Command::Export { .. }
+            | Command::Docs { .. }
             | Command::Mcp(_)
             | Command::Plugin(_),
         )

@@ -58,6 +58,7 @@ mod search_tools;
 mod session_catalog;
 mod session_tree_moves;
 mod sessions;
+mod system_prompt;
 mod tool_bash;
 mod tool_set;
 mod tool_texts;

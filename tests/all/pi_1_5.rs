@@ -80,7 +80,7 @@ async fn a_changed_tool_set_is_recorded_by_the_next_run() {
     pith.call("h2", json!({"type": "set_host_tools", "tools": []}))
         .await;
     let fourth = run(&mut pith, "p4").await;
-    assert_eq!(fourth[0]["toolsRemoved"], json!(["lookup"]));
+    assert_eq!(fourth[0]["toolsRemoved"], json!([{"name": "lookup"}]));
     assert!(fourth[0].get("toolsAdded").is_none());
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
     let systems = messages["data"]["messages"]

@@ -64,7 +64,7 @@ async fn text_answer_and_the_request_pi_would_send() {
         body["system"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("You are an expert coding assistant")
+            .starts_with("You are a coding assistant running inside pith")
     );
     let tools: Vec<&str> = body["tools"]
         .as_array()

@@ -70,7 +70,7 @@ async fn thoughts_text_and_function_call_round_trip() {
         body["systemInstruction"]["parts"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("You are an expert")
+            .starts_with("You are a coding assistant")
     );
     assert!(
         body["tools"][0]["functionDeclarations"]

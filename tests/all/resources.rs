@@ -113,10 +113,11 @@ async fn skills_and_templates_expand_as_pi_expands_them() {
     assert!(user_text(&requests[6]).starts_with("Review src/x.rs for bugs"));
     assert_eq!(user_text(&requests[7]), "/unknown stays");
 
-    // The system prompt lists the skills the model may use, as pi does (hidden ones left out).
+    // The system prompt lists the skills the model may use, as pi 1.5 does (hidden ones left
+    // out).
     let system = requests[0]["body"]["system"][0]["text"].as_str().unwrap();
     let block = format!(
-        "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n<available_skills>\n  <skill>\n    <name>deploy</name>\n    <description>Deploy the app &amp; check it</description>\n    <location>{}</location>\n  </skill>\n  <skill>\n    <name>commit-message</name>\n",
+        "<skills>\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nResolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls.\n\n<available_skills>\n  <skill>\n    <name>deploy</name>\n    <description>Deploy the app &amp; check it</description>\n    <location>{}</location>\n  </skill>\n  <skill>\n    <name>commit-message</name>\n",
         deploy.display()
     );
     assert!(system.contains(&block), "{system}");

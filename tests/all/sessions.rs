@@ -387,15 +387,26 @@ async fn a_kill_mid_stream_loses_nothing_complete() {
         .await;
     let end = resumed.until_agent_end().await;
     // faux answers by the number of answers in the conversation: one, so its turn 1 again.
+    // This pith works in another folder: the run records the `cwd` section's change first.
+    let messages = end["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system", "{end}");
     assert_eq!(
-        end["messages"][1]["content"][0]["text"],
-        "this one is cut off by the kill"
+        messages[0]["sections"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["cwd"]
+    );
+    assert_eq!(
+        messages[2]["content"][0]["text"], "this one is cut off by the kill",
+        "{end}"
     );
     let written = lines(path.to_str().unwrap());
     assert_eq!(
         written.len(),
-        7 + 2,
-        "no second system message: the tools did not change"
+        7 + 3,
+        "the patch of the folder, the prompt and the answer"
     );
 }
 

@@ -87,5 +87,8 @@ async fn a_host_lists_the_tools_and_chooses_the_active_ones() {
             .unwrap_or_default()
     };
     assert_eq!(names(&system["toolsAdded"]), ["grep"]);
-    assert_eq!(system["toolsRemoved"], json!(["bash", "edit", "write"]));
+    assert_eq!(
+        system["toolsRemoved"],
+        json!([{"name": "bash"}, {"name": "edit"}, {"name": "write"}])
+    );
 }

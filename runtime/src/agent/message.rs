@@ -44,65 +44,49 @@ pub struct SystemMessage {
     /// Always empty: the prompt is in `sections`.
     #[serde(default)]
     pub content: String,
-    /// The prompt's sections.
-    #[serde(default)]
+    /// The prompt's sections: all of them in the first, the changed ones (`null` for one
+    /// removed) in a later one.
+    #[serde(default, skip_serializing_if = "Sections::is_empty")]
     pub sections: Sections,
     /// When it was recorded.
     pub timestamp: i64,
     /// The tools added since the previous system message (all of them in the first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools_added: Vec<ToolDescription>,
-    /// The names of the tools removed since the previous system message.
+    /// The tools removed since the previous system message (a changed tool is removed and
+    /// added again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools_removed: Vec<String>,
+    pub tools_removed: Vec<ToolReference>,
 }
 
-/// The system prompt in pi 1.5's sections (the `system` message carries them); the prompt is
-/// the non-empty sections joined by blank lines.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Sections {
-    /// The role (or the `--system-prompt` text).
-    pub preamble: String,
-    /// The available tools with their one-line snippets (empty with a custom prompt).
-    pub tools: String,
-    /// The tools' guidelines and pith's own (empty with a custom prompt).
-    pub rules: String,
-    /// Appended text.
-    pub docs: String,
-    /// The project's context files (`AGENTS.md`, …), when there are any.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub project_context: String,
-    /// The skills block, when there is one.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub skills: String,
-    /// The date and working directory.
-    pub cwd: String,
-    /// The MCP servers whose tools are not declared (found with `tool_search`), when there
-    /// are any (pi's `mcp_servers` section).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub mcp_servers: String,
+/// A tool named in `toolsRemoved`: pi's `{"name"}` (a bare name, as pith wrote before, is
+/// read too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ToolReferenceForm")]
+pub struct ToolReference {
+    /// The tool's name.
+    pub name: String,
 }
 
-impl Sections {
-    /// The prompt: the non-empty sections joined by blank lines.
-    pub fn prompt(&self) -> String {
-        [
-            &self.preamble,
-            &self.tools,
-            &self.rules,
-            &self.docs,
-            &self.project_context,
-            &self.skills,
-            &self.cwd,
-            &self.mcp_servers,
-        ]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join("\n\n")
+/// The forms a `toolsRemoved` entry takes in files.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ToolReferenceForm {
+    Object { name: String },
+    Name(String),
+}
+
+impl From<ToolReferenceForm> for ToolReference {
+    fn from(form: ToolReferenceForm) -> ToolReference {
+        match form {
+            ToolReferenceForm::Object { name } | ToolReferenceForm::Name(name) => {
+                ToolReference { name }
+            }
+        }
     }
 }
+
+pub use super::prompt_sections::Sections;
 
 /// A tool as the `system` message lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

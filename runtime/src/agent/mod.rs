@@ -22,6 +22,7 @@ pub mod overflow;
 pub mod path_completion;
 pub mod plugins;
 pub mod policies;
+pub mod prompt_sections;
 pub mod provider_env;
 pub mod queue;
 pub mod retry;

@@ -1,10 +1,18 @@
-//! The system prompt, laid out as pi's (pi-behaviour §19): the role, the available tools with
-//! their one-line snippets, tool guidelines, appended text, project context files (see
-//! [`crate::resources::context_files`]), skills, and the date and working directory.
+//! The system prompt, in the layout of the pi version a session speaks (pi-behaviour §19).
+//!
+//! - **pi 1.5** (the default): named sections, each but the preamble framed as
+//!   `<name>…</name>`: `preamble`, `tools`, `rules`, `docs`, `addendum`, `project_context`,
+//!   `skills`, `cwd`, then pith's `mcp_servers`. The `system` message records them (see
+//!   [`super::system_record`]).
+//! - **pi 0.73**: one text: the role, "Available tools:", "Guidelines:", the appended text,
+//!   "# Project Context", the skills, and the date and working directory.
 
 use std::path::Path;
 
+pub use super::prompt_sections::Sections;
 use super::tools::SessionTool;
+use crate::resources::context_files::{self, ContextFile};
+use crate::resources::skills::{self, Skill, SkillReader};
 
 /// What the system prompt is built from.
 #[derive(Debug, Clone, Default)]
@@ -18,95 +26,240 @@ pub struct PromptOptions {
     pub context_files: bool,
 }
 
-pub use super::message::Sections;
+/// The pi version whose prompt layout a session uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// pi 1.5's framed sections.
+    Pi15,
+    /// pi 0.73's single text.
+    Pi073,
+}
 
-/// The system prompt's sections for `tools` in `cwd`; `project_context` is the rendered
-/// context files, `skills` the skills block, listed only when the `read` tool is active (as pi
-/// does).
+/// What goes in the prompt besides the options and the tools.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptInputs<'a> {
+    /// The project's context files.
+    pub context_files: &'a [ContextFile],
+    /// The skills.
+    pub skills: &'a [Skill],
+    /// The session's working directory.
+    pub cwd: &'a Path,
+    /// Today's date (`YYYY-MM-DD`; pi 0.73's layout shows it).
+    pub date: &'a str,
+    /// The text of pith's `mcp_servers` section (empty when no server is searched).
+    pub mcp_servers: &'a str,
+}
+
+/// The role pith takes in pi 1.5's layout.
+const PREAMBLE: &str = "You are a coding assistant running inside pith, a coding agent harness. Help users inspect files, run commands, and modify code.";
+
+/// The role in pi 0.73's layout.
+const PREAMBLE_073: &str = "You are an expert coding assistant operating inside pith, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.";
+
+/// The system prompt's sections for `tools`, in `layout`.
 pub fn sections(
     options: &PromptOptions,
     tools: &[SessionTool],
-    project_context: &str,
-    skills: &str,
-    cwd: &Path,
-    date: &str,
+    inputs: &PromptInputs<'_>,
+    layout: Layout,
 ) -> Sections {
-    let mut sections = match &options.custom {
-        Some(custom) => Sections {
-            preamble: custom.trim_end().to_string(),
-            ..Sections::default()
-        },
-        None => default_body(tools),
-    };
-    let docs: Vec<String> = options
-        .append
-        .iter()
-        .map(|extra| extra.trim().to_string())
-        .collect();
-    sections.docs = docs.join("\n\n");
-    sections.project_context = project_context.to_string();
-    if tools.iter().any(|t| t.name() == "read") {
-        sections.skills = skills.trim().to_string();
+    match layout {
+        Layout::Pi15 => sections_15(options, tools, inputs),
+        Layout::Pi073 => sections_073(options, tools, inputs),
     }
-    sections.cwd = format!(
-        "Current date: {date}\nCurrent working directory: {}",
-        cwd.display()
-    );
-    sections
 }
 
-/// Builds the system prompt for `tools` in `cwd` (see [`sections`]).
+/// Builds the system prompt (see [`sections`]).
 pub fn build(
     options: &PromptOptions,
     tools: &[SessionTool],
-    project_context: &str,
-    skills: &str,
-    cwd: &Path,
-    date: &str,
+    inputs: &PromptInputs<'_>,
+    layout: Layout,
 ) -> String {
-    sections(options, tools, project_context, skills, cwd, date).prompt()
+    sections(options, tools, inputs, layout).prompt()
 }
 
-fn default_body(tools: &[SessionTool]) -> Sections {
-    let mut listed = String::from("Available tools:\n");
-    for tool in tools {
-        let snippet = match tool {
-            SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => spec
-                .prompt_snippet
-                .clone()
-                .unwrap_or_else(|| first_sentence(&spec.description)),
-            SessionTool::Host(def) => first_sentence(&def.description),
-            // MCP tools are not listed (as in pi), `tool_search` is.
-            SessionTool::Mcp(tool) if matches!(tool.kind, crate::mcp::McpToolKind::Search) => {
-                "Search for tools that are not loaded yet and load the matches".into()
-            }
-            SessionTool::Mcp(_) => continue,
-        };
-        listed.push_str(&format!("- {}: {snippet}\n", tool.name()));
+fn sections_15(
+    options: &PromptOptions,
+    tools: &[SessionTool],
+    inputs: &PromptInputs<'_>,
+) -> Sections {
+    let mut raw = Sections::new();
+    match &options.custom {
+        Some(custom) => raw.set("preamble", Some(custom.clone())),
+        None => {
+            raw.set("preamble", Some(PREAMBLE.into()));
+            let listed: Vec<String> = tools
+                .iter()
+                .filter_map(|tool| snippet(tool, false).map(|s| format!("- {}: {s}", tool.name())))
+                .collect();
+            let listed = if listed.is_empty() {
+                "(none)".to_string()
+            } else {
+                listed.join("\n")
+            };
+            raw.set(
+                "tools",
+                Some(format!("{listed}\n\nAdditional tools may be available.")),
+            );
+            raw.set("rules", Some(rules(tools)));
+            raw.set("docs", Some(docs()));
+        }
     }
-    listed.push_str("\nIn addition to the tools above, you may have access to other custom tools depending on the project.");
-    let mut guidelines: Vec<String> = Vec::new();
+    raw.set_nonempty("addendum", appended(options));
+    raw.set_nonempty(
+        "project_context",
+        context_files::render(inputs.context_files, true),
+    );
+    let reader = if has(tools, "read") {
+        Some(SkillReader::Read)
+    } else {
+        has(tools, "bash").then_some(SkillReader::Bash)
+    };
+    if let Some(reader) = reader {
+        raw.set_nonempty("skills", skills::prompt_block(inputs.skills, reader).trim());
+    }
+    raw.set(
+        "cwd",
+        Some(inputs.cwd.display().to_string().replace('\\', "/")),
+    );
+    raw.set_nonempty("mcp_servers", inputs.mcp_servers);
+    let mut framed = Sections::new();
+    for (name, text) in raw.iter() {
+        let text = text.unwrap_or_default();
+        let text = if name == "preamble" {
+            text.to_string()
+        } else {
+            format!("<{name}>\n{text}\n</{name}>")
+        };
+        framed.set(name, Some(text));
+    }
+    framed
+}
+
+fn sections_073(
+    options: &PromptOptions,
+    tools: &[SessionTool],
+    inputs: &PromptInputs<'_>,
+) -> Sections {
+    let mut sections = Sections::new();
+    match &options.custom {
+        Some(custom) => sections.set("preamble", Some(custom.trim_end().to_string())),
+        None => {
+            sections.set("preamble", Some(PREAMBLE_073.into()));
+            let mut listed = String::from("Available tools:\n");
+            for tool in tools {
+                if let Some(snippet) = snippet(tool, true) {
+                    listed.push_str(&format!("- {}: {snippet}\n", tool.name()));
+                }
+            }
+            listed.push_str("\nIn addition to the tools above, you may have access to other custom tools depending on the project.");
+            sections.set("tools", Some(listed));
+            sections.set("rules", Some(format!("Guidelines:\n{}", rules(tools))));
+        }
+    }
+    sections.set_nonempty("docs", appended(options));
+    sections.set_nonempty(
+        "project_context",
+        context_files::render(inputs.context_files, false),
+    );
+    if has(tools, "read") {
+        sections.set_nonempty(
+            "skills",
+            skills::prompt_block(inputs.skills, SkillReader::Legacy).trim(),
+        );
+    }
+    sections.set(
+        "cwd",
+        Some(format!(
+            "Current date: {}\nCurrent working directory: {}",
+            inputs.date,
+            inputs.cwd.display()
+        )),
+    );
+    if !inputs.mcp_servers.is_empty() {
+        let text = format!("<mcp_servers>\n{}\n</mcp_servers>", inputs.mcp_servers);
+        sections.set("mcp_servers", Some(text));
+    }
+    sections
+}
+
+/// True when a tool named `name` is among `tools`.
+fn has(tools: &[SessionTool], name: &str) -> bool {
+    tools.iter().any(|tool| tool.name() == name)
+}
+
+/// The appended texts, trimmed and joined by blank lines.
+fn appended(options: &PromptOptions) -> String {
+    options
+        .append
+        .iter()
+        .map(|extra| extra.trim())
+        .filter(|extra| !extra.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The one line `tool` is listed with; `None` when it is not listed. pi 1.5 lists only tools
+/// with a snippet; pith's 0.73 layout falls back to the description's first sentence. MCP
+/// tools are not listed (as in pi), `tool_search` is.
+fn snippet(tool: &SessionTool, fallback: bool) -> Option<String> {
+    match tool {
+        SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => spec
+            .prompt_snippet
+            .clone()
+            .or_else(|| fallback.then(|| first_sentence(&spec.description))),
+        SessionTool::Host(def) => fallback.then(|| first_sentence(&def.description)),
+        SessionTool::Mcp(tool) if matches!(tool.kind, crate::mcp::McpToolKind::Search) => {
+            Some("Search for tools that are not loaded yet and load the matches".into())
+        }
+        SessionTool::Mcp(_) => None,
+    }
+}
+
+/// The rules, as pi's `buildRules`: bash for file operations when no search tool is there,
+/// each tool's guidelines, then pith's own; each once.
+fn rules(tools: &[SessionTool]) -> String {
+    let mut rules: Vec<String> = Vec::new();
+    let mut add = |rule: &str| {
+        let rule = rule.trim();
+        if !rule.is_empty() && !rules.iter().any(|known| known == rule) {
+            rules.push(rule.to_string());
+        }
+    };
+    if has(tools, "bash") && !has(tools, "grep") && !has(tools, "find") && !has(tools, "ls") {
+        add("Use bash for file operations like ls, rg, find");
+    }
     for tool in tools {
         if let SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) = tool {
             for line in &spec.prompt_guidelines {
-                if !guidelines.contains(line) {
-                    guidelines.push(line.clone());
-                }
+                add(line);
             }
         }
     }
-    guidelines.push("Be concise in your responses".into());
-    guidelines.push("Show file paths clearly when working with files".into());
-    let rules = std::iter::once("Guidelines:".to_string())
-        .chain(guidelines.iter().map(|line| format!("- {line}")))
+    add("Be concise in your responses");
+    add("Show file paths clearly when working with files");
+    rules
+        .iter()
+        .map(|rule| format!("- {rule}"))
         .collect::<Vec<_>>()
-        .join("\n");
-    Sections {
-        preamble: "You are an expert coding assistant operating inside pith, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.".into(),
-        tools: listed,
-        rules,
-        ..Sections::default()
-    }
+        .join("\n")
+}
+
+/// The `docs` section: where the model reads pith's own documentation (built into the binary,
+/// printed by `pith docs`).
+fn docs() -> String {
+    let exe = std::env::current_exe()
+        .map(|path| path.display().to_string())
+        .unwrap_or_else(|_| "pith".into());
+    format!(
+        "pith documentation (read only when the user asks about the harness itself, its plugins, MCP servers, settings, sessions or editor integration):\n- Run `{exe} docs` to list the topics and `{exe} docs <topic>` to print one ({})\n- Before implementing harness changes, read the relevant docs in full.",
+        crate::docs::TOPICS
+            .iter()
+            .map(|topic| topic.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 fn first_sentence(text: &str) -> String {

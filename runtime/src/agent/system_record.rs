@@ -1,35 +1,68 @@
 //! pi 1.5's `system` message: the record, at the start of a run, of the system prompt's
-//! sections and of the tool set the model is shown. The first one of a session lists every
-//! tool; a later one is recorded only when the tool set changed (a hot reload, an extension
-//! registering a tool) and lists the tools added (or changed) and removed since.
+//! sections and of the tool set the model is shown. The first one of a session holds every
+//! section and tool; a later one is recorded only when something changed, and holds the
+//! sections that changed (`null` for one removed) and the tools added and removed since (a
+//! changed tool is removed and added again), as pi's `diffSystemPromptSections` and
+//! `getToolStateChanges` make them. Replaying the records in order gives what is in force.
 
-use std::collections::BTreeMap;
-
-use super::message::{AgentMessage, SystemMessage, ToolDescription, now_ms};
-use super::system_prompt::Sections;
+use super::message::{AgentMessage, SystemMessage, ToolDescription, ToolReference, now_ms};
+use super::prompt_sections::Sections;
 use super::tools::SessionTool;
 
-/// The tool set as the system messages of `messages` left it; `None` when there is none.
-fn recorded(messages: &[AgentMessage]) -> Option<BTreeMap<String, ToolDescription>> {
-    let mut tools: Option<BTreeMap<String, ToolDescription>> = None;
-    for message in messages {
-        if let AgentMessage::System(system) = message {
-            let known = tools.get_or_insert_with(BTreeMap::new);
-            for name in &system.tools_removed {
-                known.remove(name);
-            }
-            for tool in &system.tools_added {
-                known.insert(tool.name.clone(), tool.clone());
-            }
-        }
-    }
-    tools
+/// What the system messages of a conversation leave in force (pi's `getCurrentSystemMessage`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InForce {
+    /// The sections, patched in order.
+    pub sections: Sections,
+    /// The tools, in the order they were first declared (a tool removed and added again
+    /// comes last, as in a JavaScript `Map`).
+    pub tools: Vec<ToolDescription>,
+    /// The first record's time.
+    pub timestamp: i64,
 }
 
-/// The names of the tools the last system messages of `messages` leave declared.
+impl InForce {
+    /// Replays the system messages of `messages`; `None` when there is none.
+    pub fn replay(messages: &[AgentMessage]) -> Option<InForce> {
+        let mut in_force: Option<InForce> = None;
+        for message in messages {
+            if let AgentMessage::System(system) = message {
+                let state = in_force.get_or_insert_with(|| InForce {
+                    timestamp: system.timestamp,
+                    ..InForce::default()
+                });
+                state.sections.apply(&system.sections);
+                for removed in &system.tools_removed {
+                    state.tools.retain(|tool| tool.name != removed.name);
+                }
+                for tool in &system.tools_added {
+                    match state.tools.iter_mut().find(|t| t.name == tool.name) {
+                        Some(known) => *known = tool.clone(),
+                        None => state.tools.push(tool.clone()),
+                    }
+                }
+            }
+        }
+        in_force
+    }
+
+    /// The whole record: one system message holding every section and tool (what a
+    /// compaction keeps as its `systemMessage`).
+    pub fn message(&self) -> SystemMessage {
+        SystemMessage {
+            content: String::new(),
+            sections: self.sections.clone(),
+            timestamp: self.timestamp,
+            tools_added: self.tools.clone(),
+            tools_removed: Vec::new(),
+        }
+    }
+}
+
+/// The names of the tools the system messages of `messages` leave declared, in order.
 pub fn recorded_names(messages: &[AgentMessage]) -> Vec<String> {
-    recorded(messages)
-        .map(|tools| tools.into_keys().collect())
+    InForce::replay(messages)
+        .map(|state| state.tools.into_iter().map(|tool| tool.name).collect())
         .unwrap_or_default()
 }
 
@@ -47,36 +80,44 @@ fn describe(tool: &SessionTool) -> ToolDescription {
     }
 }
 
-/// The system message to record before a run over `messages` with `tools`, or `None` when the
-/// conversation's last record still holds.
+/// The system message to record before a run over `messages` with `sections` and `tools`,
+/// or `None` when what is in force already is that.
 pub fn next(
     messages: &[AgentMessage],
     sections: Sections,
     tools: &[SessionTool],
 ) -> Option<SystemMessage> {
     let current: Vec<ToolDescription> = tools.iter().map(describe).collect();
-    let (tools_added, tools_removed) = match recorded(messages) {
-        None => (current, Vec::new()),
-        Some(known) => {
-            let added: Vec<ToolDescription> = current
-                .iter()
-                .filter(|tool| known.get(&tool.name) != Some(tool))
-                .cloned()
-                .collect();
-            let removed: Vec<String> = known
-                .keys()
-                .filter(|name| !current.iter().any(|tool| &tool.name == *name))
-                .cloned()
-                .collect();
-            if added.is_empty() && removed.is_empty() {
-                return None;
-            }
-            (added, removed)
-        }
+    let Some(known) = InForce::replay(messages) else {
+        return Some(SystemMessage {
+            content: String::new(),
+            sections,
+            timestamp: now_ms(),
+            tools_added: current,
+            tools_removed: Vec::new(),
+        });
     };
+    let same = |a: &ToolDescription, b: &ToolDescription| a == b;
+    let tools_added: Vec<ToolDescription> = current
+        .iter()
+        .filter(|tool| !known.tools.iter().any(|k| same(k, tool)))
+        .cloned()
+        .collect();
+    let tools_removed: Vec<ToolReference> = known
+        .tools
+        .iter()
+        .filter(|k| !current.iter().any(|tool| same(k, tool)))
+        .map(|k| ToolReference {
+            name: k.name.clone(),
+        })
+        .collect();
+    let patch = sections.patch_from(&known.sections).unwrap_or_default();
+    if patch.is_empty() && tools_added.is_empty() && tools_removed.is_empty() {
+        return None;
+    }
     Some(SystemMessage {
         content: String::new(),
-        sections,
+        sections: patch,
         timestamp: now_ms(),
         tools_added,
         tools_removed,
@@ -100,17 +141,42 @@ mod tests {
     }
 
     #[test]
-    fn the_first_record_lists_every_tool_and_later_ones_only_changes() {
+    fn the_first_record_lists_everything_and_later_ones_only_changes() {
         let tools = vec![host("a", "first"), host("b", "second")];
-        let first = next(&[], Sections::default(), &tools).unwrap();
+        let mut sections = Sections::new();
+        sections.set("preamble", Some("p".into()));
+        sections.set("cwd", Some("<cwd>\n/w\n</cwd>".into()));
+        let first = next(&[], sections.clone(), &tools).unwrap();
         assert_eq!(first.tools_added.len(), 2);
         assert!(first.tools_removed.is_empty());
-        let history = vec![AgentMessage::System(first)];
-        assert_eq!(next(&history, Sections::default(), &tools), None);
+        assert_eq!(first.sections, sections);
+        let mut history = vec![AgentMessage::System(first)];
+        assert_eq!(next(&history, sections.clone(), &tools), None);
+        // A changed tool is removed and added again, and comes last on replay.
         let changed = vec![host("a", "first, reworded"), host("c", "third")];
-        let second = next(&history, Sections::default(), &changed).unwrap();
+        let second = next(&history, sections.clone(), &changed).unwrap();
         let added: Vec<&str> = second.tools_added.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(added, ["a", "c"]);
-        assert_eq!(second.tools_removed, ["b"]);
+        let removed: Vec<&str> = second
+            .tools_removed
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(removed, ["a", "b"]);
+        assert!(second.sections.is_empty());
+        history.push(AgentMessage::System(second));
+        assert_eq!(recorded_names(&history), ["a", "c"]);
+        assert_eq!(next(&history, sections.clone(), &changed), None);
+        // A changed section alone is a patch of that section.
+        let mut moved = sections.clone();
+        moved.set("cwd", Some("<cwd>\n/x\n</cwd>".into()));
+        let third = next(&history, moved.clone(), &changed).unwrap();
+        assert_eq!(
+            third.sections.iter().collect::<Vec<_>>(),
+            [("cwd", Some("<cwd>\n/x\n</cwd>"))]
+        );
+        assert!(third.tools_added.is_empty() && third.tools_removed.is_empty());
+        history.push(AgentMessage::System(third));
+        assert_eq!(InForce::replay(&history).unwrap().sections, moved);
     }
 }

@@ -378,8 +378,9 @@ impl McpHub {
         }
     }
 
-    /// pi's `mcp_servers` section: the servers whose tools are not declared (found with
-    /// `tool_search`), each with its description's (or instructions') first line, within 4 KB.
+    /// The text of pi's `mcp_servers` section (the prompt frames it): the servers whose tools
+    /// are not declared (found with `tool_search`), each with its description's (or
+    /// instructions') first line, within 4 KB.
     pub fn prompt_section(&self) -> String {
         const BUDGET: usize = 4096;
         let mut servers: Vec<&Arc<McpServer>> = self
@@ -435,7 +436,7 @@ impl McpHub {
                 if omitted == 1 { "" } else { "s" }
             ));
         }
-        format!("<mcp_servers>\n{}\n</mcp_servers>", lines.join("\n"))
+        lines.join("\n")
     }
 
     /// `/mcp`: one line per server, then the configuration's problems (pi's status text).

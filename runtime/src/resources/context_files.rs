@@ -61,15 +61,16 @@ pub fn load(cwd: &Path, agent_dir: &Path) -> Vec<ContextFile> {
     files
 }
 
-/// The system prompt's section for `files` (empty when there are none): pi 1.5's
-/// `<project_context>` with a `<project_instructions>` element a file, or with `tagged` false
-/// pi 0.73's "# Project Context" with a heading a file (and the text's trailing blank lines cut).
+/// The system prompt's section for `files` (empty when there are none): pi 1.5's text (a
+/// `<project_instructions>` element a file; the caller frames it as `<project_context>`), or
+/// with `tagged` false pi 0.73's "# Project Context" with a heading a file (and the text's
+/// trailing blank lines cut).
 pub fn render(files: &[ContextFile], tagged: bool) -> String {
     if files.is_empty() {
         return String::new();
     }
     let mut text = if tagged {
-        String::from("<project_context>\nProject-specific instructions and guidelines:")
+        String::from("Project-specific instructions and guidelines:")
     } else {
         String::from("# Project Context\n\nProject-specific instructions and guidelines:")
     };
@@ -83,9 +84,6 @@ pub fn render(files: &[ContextFile], tagged: bool) -> String {
         } else {
             text.push_str(&format!("\n\n## {path}\n\n{}", file.content.trim_end()));
         }
-    }
-    if tagged {
-        text.push_str("\n</project_context>");
     }
     text
 }
@@ -123,7 +121,7 @@ mod tests {
         }];
         assert_eq!(
             render(&files, true),
-            "<project_context>\nProject-specific instructions and guidelines:\n\n<project_instructions path=\"/p/AGENTS.md\">\nrules\n\n</project_instructions>\n</project_context>"
+            "Project-specific instructions and guidelines:\n\n<project_instructions path=\"/p/AGENTS.md\">\nrules\n\n</project_instructions>"
         );
         assert_eq!(
             render(&files, false),

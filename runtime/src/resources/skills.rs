@@ -210,8 +210,20 @@ async fn component_skills(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Skill> 
     skills
 }
 
-/// The skills block of the system prompt (visible skills only; empty when there are none).
-pub fn prompt_block(skills: &[Skill]) -> String {
+/// How the skills block tells the model to load a skill's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillReader {
+    /// pi 0.73's wording (the `read` tool).
+    Legacy,
+    /// pi 1.5's, with the `read` tool.
+    Read,
+    /// pi 1.5's, with `bash` (no `read` tool).
+    Bash,
+}
+
+/// The system prompt's skills block (empty when no skill is visible to the model), worded as
+/// pi's `formatSkillsForPrompt` for `reader`.
+pub fn prompt_block(skills: &[Skill], reader: SkillReader) -> String {
     let visible: Vec<&Skill> = skills
         .iter()
         .filter(|s| !s.disable_model_invocation)
@@ -219,8 +231,19 @@ pub fn prompt_block(skills: &[Skill]) -> String {
     if visible.is_empty() {
         return String::new();
     }
-    let mut block = String::from(
-        "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n<available_skills>\n",
+    let intro = match reader {
+        SkillReader::Legacy => {
+            "Use the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands."
+        }
+        SkillReader::Read => {
+            "Use the read tool to load a skill's file when the task matches its description.\nResolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls."
+        }
+        SkillReader::Bash => {
+            "Use bash to load a skill's file when the task matches its description.\nResolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls."
+        }
+    };
+    let mut block = format!(
+        "\n\nThe following skills provide specialized instructions for specific tasks.\n{intro}\n\n<available_skills>\n"
     );
     for skill in visible {
         block.push_str(&format!(

@@ -29,11 +29,11 @@ impl Tool for Bash {
     fn parameters() -> Value {
         json!({
             "type": "object",
+            "required": ["command"],
             "properties": {
-                "command": {"type": "string", "description": "Bash command to execute"},
+                "command": {"type": "string", "description": "Shell command to execute"},
                 "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
-            },
-            "required": ["command"]
+            }
         })
     }
 
@@ -42,7 +42,10 @@ impl Tool for Bash {
     }
 
     fn prompt_guidelines() -> Vec<String> {
-        vec!["Use bash for file operations like ls, rg, find".into()]
+        vec![
+            "You can inspect PI_* environment variables for current model and session details."
+                .into(),
+        ]
     }
 
     fn execute(call: ToolCall) -> Result<ToolResult, ToolError> {

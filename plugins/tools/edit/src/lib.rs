@@ -66,6 +66,7 @@ impl Tool for EditTool {
     fn parameters() -> Value {
         json!({
             "type": "object",
+            "required": ["path", "edits"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
                 "edits": {
@@ -76,13 +77,11 @@ impl Tool for EditTool {
                         "properties": {
                             "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
                             "newText": {"type": "string", "description": "Replacement text for this targeted edit."}
-                        },
-                        "additionalProperties": false
+                        }
                     },
                     "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead."
                 }
-            },
-            "required": ["path", "edits"]
+            }
         })
     }
 
@@ -92,10 +91,8 @@ impl Tool for EditTool {
 
     fn prompt_guidelines() -> Vec<String> {
         vec![
-            "Use edit for precise changes (edits[].oldText must match exactly)".into(),
-            "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls".into(),
-            "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.".into(),
-            "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.".into(),
+            "Use edit for targeted changes. Batch changes to one file in a single call.".into(),
+            "Each edits[].oldText must exactly and uniquely match the original file. Keep matches short and non-overlapping; merge nearby changes without including large unchanged regions.".into(),
         ]
     }
 

@@ -24,12 +24,12 @@ impl Tool for Find {
     fn parameters() -> Value {
         json!({
             "type": "object",
+            "required": ["pattern"],
             "properties": {
                 "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
                 "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
                 "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}
-            },
-            "required": ["pattern"]
+            }
         })
     }
 

@@ -69,12 +69,12 @@ impl Tool for Read {
     fn parameters() -> Value {
         json!({
             "type": "object",
+            "required": ["path"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
                 "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
                 "limit": {"type": "number", "description": "Maximum number of lines to read"}
-            },
-            "required": ["path"]
+            }
         })
     }
 

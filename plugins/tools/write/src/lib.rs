@@ -18,11 +18,11 @@ impl Tool for Write {
     fn parameters() -> Value {
         json!({
             "type": "object",
+            "required": ["path", "content"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
                 "content": {"type": "string", "description": "Content to write to the file"}
-            },
-            "required": ["path", "content"]
+            }
         })
     }
 

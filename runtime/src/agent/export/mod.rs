@@ -43,31 +43,24 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// The system prompt and the tools the conversation's `system` messages leave in force (the
-/// last prompt; tools added minus those removed since).
+/// The system prompt and the tools the conversation's `system` messages leave in force
+/// (replayed in order).
 fn system_of(messages: &[AgentMessage]) -> (Option<String>, Vec<Value>) {
-    let mut prompt = None;
-    let mut tools: Vec<Value> = Vec::new();
-    for message in messages {
-        if let AgentMessage::System(system) = message {
-            prompt = Some(system.sections.prompt());
-            tools.retain(|t| {
-                !system
-                    .tools_removed
-                    .iter()
-                    .any(|name| t["name"].as_str() == Some(name.as_str()))
-            });
-            for tool in &system.tools_added {
-                tools.retain(|t| t["name"].as_str() != Some(tool.name.as_str()));
-                tools.push(json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                }));
-            }
-        }
-    }
-    (prompt, tools)
+    let Some(in_force) = crate::agent::system_record::InForce::replay(messages) else {
+        return (None, Vec::new());
+    };
+    let tools = in_force
+        .tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            })
+        })
+        .collect();
+    (Some(in_force.sections.prompt()), tools)
 }
 
 /// The session as the viewer reads it (the shape is written at the top of `session.js`).

@@ -74,26 +74,27 @@ pub fn system_prompt(shared: &Shared, tools: &[SessionTool]) -> String {
 }
 
 /// The sections of the session's own system prompt for `tools` (before any extension's
-/// replacement).
+/// replacement), in the layout of the pi version the session speaks.
 pub fn system_sections(shared: &Shared, tools: &[SessionTool]) -> system_prompt::Sections {
     let resources = shared.resources();
-    let skills = crate::resources::skills::prompt_block(&resources.skills);
-    let project_context = if shared.prompt.context_files {
-        let files = context_files::load(&shared.cwd, &resources.dirs.agent_dir);
-        context_files::render(&files, shared.behaviour.system_message)
+    let context_files = if shared.prompt.context_files {
+        context_files::load(&shared.cwd, &resources.dirs.agent_dir)
     } else {
-        String::new()
+        Vec::new()
     };
-    let mut sections = system_prompt::sections(
-        &shared.prompt,
-        tools,
-        &project_context,
-        &skills,
-        &shared.cwd,
-        &system_prompt::today(),
-    );
-    sections.mcp_servers = shared.mcp().prompt_section();
-    sections
+    let layout = if shared.behaviour.system_message {
+        system_prompt::Layout::Pi15
+    } else {
+        system_prompt::Layout::Pi073
+    };
+    let inputs = system_prompt::PromptInputs {
+        context_files: &context_files,
+        skills: &resources.skills,
+        cwd: &shared.cwd,
+        date: &system_prompt::today(),
+        mcp_servers: &shared.mcp().prompt_section(),
+    };
+    system_prompt::sections(&shared.prompt, tools, &inputs, layout)
 }
 
 /// `context`: extensions may replace the messages sent to the model (not the session's).

@@ -204,12 +204,9 @@ fn entry_fields(
         fields.insert("usage".into(), usage);
     }
     fields.insert("fromHook".into(), json!(from_hook));
-    let system = state
-        .messages()
-        .iter()
-        .rev()
-        .find(|m| matches!(m, AgentMessage::System(_)))
-        .and_then(|m| serde_json::to_value(m).ok());
+    // What the system messages leave in force, as one message (pi's `getCurrentSystemMessage`).
+    let system = crate::agent::system_record::InForce::replay(state.messages())
+        .and_then(|in_force| serde_json::to_value(AgentMessage::System(in_force.message())).ok());
     if let Some(mut system) = system {
         system["timestamp"] = json!(crate::time::now_millis());
         fields.insert("systemMessage".into(), system);

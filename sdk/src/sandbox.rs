@@ -92,7 +92,41 @@ pub fn read_denied_through(path: &Path) -> String {
 pub fn explain_write_error(path: &Path, err: &std::io::Error) -> Option<String> {
     explain_write(path)
         .or_else(|| explain_read(path))
+        .or_else(|| {
+            // A link is written where it leads: the sandbox judged the target.
+            let target = link_target(path)?;
+            let why = explain_write(&target).or_else(|| explain_read(&target))?;
+            Some(format!("{why} ({} is a link to it)", path.display()))
+        })
         .or_else(|| refused(err).then(|| protected_write(path)))
+}
+
+/// Where `path` leads when it is a link (its links followed, 40 at most); `None` when it is
+/// not one.
+pub fn link_target(path: &Path) -> Option<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&at) {
+            Ok(target) => at = at.parent().unwrap_or(Path::new("/")).join(target),
+            Err(_) => break,
+        }
+    }
+    (at != path).then(|| lexical(&at))
+}
+
+/// `path` with `.` dropped and `..` applied, without touching the filesystem.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Why writing `path` (absolute) failed, when the sandbox mode is the reason.

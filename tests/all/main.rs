@@ -53,6 +53,7 @@ mod rpc_commands;
 mod rpc_tool_commands;
 mod sandbox;
 mod sandbox_home;
+mod sandbox_links;
 mod sandbox_toolchains;
 mod search_tools;
 mod session_catalog;

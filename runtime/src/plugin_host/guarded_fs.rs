@@ -12,18 +12,19 @@
 //! Every other method delegates to wasmtime-wasi's own implementation unchanged.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::filesystem::preopens;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, DirectoryEntryStream, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
 };
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
 use super::sandbox::StoreState;
-use crate::sandbox::paths::{PathRules, file_path};
+use crate::sandbox::paths::{PathRules, file_path, normalize, real_path};
 
 /// A call's path rules and the directory each open listing reads.
 #[derive(Debug, Default)]
@@ -95,24 +96,89 @@ fn again<T: 'static>(fd: &Resource<T>) -> Resource<T> {
     Resource::new_borrow(fd.rep())
 }
 
+/// Where a call that names a path really goes: the guest's own descriptor and path, or a
+/// preopened directory and the path under it (see [`GuardedFs::route`]).
+struct Route {
+    rep: u32,
+    path: String,
+    temporary: bool,
+}
+
+impl Route {
+    fn fd(&self) -> Resource<Descriptor> {
+        Resource::new_borrow(self.rep)
+    }
+}
+
 impl GuardedFs<'_> {
-    /// Refuses `path` under the directory `fd` unless the rules allow it.
-    fn check(
+    /// Refuses `path` under the directory `fd` unless the rules allow it, and says where the
+    /// call goes. wasmtime-wasi refuses a link that leaves the descriptor's tree (an absolute
+    /// one always), although the rules judged where it leads: such a call goes to the
+    /// preopened directory holding the link's target, by the target's real path.
+    fn route(
         &mut self,
         fd: &Resource<Descriptor>,
         path: &str,
         follow: bool,
         write: bool,
-    ) -> FsResult<()> {
+    ) -> FsResult<Route> {
+        let direct = Route {
+            rep: fd.rep(),
+            path: path.to_string(),
+            temporary: false,
+        };
         let Some(rules) = self.guard.rules() else {
-            return Ok(());
+            return Ok(direct);
         };
         let dir = path_of(self.inner.table.get(fd)?).ok_or_else(refused)?;
-        if rules.allows(&dir.join(path), follow, write) {
-            Ok(())
-        } else {
-            Err(refused())
+        let named = normalize(&dir.join(path));
+        if !rules.allows(&named, follow, write) {
+            return Err(refused());
         }
+        let real = real_path(&named, follow);
+        if real == named {
+            return Ok(direct);
+        }
+        let preopens = preopens::Host::get_directories(&mut self.inner).map_err(FsError::trap)?;
+        let mut best: Option<(Resource<Descriptor>, PathBuf)> = None;
+        for (preopen, _) in preopens {
+            let root = path_of(self.inner.table.get(&preopen)?);
+            let deeper = |root: &Path| {
+                best.as_ref()
+                    .is_none_or(|(_, b)| root.components().count() > b.components().count())
+            };
+            match root {
+                Some(root) if real.starts_with(&root) && deeper(&root) => {
+                    if let Some((previous, _)) = best.replace((preopen, root)) {
+                        HostDescriptor::drop(&mut self.inner, previous).map_err(FsError::trap)?;
+                    }
+                }
+                _ => HostDescriptor::drop(&mut self.inner, preopen).map_err(FsError::trap)?,
+            }
+        }
+        let Some((preopen, root)) = best else {
+            return Err(refused());
+        };
+        let rest = real.strip_prefix(&root).unwrap_or(Path::new(""));
+        let path = if rest.as_os_str().is_empty() {
+            ".".to_string()
+        } else {
+            rest.to_string_lossy().into_owned()
+        };
+        Ok(Route {
+            rep: preopen.rep(),
+            path,
+            temporary: true,
+        })
+    }
+
+    /// Lets go of the preopen handle a route took.
+    fn release(&mut self, route: Route) -> FsResult<()> {
+        if route.temporary {
+            HostDescriptor::drop(&mut self.inner, Resource::new_own(route.rep))
+                .map_err(FsError::trap)?;
+        }
+        Ok(())
     }
 }
 
@@ -215,8 +281,13 @@ impl HostDescriptor for GuardedFs<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        self.check(&fd, &path, false, true)?;
-        self.inner.create_directory_at(fd, path).await
+        let route = self.route(&fd, &path, false, true)?;
+        let result = self
+            .inner
+            .create_directory_at(route.fd(), route.path.clone())
+            .await;
+        self.release(route)?;
+        result
     }
 
     async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
@@ -229,8 +300,13 @@ impl HostDescriptor for GuardedFs<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::DescriptorStat> {
-        self.check(&fd, &path, follows(path_flags), false)?;
-        self.inner.stat_at(fd, path_flags, path).await
+        let route = self.route(&fd, &path, follows(path_flags), false)?;
+        let result = self
+            .inner
+            .stat_at(route.fd(), path_flags, route.path.clone())
+            .await;
+        self.release(route)?;
+        result
     }
 
     async fn set_times_at(
@@ -241,10 +317,13 @@ impl HostDescriptor for GuardedFs<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        self.check(&fd, &path, follows(path_flags), true)?;
-        self.inner
-            .set_times_at(fd, path_flags, path, atim, mtim)
-            .await
+        let route = self.route(&fd, &path, follows(path_flags), true)?;
+        let result = self
+            .inner
+            .set_times_at(route.fd(), path_flags, route.path.clone(), atim, mtim)
+            .await;
+        self.release(route)?;
+        result
     }
 
     async fn link_at(
@@ -255,11 +334,27 @@ impl HostDescriptor for GuardedFs<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        self.check(&fd, &old_path, follows(old_path_flags), true)?;
-        self.check(&new_descriptor, &new_path, false, true)?;
-        self.inner
-            .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
-            .await
+        let from = self.route(&fd, &old_path, follows(old_path_flags), true)?;
+        let to = match self.route(&new_descriptor, &new_path, false, true) {
+            Ok(to) => to,
+            Err(err) => {
+                self.release(from)?;
+                return Err(err);
+            }
+        };
+        let result = self
+            .inner
+            .link_at(
+                from.fd(),
+                old_path_flags,
+                from.path.clone(),
+                to.fd(),
+                to.path.clone(),
+            )
+            .await;
+        self.release(from)?;
+        self.release(to)?;
+        result
     }
 
     async fn open_at(
@@ -274,11 +369,13 @@ impl HostDescriptor for GuardedFs<'_> {
             || flags.intersects(
                 types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
             );
-        self.check(&fd, &path, follows(path_flags), writes)?;
+        let route = self.route(&fd, &path, follows(path_flags), writes)?;
         let opened = self
             .inner
-            .open_at(fd, path_flags, path, oflags, flags)
-            .await?;
+            .open_at(route.fd(), path_flags, route.path.clone(), oflags, flags)
+            .await;
+        self.release(route)?;
+        let opened = opened?;
         let Some(rules) = self.guard.rules() else {
             return Ok(opened);
         };
@@ -297,8 +394,17 @@ impl HostDescriptor for GuardedFs<'_> {
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
-        self.check(&fd, &path, false, false)?;
-        self.inner.readlink_at(fd, path).await
+        let route = self.route(&fd, &path, false, false)?;
+        let result = self.inner.readlink_at(route.fd(), route.path.clone()).await;
+        self.release(route)?;
+        if result.is_ok() || self.guard.rules().is_none() {
+            return result;
+        }
+        // wasmtime-wasi will not say where an absolute link leads; the rules allowed the name.
+        let dir = path_of(self.inner.table.get(&fd)?).ok_or_else(refused)?;
+        std::fs::read_link(dir.join(&path))
+            .map(|target| target.to_string_lossy().into_owned())
+            .map_err(|err| ErrorCode::from(&err).into())
     }
 
     async fn remove_directory_at(
@@ -306,8 +412,13 @@ impl HostDescriptor for GuardedFs<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        self.check(&fd, &path, false, true)?;
-        self.inner.remove_directory_at(fd, path).await
+        let route = self.route(&fd, &path, false, true)?;
+        let result = self
+            .inner
+            .remove_directory_at(route.fd(), route.path.clone())
+            .await;
+        self.release(route)?;
+        result
     }
 
     async fn rename_at(
@@ -317,9 +428,21 @@ impl HostDescriptor for GuardedFs<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        self.check(&fd, &old_path, false, true)?;
-        self.check(&new_fd, &new_path, false, true)?;
-        self.inner.rename_at(fd, old_path, new_fd, new_path).await
+        let from = self.route(&fd, &old_path, false, true)?;
+        let to = match self.route(&new_fd, &new_path, false, true) {
+            Ok(to) => to,
+            Err(err) => {
+                self.release(from)?;
+                return Err(err);
+            }
+        };
+        let result = self
+            .inner
+            .rename_at(from.fd(), from.path.clone(), to.fd(), to.path.clone())
+            .await;
+        self.release(from)?;
+        self.release(to)?;
+        result
     }
 
     async fn symlink_at(
@@ -328,13 +451,23 @@ impl HostDescriptor for GuardedFs<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
-        self.check(&fd, &dest_path, false, true)?;
-        self.inner.symlink_at(fd, src_path, dest_path).await
+        let route = self.route(&fd, &dest_path, false, true)?;
+        let result = self
+            .inner
+            .symlink_at(route.fd(), src_path, route.path.clone())
+            .await;
+        self.release(route)?;
+        result
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        self.check(&fd, &path, false, true)?;
-        self.inner.unlink_file_at(fd, path).await
+        let route = self.route(&fd, &path, false, true)?;
+        let result = self
+            .inner
+            .unlink_file_at(route.fd(), route.path.clone())
+            .await;
+        self.release(route)?;
+        result
     }
 
     fn read_via_stream(
@@ -381,8 +514,13 @@ impl HostDescriptor for GuardedFs<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::MetadataHashValue> {
-        self.check(&fd, &path, follows(path_flags), false)?;
-        self.inner.metadata_hash_at(fd, path_flags, path).await
+        let route = self.route(&fd, &path, follows(path_flags), false)?;
+        let result = self
+            .inner
+            .metadata_hash_at(route.fd(), path_flags, route.path.clone())
+            .await;
+        self.release(route)?;
+        result
     }
 }
 

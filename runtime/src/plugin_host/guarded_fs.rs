@@ -172,6 +172,23 @@ impl GuardedFs<'_> {
         })
     }
 
+    /// The routes of a call that names two paths and writes both (rename, link): `from`
+    /// followed as its flag says, `to` never.
+    fn route_both(
+        &mut self,
+        from: (&Resource<Descriptor>, &str, bool),
+        to: (&Resource<Descriptor>, &str),
+    ) -> FsResult<(Route, Route)> {
+        let first = self.route(from.0, from.1, from.2, true)?;
+        match self.route(to.0, to.1, false, true) {
+            Ok(second) => Ok((first, second)),
+            Err(err) => {
+                self.release(first)?;
+                Err(err)
+            }
+        }
+    }
+
     /// Lets go of the preopen handle a route took.
     fn release(&mut self, route: Route) -> FsResult<()> {
         if route.temporary {
@@ -334,14 +351,10 @@ impl HostDescriptor for GuardedFs<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let from = self.route(&fd, &old_path, follows(old_path_flags), true)?;
-        let to = match self.route(&new_descriptor, &new_path, false, true) {
-            Ok(to) => to,
-            Err(err) => {
-                self.release(from)?;
-                return Err(err);
-            }
-        };
+        let (from, to) = self.route_both(
+            (&fd, &old_path, follows(old_path_flags)),
+            (&new_descriptor, &new_path),
+        )?;
         let result = self
             .inner
             .link_at(
@@ -428,14 +441,7 @@ impl HostDescriptor for GuardedFs<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let from = self.route(&fd, &old_path, false, true)?;
-        let to = match self.route(&new_fd, &new_path, false, true) {
-            Ok(to) => to,
-            Err(err) => {
-                self.release(from)?;
-                return Err(err);
-            }
-        };
+        let (from, to) = self.route_both((&fd, &old_path, false), (&new_fd, &new_path))?;
         let result = self
             .inner
             .rename_at(from.fd(), from.path.clone(), to.fd(), to.path.clone())

@@ -248,10 +248,9 @@ async fn run(mut args: Args) -> ExitCode {
             skipped.join(", ")
         );
     }
-    let project_settings = Settings::project_file(&workspace);
     let settings = Settings::load(
         &agent_dir.settings_file(),
-        project_trusted.then_some(project_settings.as_path()),
+        project_trusted.then_some(workspace.as_path()),
     );
     for problem in &settings.problems {
         eprintln!("pith: settings: {problem}");

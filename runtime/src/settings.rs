@@ -1,5 +1,6 @@
-//! Settings: the global `settings.json` in the agent directory deep-merged with the project's
-//! `.pith/settings.json` (the project wins), as pi merges its two files.
+//! Settings: the global `settings.json` in the agent directory deep-merged with a trusted
+//! project's `.pi/settings.json` (pi's) and then `.pith/settings.json` (the project wins, and
+//! pith's file over pi's), as pi merges its files.
 //!
 //! Only the parts pith reads live here as typed accessors; the rest is kept as JSON so that
 //! writing a setting back never drops keys pith does not know (pi's keys included).
@@ -8,13 +9,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// Takes out of a project's `.pith/settings.json` what a project may not set — the sandbox,
-/// and each plugin's grant and limits (`plugins.<id>.grant`, `plugins.<id>.limits`); returns
-/// the keys removed.
+/// The keys only the agent directory's settings may set: pith's sandbox, and pi's
+/// agent-directory-only keys.
+const AGENT_DIR_ONLY: [&str; 4] = [
+    "sandbox",
+    "defaultProjectTrust",
+    "httpProxy",
+    "cacheWarming",
+];
+
+/// Takes out of a project's settings what a project may not set — [`AGENT_DIR_ONLY`], and
+/// each plugin's grant and limits (`plugins.<id>.grant`, `plugins.<id>.limits`); returns the
+/// keys removed.
 fn forbid(project: &mut serde_json::Map<String, Value>) -> Vec<String> {
     let mut removed = Vec::new();
-    if project.remove("sandbox").is_some() {
-        removed.push("sandbox".to_string());
+    for key in AGENT_DIR_ONLY {
+        if project.remove(key).is_some() {
+            removed.push(key.to_string());
+        }
     }
     if let Some(Value::Object(plugins)) = project.get_mut("plugins") {
         for (id, plugin) in plugins.iter_mut() {
@@ -42,15 +54,19 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Loads `<agent_dir>/settings.json` and `<cwd>/.pith/settings.json`.
+    /// Loads `<agent_dir>/settings.json` (`global`) and, for a trusted `project` directory,
+    /// its [`Settings::project_files`].
     pub fn load(global: &Path, project: Option<&Path>) -> Settings {
         let mut settings = Settings {
             merged: Value::Object(Default::default()),
             problems: Vec::new(),
             incomplete: false,
         };
-        for (file, is_project) in std::iter::once((global, false)).chain(project.map(|p| (p, true)))
-        {
+        let project_files = project.map(Settings::project_files).unwrap_or_default();
+        let files = std::iter::once((global.to_path_buf(), false))
+            .chain(project_files.into_iter().map(|file| (file, true)));
+        for (file, is_project) in files {
+            let file = file.as_path();
             match read_json_object(file) {
                 Ok(Some(mut value)) => {
                     // A project can never widen the sandbox or grant a plugin anything.
@@ -83,9 +99,13 @@ impl Settings {
         }
     }
 
-    /// The project settings file for a working directory.
-    pub fn project_file(cwd: &Path) -> PathBuf {
-        cwd.join(".pith").join("settings.json")
+    /// A project's settings files, in the order they apply: pi's `.pi/settings.json`, then
+    /// pith's `.pith/settings.json`.
+    pub fn project_files(project: &Path) -> [PathBuf; 2] {
+        [
+            project.join(".pi").join("settings.json"),
+            project.join(".pith").join("settings.json"),
+        ]
     }
 
     /// The number at `section.key` (e.g. `retry.maxRetries`), when it is a non-negative integer.
@@ -139,26 +159,32 @@ mod tests {
     fn project_overrides_global_key_by_key() {
         let dir = tempfile::tempdir().unwrap();
         let global = dir.path().join("g.json");
-        let project = dir.path().join("p.json");
+        let [pi, pith] = Settings::project_files(dir.path());
+        std::fs::create_dir_all(pi.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(pith.parent().unwrap()).unwrap();
         std::fs::write(
             &global,
-            r#"{"a":1,"plugins":{"x":{"enabled":true,"config":{"K":"g"}}}}"#,
+            r#"{"a":1,"b":1,"plugins":{"x":{"enabled":true,"config":{"K":"g"}}}}"#,
         )
         .unwrap();
+        std::fs::write(&pi, r#"{"a":2,"b":2,"httpProxy":"http://p"}"#).unwrap();
         std::fs::write(
-            &project,
-            r#"{"plugins":{"x":{"config":{"K":"p"},"grant":{"process":true}}},"sandbox":{"mode":"full-access"}}"#,
+            &pith,
+            r#"{"b":3,"plugins":{"x":{"config":{"K":"p"},"grant":{"process":true}}},"sandbox":{"mode":"full-access"}}"#,
         )
         .unwrap();
-        let settings = Settings::load(&global, Some(&project));
-        assert_eq!(settings.get("a"), Some(&json!(1)));
+        let settings = Settings::load(&global, Some(dir.path()));
+        // pi's project file over the global one, pith's over pi's.
+        assert_eq!(settings.get("a"), Some(&json!(2)));
+        assert_eq!(settings.get("b"), Some(&json!(3)));
+        assert_eq!(settings.get("httpProxy"), None);
         // A project configures plugins but never grants them anything or widens the sandbox.
         assert_eq!(
             settings.get("plugins"),
             Some(&json!({"x": {"enabled": true, "config": {"K": "p"}}}))
         );
         assert_eq!(settings.get("sandbox"), None);
-        assert_eq!(settings.problems.len(), 2, "{:?}", settings.problems);
+        assert_eq!(settings.problems.len(), 3, "{:?}", settings.problems);
     }
 
     #[test]

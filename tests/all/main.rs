@@ -38,6 +38,7 @@ mod pi_dirs;
 mod pi_environment;
 mod pi_hosts;
 mod pi_round_trip;
+mod pi_settings;
 mod plugin_authoring;
 mod plugin_host;
 mod print_mode;

@@ -61,10 +61,9 @@ impl Server {
             .unwrap_or(false);
         let mut args = self.args.clone();
         args.approve = Some(trusted);
-        let project_settings = Settings::project_file(&cwd);
         let settings = Settings::load(
             &self.agent_dir.settings_file(),
-            trusted.then_some(project_settings.as_path()),
+            trusted.then_some(cwd.as_path()),
         );
         // The sandbox comes from the user's settings (a project cannot set it), rebuilt for the
         // folder: its worktree and relative roots are the folder's.

@@ -52,10 +52,7 @@ impl Session {
     pub async fn reload(&self) -> Value {
         let shared = self.shared();
         let sources = &shared.sources;
-        let settings = Settings::load(
-            &sources.global_settings,
-            sources.project_settings.as_deref(),
-        );
+        let settings = Settings::load(&sources.global_settings, sources.project_dir.as_deref());
         let mut problems = settings.problems.clone();
         // A file that does not read or parse (a typo, an editor's half-written save) would read
         // as empty and revoke every grant: the settings in force stay until it is fixed.

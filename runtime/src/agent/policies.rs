@@ -3,10 +3,11 @@
 //! result, the cap on an answer, and the tool timeouts.
 
 use super::agent_loop::MAX_ANSWER_BYTES;
-use super::compaction::CompactionPolicy;
+use super::compaction::{CompactionOverrides, CompactionPolicy};
 use super::retry::RetryPolicy;
 use super::tool_output::{OutputLimit, limit_from_settings};
 use super::tool_timeout::ToolTimeouts;
+use crate::model::{Model, ThinkingLevel};
 use crate::settings::Settings;
 
 /// The session's settings-driven limits.
@@ -14,7 +15,9 @@ use crate::settings::Settings;
 pub struct Policies {
     /// `compaction.reserveTokens`, `compaction.keepRecentTokens`.
     pub compaction: CompactionPolicy,
-    /// `retry.maxRetries`, `retry.baseDelayMs`.
+    /// `compaction.modelOverrides`.
+    pub compaction_overrides: CompactionOverrides,
+    /// `retry.maxRetries`, `retry.baseDelayMs`, `retry.maxAgentDelayMs`.
     pub retry: RetryPolicy,
     /// `toolResults`.
     pub tool_output: OutputLimit,
@@ -24,6 +27,49 @@ pub struct Policies {
     pub tool_timeouts: ToolTimeouts,
     /// What shapes each request: `images.blockImages`, `thinkingBudgets`.
     pub request: RequestSettings,
+    /// `modelThinkingLevels`, `defaultThinkingLevel`.
+    pub thinking: ThinkingDefaults,
+}
+
+/// The thinking level a model is given when it is chosen without one: its
+/// `modelThinkingLevels` entry (keyed by the exact `provider/modelId`), else
+/// `defaultThinkingLevel`, as pi resolves it at start-up and on a model switch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThinkingDefaults {
+    /// `defaultThinkingLevel`.
+    pub default: Option<ThinkingLevel>,
+    /// `modelThinkingLevels`.
+    pub per_model: Vec<(String, ThinkingLevel)>,
+}
+
+impl ThinkingDefaults {
+    /// Reads them from `settings` (a value that is not a level is left out).
+    pub fn from_settings(settings: &Settings) -> ThinkingDefaults {
+        let level = |value: &serde_json::Value| value.as_str().and_then(ThinkingLevel::parse);
+        ThinkingDefaults {
+            default: settings.get("defaultThinkingLevel").and_then(level),
+            per_model: settings
+                .get("modelThinkingLevels")
+                .and_then(serde_json::Value::as_object)
+                .map(|levels| {
+                    levels
+                        .iter()
+                        .filter_map(|(key, value)| Some((key.clone(), level(value)?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The level `model` starts with when nothing names one; `None`: keep the current one.
+    pub fn for_model(&self, model: &Model) -> Option<ThinkingLevel> {
+        let key = format!("{}/{}", model.provider, model.id);
+        self.per_model
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, level)| *level)
+            .or(self.default)
+    }
 }
 
 /// The settings that shape each request to a model.
@@ -91,10 +137,16 @@ impl Policies {
                 max_retries: number("maxRetries")
                     .map_or(defaults.max_retries, |n| n.min(100) as u32),
                 base_delay_ms: number("baseDelayMs").unwrap_or(defaults.base_delay_ms),
+                max_delay_ms: number("maxAgentDelayMs").unwrap_or(defaults.max_delay_ms),
             }
         };
         Policies {
             compaction,
+            compaction_overrides: CompactionOverrides::from_settings(
+                settings
+                    .get("compaction")
+                    .and_then(|c| c.get("modelOverrides")),
+            ),
             retry,
             tool_output: limit_from_settings(settings),
             max_answer_bytes: settings
@@ -104,6 +156,7 @@ impl Policies {
                 .unwrap_or(MAX_ANSWER_BYTES),
             tool_timeouts: ToolTimeouts::from_settings(settings),
             request: RequestSettings::from_settings(settings),
+            thinking: ThinkingDefaults::from_settings(settings),
         }
     }
 }

@@ -14,6 +14,8 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// The first delay; each attempt doubles it.
     pub base_delay_ms: u64,
+    /// The longest delay (`retry.maxAgentDelayMs`).
+    pub max_delay_ms: u64,
 }
 
 impl Default for RetryPolicy {
@@ -21,15 +23,18 @@ impl Default for RetryPolicy {
         RetryPolicy {
             max_retries: 3,
             base_delay_ms: 2000,
+            max_delay_ms: 60_000,
         }
     }
 }
 
 impl RetryPolicy {
-    /// The delay before attempt `attempt` (1-based).
+    /// The delay before attempt `attempt` (1-based): the base doubled each attempt, at most
+    /// the longest delay.
     pub fn delay_ms(&self, attempt: u32) -> u64 {
         self.base_delay_ms
             .saturating_mul(1u64 << attempt.saturating_sub(1).min(20))
+            .min(self.max_delay_ms)
     }
 }
 
@@ -115,5 +120,12 @@ mod tests {
         assert!(!is_retryable("401 invalid x-api-key"));
         assert_eq!(RetryPolicy::default().delay_ms(1), 2000);
         assert_eq!(RetryPolicy::default().delay_ms(3), 8000);
+        // pi's `retry.maxAgentDelayMs` caps each delay (60 s by default).
+        assert_eq!(RetryPolicy::default().delay_ms(8), 60_000);
+        let capped = RetryPolicy {
+            max_delay_ms: 5000,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(capped.delay_ms(3), 5000);
     }
 }

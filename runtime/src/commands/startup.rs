@@ -60,7 +60,7 @@ pub fn session_config(
     }
     let (session, sessions_dir) = session_for(args, agent_dir, &cwd, settings)?;
     let policies = crate::agent::policies::Policies::from_settings(settings);
-    let project_settings = args.project_trusted().then(|| Settings::project_file(&cwd));
+    let project_dir = args.project_trusted().then(|| cwd.clone());
     let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
         settings
             .get("enabledModels")
@@ -113,8 +113,12 @@ pub fn session_config(
             .runtime_keys
             .insert(model.provider.clone(), key.clone());
     }
-    let thinking = thinking
-        .or_else(|| setting_str("defaultThinkingLevel").and_then(|l| ThinkingLevel::parse(&l)));
+    // A level the flags did not name: the model's `modelThinkingLevels` entry, else
+    // `defaultThinkingLevel`.
+    let thinking = thinking.or_else(|| match &model {
+        Some(model) => policies.thinking.for_model(model),
+        None => policies.thinking.default,
+    });
     let tools = ToolSelection {
         only: if args.no_tools {
             Some(Vec::new())
@@ -184,13 +188,15 @@ pub fn session_config(
         auto_retry: enabled("retry"),
         scoped_models,
         compaction: policies.compaction,
+        compaction_overrides: policies.compaction_overrides.clone(),
         tool_output: policies.tool_output,
         max_answer_bytes: policies.max_answer_bytes,
         request_settings: policies.request.clone(),
+        thinking_defaults: policies.thinking.clone(),
         tool_timeouts: policies.tool_timeouts,
         sources: crate::agent::session::ReloadSources {
             global_settings: agent_dir.settings_file(),
-            project_settings,
+            project_dir,
             models_file: agent_dir.models_file(),
             auth_file: agent_dir.auth_file(),
         },

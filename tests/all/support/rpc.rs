@@ -27,6 +27,7 @@ pub struct Pith {
 }
 
 /// How to start pith.
+#[derive(Clone)]
 pub struct Options {
     pub args: Vec<String>,
     pub faux_script: Option<Value>,

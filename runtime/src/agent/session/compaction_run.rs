@@ -41,7 +41,7 @@ impl Shared {
                 model,
                 state.messages.clone(),
                 state.entry_ids.clone(),
-                state.compaction,
+                state.compaction_policy(),
             )
         };
         // The system messages first (a record for hosts, kept in front), then the previous

@@ -37,7 +37,10 @@ impl Session {
             let mut state = self.shared.state();
             state.model = Some(model.clone());
             state.record_model();
-            state.thinking
+            state
+                .thinking_defaults
+                .for_model(&model)
+                .unwrap_or(state.thinking)
         };
         self.apply_thinking(level);
         Ok(json!(model))
@@ -69,7 +72,7 @@ impl Session {
         if candidates.len() <= 1 {
             return Value::Null;
         }
-        let (current_index, previous_reasoning, level) = {
+        let (current_index, previous_reasoning, level, defaults) = {
             let state = self.shared.state();
             let index = state
                 .model
@@ -84,11 +87,14 @@ impl Session {
                 index,
                 state.model.as_ref().is_some_and(|m| m.reasoning),
                 state.thinking,
+                state.thinking_defaults.clone(),
             )
         };
         let (next, explicit) = candidates[(current_index + 1) % candidates.len()].clone();
         let raise = !previous_reasoning && self.shared.behaviour.raise_thinking_on_cycle;
-        let wanted = explicit.unwrap_or(if raise { ThinkingLevel::Medium } else { level });
+        let wanted = explicit
+            .or_else(|| defaults.for_model(&next))
+            .unwrap_or(if raise { ThinkingLevel::Medium } else { level });
         {
             let mut state = self.shared.state();
             state.model = Some(next.clone());

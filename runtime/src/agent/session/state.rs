@@ -69,8 +69,8 @@ impl Default for PiBehaviour {
 pub struct ReloadSources {
     /// The agent directory's `settings.json`.
     pub global_settings: PathBuf,
-    /// The project's `.pith/settings.json`, when the project is trusted.
-    pub project_settings: Option<PathBuf>,
+    /// The project's directory, when it is trusted (its settings files load).
+    pub project_dir: Option<PathBuf>,
     /// `models.json`.
     pub models_file: PathBuf,
     /// `auth.json`.
@@ -98,6 +98,8 @@ pub struct SessionConfig {
     pub auto_compaction: bool,
     /// Compaction reserve and kept tokens.
     pub compaction: crate::agent::compaction::CompactionPolicy,
+    /// Their per-model values (`compaction.modelOverrides`).
+    pub compaction_overrides: crate::agent::compaction::CompactionOverrides,
     /// The limit on one tool result's text (settings `toolResults`).
     pub tool_output: crate::agent::tool_output::OutputLimit,
     /// The most bytes one answer may stream (settings `answer.maxBytes`).
@@ -106,6 +108,8 @@ pub struct SessionConfig {
     pub tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
     /// What shapes each request (settings `images.blockImages`, `thinkingBudgets`).
     pub request_settings: crate::agent::policies::RequestSettings,
+    /// The thinking level a model is given when it is chosen without one.
+    pub thinking_defaults: crate::agent::policies::ThinkingDefaults,
     /// Where `reload` reads the settings and the model files.
     pub sources: ReloadSources,
     /// Whether automatic retry is on.
@@ -167,6 +171,8 @@ pub struct State {
     pub(super) auto_compaction: bool,
     /// Compaction reserve and kept tokens.
     pub(super) compaction: crate::agent::compaction::CompactionPolicy,
+    /// Their per-model values.
+    pub(super) compaction_overrides: crate::agent::compaction::CompactionOverrides,
     /// The limit on one tool result's text.
     pub(super) tool_output: crate::agent::tool_output::OutputLimit,
     /// The most bytes one answer may stream.
@@ -175,6 +181,8 @@ pub struct State {
     pub(super) tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
     /// What shapes each request.
     pub(super) request_settings: crate::agent::policies::RequestSettings,
+    /// The thinking level a model is given when it is chosen without one.
+    pub(super) thinking_defaults: crate::agent::policies::ThinkingDefaults,
     /// Which pi's behaviour the session follows.
     pub(super) behaviour: PiBehaviour,
     /// How many holds keep prompts waiting: a compaction running, and a run that will
@@ -286,7 +294,14 @@ impl State {
         self.auto_compaction
             && window > 0
             && crate::agent::compaction::context_tokens(&self.messages)
-                > window.saturating_sub(self.compaction.reserve_tokens)
+                > window.saturating_sub(self.compaction_policy().reserve_tokens)
+    }
+
+    /// The compaction policy for the current model (its `compaction.modelOverrides` entry over
+    /// the ordinary settings).
+    pub fn compaction_policy(&self) -> crate::agent::compaction::CompactionPolicy {
+        self.compaction_overrides
+            .resolve(self.compaction, self.model.as_ref())
     }
 
     /// Whether automatic retry is on, and its policy.
@@ -379,6 +394,8 @@ impl State {
     pub fn apply_policies(&mut self, policies: crate::agent::policies::Policies) -> bool {
         let before = (
             self.compaction,
+            self.compaction_overrides.clone(),
+            self.thinking_defaults.clone(),
             self.retry,
             self.tool_output,
             self.max_answer_bytes,
@@ -386,7 +403,9 @@ impl State {
             self.request_settings.clone(),
         );
         self.compaction = policies.compaction;
+        self.compaction_overrides = policies.compaction_overrides;
         self.request_settings = policies.request;
+        self.thinking_defaults = policies.thinking;
         self.retry = policies.retry;
         self.tool_output = policies.tool_output;
         self.max_answer_bytes = policies.max_answer_bytes;
@@ -394,6 +413,8 @@ impl State {
         before
             != (
                 self.compaction,
+                self.compaction_overrides.clone(),
+                self.thinking_defaults.clone(),
                 self.retry,
                 self.tool_output,
                 self.max_answer_bytes,

@@ -1,0 +1,100 @@
+//! pi's `settings.json` keys over the real binary: `modelThinkingLevels` and
+//! `defaultThinkingLevel` at start-up and on a model switch, `retry.maxAgentDelayMs`, and a
+//! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`).
+
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith};
+use serde_json::{Value, json};
+
+/// The fake server's models: two that reason, one that does not.
+fn options(url: &str, settings: Value, model: &str) -> Options {
+    let models = json!({"providers": {"fake": {"baseUrl": url, "api": "anthropic-messages", "apiKey": "k",
+    "models": [
+        {"id": "plain", "contextWindow": 200000, "maxTokens": 8192},
+        {"id": "deep", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192},
+        {"id": "other", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192}
+    ]}}});
+    Options {
+        args: vec![
+            "--model".into(),
+            format!("fake/{model}"),
+            "--no-session".into(),
+        ],
+        agent_files: vec![
+            ("models.json".into(), models.to_string()),
+            ("settings.json".into(), settings.to_string()),
+        ],
+        ..Options::default()
+    }
+}
+
+async fn thinking(pith: &mut Pith) -> Value {
+    pith.call("s", json!({"type": "get_state"})).await["data"]["thinkingLevel"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_starts_with_its_own_thinking_level() {
+    let server = FakeLlm::start(json!([])).await;
+    let settings =
+        json!({"defaultThinkingLevel": "low", "modelThinkingLevels": {"fake/deep": "high"}});
+    let mut pith = Pith::spawn(options(&server.url, settings.clone(), "deep")).await;
+    assert_eq!(thinking(&mut pith).await, "high");
+    let set = |id: &str| json!({"type": "set_model", "provider": "fake", "modelId": id});
+    pith.call("m1", set("plain")).await;
+    assert_eq!(thinking(&mut pith).await, "off");
+    pith.call("m2", set("other")).await;
+    assert_eq!(thinking(&mut pith).await, "low", "defaultThinkingLevel");
+    pith.call("m3", set("deep")).await;
+    assert_eq!(thinking(&mut pith).await, "high", "modelThinkingLevels");
+    // A level named on the command line wins.
+    let mut named = options(&server.url, settings, "deep");
+    named.args.extend(["--thinking".into(), "minimal".into()]);
+    let mut pith = Pith::spawn(named).await;
+    assert_eq!(thinking(&mut pith).await, "minimal");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_retry_delay_is_capped() {
+    let server = FakeLlm::start(json!([
+        {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}},
+        {"text": "back"}
+    ]))
+    .await;
+    let settings = json!({"retry": {"baseDelayMs": 60000, "maxAgentDelayMs": 5}});
+    let mut pith = Pith::spawn(options(&server.url, settings, "plain")).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let retry = pith.wait_for(|f| f["type"] == "auto_retry_start").await;
+    assert_eq!(retry["delayMs"], 5, "{retry}");
+    pith.wait_for(|f| f["type"] == "agent_settled").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trusted_project_s_pi_settings_apply_under_pith_s() {
+    let server = FakeLlm::start(json!([])).await;
+    let mut trusted = options(&server.url, json!({}), "deep");
+    trusted.args.push("--approve".into());
+    trusted.work_files = vec![
+        (
+            ".pi/settings.json".into(),
+            json!({"defaultThinkingLevel": "minimal", "modelThinkingLevels": {"fake/other": "high"}})
+                .to_string(),
+        ),
+        (
+            ".pith/settings.json".into(),
+            json!({"modelThinkingLevels": {"fake/other": "medium"}}).to_string(),
+        ),
+    ];
+    let mut pith = Pith::spawn(trusted.clone()).await;
+    assert_eq!(thinking(&mut pith).await, "minimal");
+    pith.call(
+        "m",
+        json!({"type": "set_model", "provider": "fake", "modelId": "other"}),
+    )
+    .await;
+    assert_eq!(thinking(&mut pith).await, "medium", "pith's file over pi's");
+    // Not trusted: neither file.
+    trusted.args.retain(|a| a != "--approve");
+    let mut pith = Pith::spawn(trusted).await;
+    assert_ne!(thinking(&mut pith).await, "minimal");
+}

@@ -216,12 +216,14 @@ async fn run(mut args: Args) -> ExitCode {
             }
         };
     }
-    // The run's decision: --approve / --no-approve, else the remembered one, else untrusted.
+    // The run's decision: --approve / --no-approve, else the remembered one, else
+    // `defaultProjectTrust` (untrusted unless it says "always").
     let canonical = workspace.canonicalize().unwrap_or(workspace.clone());
+    let agent_settings = Settings::load(&agent_dir.settings_file(), None);
     args.approve = Some(
         args.approve
             .or(record.decision(&canonical))
-            .unwrap_or(false),
+            .unwrap_or_else(|| pith::trust::default_trust(&agent_settings)),
     );
     let project_trusted = args.project_trusted();
     // In a trusted plugin project (`pith plugin new` trusts the project it makes), `pith tool`

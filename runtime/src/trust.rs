@@ -1,7 +1,9 @@
 //! Remembered project trust: `pith trust [path]` and `pith untrust [path]` record, in the agent
 //! directory's `trusted-projects.json`, whether a project's own plugins, settings and resources
 //! may load. `--approve` / `--no-approve` decide for one run and win over the record; without
-//! either, a directory inside a recorded one follows its record, and anything else is untrusted.
+//! either, a directory inside a recorded one follows its record, and anything else follows pi's
+//! `defaultProjectTrust` (`"always"` trusts it; `"ask"`, the default, and `"never"` do not:
+//! nothing is asked headless).
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +23,15 @@ pub struct TrustRecord {
 /// The file of the record in `agent_dir`.
 pub fn record_file(agent_dir: &Path) -> PathBuf {
     agent_dir.join("trusted-projects.json")
+}
+
+/// The trust of a project nothing decided: pi's `defaultProjectTrust`, read from the agent
+/// directory's settings only (a project cannot trust itself).
+pub fn default_trust(agent_settings: &crate::settings::Settings) -> bool {
+    agent_settings
+        .get("defaultProjectTrust")
+        .and_then(serde_json::Value::as_str)
+        == Some("always")
 }
 
 impl TrustRecord {

@@ -1,6 +1,7 @@
 //! pi's `settings.json` keys over the real binary: `modelThinkingLevels` and
-//! `defaultThinkingLevel` at start-up and on a model switch, `retry.maxAgentDelayMs`, and a
-//! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`).
+//! `defaultThinkingLevel` at start-up and on a model switch, `retry.maxAgentDelayMs`, a
+//! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`), and
+//! `defaultProjectTrust`.
 
 use crate::support::fake_llm::FakeLlm;
 use crate::support::rpc::{Options, Pith};
@@ -96,5 +97,28 @@ async fn a_trusted_project_s_pi_settings_apply_under_pith_s() {
     // Not trusted: neither file.
     trusted.args.retain(|a| a != "--approve");
     let mut pith = Pith::spawn(trusted).await;
+    assert_ne!(thinking(&mut pith).await, "minimal");
+}
+
+/// pi's `defaultProjectTrust`: `"always"` trusts a project nothing decided; the key counts
+/// only in the agent directory (a project cannot trust itself).
+#[tokio::test(flavor = "multi_thread")]
+async fn default_project_trust_always_trusts_undecided_projects() {
+    let server = FakeLlm::start(json!([])).await;
+    let project = (
+        ".pi/settings.json".to_string(),
+        json!({"defaultThinkingLevel": "minimal", "defaultProjectTrust": "always"}).to_string(),
+    );
+    let mut always = options(
+        &server.url,
+        json!({"defaultProjectTrust": "always"}),
+        "deep",
+    );
+    always.work_files = vec![project.clone()];
+    let mut pith = Pith::spawn(always).await;
+    assert_eq!(thinking(&mut pith).await, "minimal");
+    let mut ask = options(&server.url, json!({}), "deep");
+    ask.work_files = vec![project];
+    let mut pith = Pith::spawn(ask).await;
     assert_ne!(thinking(&mut pith).await, "minimal");
 }

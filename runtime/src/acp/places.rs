@@ -58,7 +58,10 @@ impl Server {
         let trusted = crate::trust::TrustRecord::load(self.agent_dir.root())
             .ok()
             .and_then(|record| record.decision(&cwd))
-            .unwrap_or(false);
+            .unwrap_or_else(|| {
+                let agent = Settings::load(&self.agent_dir.settings_file(), None);
+                crate::trust::default_trust(&agent)
+            });
         let mut args = self.args.clone();
         args.approve = Some(trusted);
         let settings = Settings::load(

@@ -257,6 +257,14 @@ async fn run(mut args: Args) -> ExitCode {
     for problem in &settings.problems {
         eprintln!("pith: settings: {problem}");
     }
+    // pi's `extensions` setting: plugins to load as with `-e` (not with --no-extensions).
+    if !args.no_extensions {
+        let (paths, problems) = settings.resource_paths("extensions");
+        for problem in problems {
+            eprintln!("pith: {problem}");
+        }
+        args.extensions.extend(paths);
+    }
     let sandbox = match pith::sandbox::SandboxPolicy::from_settings(
         args.sandbox.as_deref(),
         &settings,

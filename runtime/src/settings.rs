@@ -46,6 +46,9 @@ fn forbid(project: &mut serde_json::Map<String, Value>) -> Vec<String> {
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     merged: Value,
+    /// Each file's resource lists (`extensions`), with the directory their relative paths
+    /// start from, in the order the files apply.
+    resources: Vec<(PathBuf, Value)>,
     /// Files that could not be read or parsed, with the reason; reported, never fatal.
     pub problems: Vec<String>,
     /// True when a file could not be read or parsed (what it holds is missing from these
@@ -59,6 +62,7 @@ impl Settings {
     pub fn load(global: &Path, project: Option<&Path>) -> Settings {
         let mut settings = Settings {
             merged: Value::Object(Default::default()),
+            resources: Vec::new(),
             problems: Vec::new(),
             incomplete: false,
         };
@@ -78,6 +82,11 @@ impl Settings {
                             ));
                         }
                     }
+                    // pi's resource paths resolve from the agent directory in its settings and
+                    // from the file's own folder (`.pi/`) in a project's.
+                    if let Some(base) = file.parent() {
+                        settings.resources.push((base.to_path_buf(), value.clone()));
+                    }
                     merge(&mut settings.merged, value)
                 }
                 Ok(None) => {}
@@ -94,6 +103,7 @@ impl Settings {
     pub fn from_value(value: Value) -> Settings {
         Settings {
             merged: value,
+            resources: Vec::new(),
             problems: Vec::new(),
             incomplete: false,
         }
@@ -111,6 +121,41 @@ impl Settings {
     /// The number at `section.key` (e.g. `retry.maxRetries`), when it is a non-negative integer.
     pub fn number(&self, section: &str, key: &str) -> Option<u64> {
         self.merged.get(section)?.get(key)?.as_u64()
+    }
+
+    /// The paths of a resource list (pi's `extensions`) from every file, the global one first
+    /// (pi loads what each lists): each relative to its file's folder, `~` expanded, `+path`
+    /// taken as `path`, and `-path` dropping one listed before. Entries pith cannot follow
+    /// (pi's `builtin:` names, `!glob` exclusions) are returned as problems.
+    pub fn resource_paths(&self, key: &str) -> (Vec<PathBuf>, Vec<String>) {
+        let (mut paths, mut problems) = (Vec::new(), Vec::new());
+        for (base, value) in &self.resources {
+            let Some(entries) = value.get(key).and_then(Value::as_array) else {
+                continue;
+            };
+            for entry in entries.iter().filter_map(Value::as_str) {
+                let bare = entry.trim_start_matches(['+', '-']);
+                if bare.starts_with("builtin:") || entry.starts_with('!') {
+                    problems.push(format!(
+                        "settings {key}: \"{entry}\" is not followed (pith has no pi built-in extensions and no glob exclusions)"
+                    ));
+                    continue;
+                }
+                let path = match bare.strip_prefix("~/") {
+                    Some(rest) => std::env::var_os("HOME").map_or_else(
+                        || PathBuf::from(bare),
+                        |home| PathBuf::from(home).join(rest),
+                    ),
+                    None => base.join(bare),
+                };
+                if entry.starts_with('-') {
+                    paths.retain(|p| *p != path);
+                } else if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+        (paths, problems)
     }
 
     /// The raw merged value at a top-level key.

@@ -122,3 +122,35 @@ async fn default_project_trust_always_trusts_undecided_projects() {
     let mut pith = Pith::spawn(ask).await;
     assert_ne!(thinking(&mut pith).await, "minimal");
 }
+
+/// pi's `extensions` setting loads plugins as `-e` does (not with `--no-extensions`); a pi
+/// JavaScript extension listed there is named as one pith cannot load, and pith goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_extensions_setting_loads_plugins() {
+    let server = FakeLlm::start(json!([])).await;
+    let plugins = crate::support::plugins_dir_with(&["examples/switch-guard"]);
+    let settings = json!({"extensions": [
+        plugins.path().join("switch-guard.wasm"),
+        "old-pi-extension.ts",
+        "-builtin:mcp"
+    ]});
+    let commands = |listed: &Value| -> Vec<String> {
+        listed["data"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let mut pith = Pith::spawn(options(&server.url, settings.clone(), "plain")).await;
+    let listed = pith.call("c", json!({"type": "get_commands"})).await;
+    assert!(commands(&listed).contains(&"saved".to_string()), "{listed}");
+    let mut without = options(&server.url, settings, "plain");
+    without.args.push("--no-extensions".into());
+    let mut pith = Pith::spawn(without).await;
+    let listed = pith.call("c", json!({"type": "get_commands"})).await;
+    assert!(
+        !commands(&listed).contains(&"saved".to_string()),
+        "{listed}"
+    );
+}

@@ -202,7 +202,16 @@ impl PluginHost {
         }
         for path in &self.options.plugin_files {
             let manifest = discovery::explicit_manifest(&self.options.workspace.join(path));
-            if manifest.is_file() {
+            let javascript = ["js", "mjs", "cjs", "ts", "mts", "cts"];
+            if path
+                .extension()
+                .is_some_and(|ext| javascript.iter().any(|j| ext == *j))
+            {
+                errors.push(LoadError::new(
+                    path,
+                    "a pi JavaScript extension: pith loads plugins that are WebAssembly components (a directory with pith.toml); port it with `pith plugin new --lang js` (see `pith docs plugins`)",
+                ));
+            } else if manifest.is_file() {
                 found.push(Found::File {
                     manifest,
                     origin: Origin::Explicit,

@@ -1,7 +1,7 @@
 //! pi's `settings.json` keys over the real binary: `modelThinkingLevels` and
 //! `defaultThinkingLevel` at start-up and on a model switch, `retry.maxAgentDelayMs`, a
-//! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`), and
-//! `defaultProjectTrust`.
+//! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`),
+//! `defaultProjectTrust`, `extensions`, `httpProxy` and `httpIdleTimeoutMs`.
 
 use crate::support::fake_llm::FakeLlm;
 use crate::support::rpc::{Options, Pith};
@@ -152,5 +152,64 @@ async fn the_extensions_setting_loads_plugins() {
     assert!(
         !commands(&listed).contains(&"saved".to_string()),
         "{listed}"
+    );
+}
+
+/// pi's `httpProxy`: model requests go through the proxy (here the fake server, which answers
+/// for a host that does not exist).
+#[tokio::test(flavor = "multi_thread")]
+async fn model_requests_go_through_the_http_proxy() {
+    let server = FakeLlm::start(json!([{"text": "through the proxy"}])).await;
+    let mut options = options(
+        "http://pith-proxy-test.invalid",
+        json!({"httpProxy": server.url}),
+        "plain",
+    );
+    options.args.push("--no-session".into());
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    assert_eq!(
+        end["messages"][2]["content"][0]["text"], "through the proxy",
+        "{end}"
+    );
+    let requests = server.requests();
+    assert!(
+        requests[0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://pith-proxy-test.invalid/"),
+        "{}",
+        requests[0]["path"]
+    );
+}
+
+/// pi's `httpIdleTimeoutMs`: an answer that stalls longer fails (retries off here).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_answer_times_out_after_http_idle_timeout_ms() {
+    let server = FakeLlm::start(json!([
+        {"text": "slow answer", "chunks": 3, "delay_ms": 3000}
+    ]))
+    .await;
+    let settings = json!({"httpIdleTimeoutMs": 300, "retry": {"enabled": false}});
+    let mut pith = Pith::spawn(options(&server.url, settings, "plain")).await;
+    let started = std::time::Instant::now();
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    let answer = &end["messages"][2];
+    assert_eq!(answer["stopReason"], "error", "{end}");
+    assert!(
+        answer["errorMessage"]
+            .as_str()
+            .unwrap()
+            .ends_with("no data for 300 ms (settings httpIdleTimeoutMs or http.idleTimeoutMs)"),
+        "{answer}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
     );
 }

@@ -153,6 +153,31 @@ impl PluginHost {
         {
             http_timeouts.idle_timeout_ms = ms;
         }
+        // pi 1.5's `httpIdleTimeoutMs`: the wait for the headers and between two chunks of the
+        // body; 0 or "disabled" turns it off. `http.*` wins.
+        let disabled = 10 * 365 * 24 * 3_600_000;
+        let idle = match options.settings.get("httpIdleTimeoutMs") {
+            Some(serde_json::Value::String(off)) if off == "disabled" => Some(disabled),
+            Some(value) => value.as_u64().map(|ms| if ms == 0 { disabled } else { ms }),
+            None => None,
+        };
+        if let Some(ms) = idle {
+            let http = options.settings.get("http");
+            let set = |key: &str| http.is_some_and(|http| http.get(key).is_some());
+            if !set("firstByteTimeoutMs") {
+                http_timeouts.first_byte_timeout_ms = ms;
+            }
+            if !set("idleTimeoutMs") {
+                http_timeouts.idle_timeout_ms = ms;
+            }
+        }
+        // pi's `httpProxy` (agent directory only: a project cannot set it).
+        let proxy = options
+            .settings
+            .get("httpProxy")
+            .and_then(serde_json::Value::as_str)
+            .filter(|url| !url.is_empty())
+            .map(str::to_string);
         let cache = Arc::new(Cache::new(options.cache_dir.clone()));
         let workspace = options.workspace.canonicalize().ok();
         let settings = RwLock::new(Arc::new(options.settings.clone()));
@@ -163,7 +188,7 @@ impl PluginHost {
             plugins: RwLock::new(Arc::new(Vec::new())),
             tools: RwLock::new(Arc::new(Vec::new())),
             workspace,
-            http: imports::http::client(http_timeouts),
+            http: imports::http::client(http_timeouts, proxy),
             options,
             reloading: tokio::sync::Mutex::new(()),
             read_dirs: RwLock::new(Arc::new(Vec::new())),

@@ -53,28 +53,36 @@ impl Default for HttpTimeouts {
 pub struct HttpClient {
     client: std::sync::Arc<std::sync::OnceLock<reqwest::Client>>,
     timeouts: HttpTimeouts,
+    /// pi's `httpProxy`: the proxy every request goes through.
+    proxy: Option<String>,
 }
 
 impl HttpClient {
     /// The client, built on first use.
     fn get(&self) -> &reqwest::Client {
         self.client.get_or_init(|| {
-            reqwest::Client::builder()
+            let mut builder = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .connect_timeout(Duration::from_millis(
                     self.timeouts.connect_timeout_ms.max(1),
-                ))
-                .build()
-                .unwrap_or_default()
+                ));
+            if let Some(url) = &self.proxy {
+                match reqwest::Proxy::all(url) {
+                    Ok(proxy) => builder = builder.proxy(proxy),
+                    Err(err) => tracing::warn!("settings httpProxy {url:?} is not used: {err}"),
+                }
+            }
+            builder.build().unwrap_or_default()
         })
     }
 }
 
-/// The shared client with these timeouts.
-pub fn client(timeouts: HttpTimeouts) -> HttpClient {
+/// The shared client with these timeouts, through `proxy` when one is set.
+pub fn client(timeouts: HttpTimeouts, proxy: Option<String>) -> HttpClient {
     HttpClient {
         client: std::sync::Arc::default(),
         timeouts,
+        proxy,
     }
 }
 
@@ -168,7 +176,7 @@ impl HostResponse for StoreState {
         else {
             response.done = true;
             return Err(HttpError::Body(format!(
-                "the response stalled: no data for {idle} ms (settings retry.streamIdleTimeoutMs or http.idleTimeoutMs)"
+                "the response stalled: no data for {idle} ms (settings httpIdleTimeoutMs or http.idleTimeoutMs)"
             )));
         };
         match next {

@@ -19,6 +19,9 @@ mod time;
 #[path = "../../runtime/src/agent/message.rs"]
 #[allow(dead_code, missing_docs)]
 mod message;
+#[path = "../../runtime/src/agent/prompt_sections.rs"]
+#[allow(dead_code, missing_docs)]
+mod prompt_sections;
 #[path = "../../runtime/src/agent/session_file.rs"]
 #[allow(dead_code, missing_docs)]
 mod session_file;

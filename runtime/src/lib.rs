@@ -14,6 +14,7 @@ pub mod content;
 pub mod docs;
 #[cfg(unix)]
 pub mod file_search;
+pub mod images;
 pub mod js;
 pub mod mcp;
 pub mod model;

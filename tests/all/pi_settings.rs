@@ -1,7 +1,8 @@
 //! pi's `settings.json` keys over the real binary: `modelThinkingLevels` and
 //! `defaultThinkingLevel` at start-up and on a model switch, `retry.maxAgentDelayMs`, a
 //! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`),
-//! `defaultProjectTrust`, `extensions`, `httpProxy` and `httpIdleTimeoutMs`.
+//! `defaultProjectTrust`, `extensions`, `httpProxy`, `httpIdleTimeoutMs` and
+//! `images.autoResize`.
 
 use crate::support::fake_llm::FakeLlm;
 use crate::support::rpc::{Options, Pith};
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 fn options(url: &str, settings: Value, model: &str) -> Options {
     let models = json!({"providers": {"fake": {"baseUrl": url, "api": "anthropic-messages", "apiKey": "k",
     "models": [
-        {"id": "plain", "contextWindow": 200000, "maxTokens": 8192},
+        {"id": "plain", "input": ["text", "image"], "contextWindow": 200000, "maxTokens": 8192},
         {"id": "deep", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192},
         {"id": "other", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192}
     ]}}});
@@ -211,5 +212,118 @@ async fn a_stalled_answer_times_out_after_http_idle_timeout_ms() {
         started.elapsed() < std::time::Duration::from_secs(3),
         "{:?}",
         started.elapsed()
+    );
+}
+
+/// A PNG of `width`×`height`, base64.
+fn png(width: u32, height: u32) -> String {
+    use base64::Engine as _;
+    // Bands of color: small once compressed (the fake server takes a large body for an
+    // overflow).
+    let image = image::RgbImage::from_fn(width, height, |x, _| {
+        image::Rgb([(x / 500 * 40) as u8, 120, 90])
+    });
+    let mut bytes = Vec::new();
+    image
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The size of the image in `data` (base64).
+fn size_of(data: &Value) -> (u32, u32) {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_str().unwrap())
+        .unwrap();
+    let image = image::load_from_memory(&bytes).unwrap();
+    (image.width(), image.height())
+}
+
+/// pi's `images.autoResize` (on by default): a prompt's image past 2000 pixels reaches the
+/// model at 2000 with pi's note after the text; one that does not decode is left out with
+/// pi's note; with the setting off the image goes as it is.
+#[tokio::test(flavor = "multi_thread")]
+async fn large_images_are_resized_for_the_model() {
+    let server = FakeLlm::start(json!([{"text": "seen"}, {"text": "seen"}])).await;
+    let big = png(3000, 1500);
+    let images = json!([
+        {"type": "image", "data": big, "mimeType": "image/png"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    ]);
+    let mut pith = Pith::spawn(options(&server.url, json!({}), "plain")).await;
+    pith.call(
+        "p",
+        json!({"type": "prompt", "message": "look", "images": images}),
+    )
+    .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    let content = &end["messages"][1]["content"];
+    assert_eq!(
+        content[0]["text"],
+        "look\n\n[Image: original 3000x1500, displayed at 2000x1000. Multiply coordinates by 1.50 to map to original image.]\n[Image omitted: could not be resized below the inline image size limit.]"
+    );
+    assert_eq!(content.as_array().unwrap().len(), 2, "{content}");
+    assert_eq!(size_of(&content[1]["data"]), (2000, 1000));
+    let sent = &server.requests()[0]["body"]["messages"][0]["content"];
+    assert!(
+        sent[1]["source"]["data"] == content[1]["data"],
+        "the resized image is sent"
+    );
+
+    let off = options(
+        &server.url,
+        json!({"images": {"autoResize": false}}),
+        "plain",
+    );
+    let mut pith = Pith::spawn(off).await;
+    let one = json!([{"type": "image", "data": big, "mimeType": "image/png"}]);
+    pith.call(
+        "p",
+        json!({"type": "prompt", "message": "look", "images": one}),
+    )
+    .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    assert!(
+        end["messages"][1]["content"][1]["data"] == big.as_str(),
+        "sent as it is"
+    );
+}
+
+/// A tool's image past the limits is resized as it enters the conversation, pi's note after
+/// it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_s_large_image_is_resized_with_pi_s_note_after_it() {
+    use base64::Engine as _;
+    let server = FakeLlm::start(json!([
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "big.png"}}]},
+        {"text": "seen"}
+    ]))
+    .await;
+    let mut options = options(&server.url, json!({}), "plain");
+    options.work_files = Vec::new();
+    let mut pith = Pith::spawn(options).await;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(png(1000, 4000))
+        .unwrap();
+    std::fs::write(pith.work_dir().join("big.png"), bytes).unwrap();
+    pith.call("p", json!({"type": "prompt", "message": "read it"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    let result = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "toolResult")
+        .unwrap();
+    let content = &result["content"];
+    assert_eq!(content[0]["text"], "Read image file [image/png]");
+    assert_eq!(size_of(&content[1]["data"]), (500, 2000));
+    assert_eq!(
+        content[2]["text"],
+        "[Image: original 1000x4000, displayed at 500x2000. Multiply coordinates by 2.00 to map to original image.]"
     );
 }

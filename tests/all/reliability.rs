@@ -463,7 +463,7 @@ async fn a_stalled_stream_ends_after_retry_stream_idle_timeout() {
     let error = retry["errorMessage"].as_str().unwrap_or_default();
     assert!(
         error.contains("stalled: no data for 300 ms")
-            && error.contains("retry.streamIdleTimeoutMs"),
+            && error.contains("settings httpIdleTimeoutMs or http.idleTimeoutMs"),
         "{error}"
     );
     let end = pith.wait_for(|f| f["type"] == "agent_end").await;

@@ -47,7 +47,9 @@ async fn prompt_success_and_failures() {
         "Field \"images[0]\" must be {\"type\":\"image\",\"data\":<base64>,\"mimeType\":<string>}",
     );
 
-    let ok = pith.call("p1", json!({"type": "prompt", "message": "hello", "images": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}]})).await;
+    // A 1×1 PNG (an image that does not decode is dropped with pi's note, as pi drops it).
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let ok = pith.call("p1", json!({"type": "prompt", "message": "hello", "images": [{"type": "image", "data": png, "mimeType": "image/png"}]})).await;
     assert_eq!(
         ok,
         json!({"id": "p1", "type": "response", "command": "prompt", "success": true, "data": {"disposition": "started"}})
@@ -57,7 +59,7 @@ async fn prompt_success_and_failures() {
         .await;
     assert_eq!(
         user["message"]["content"],
-        json!([{"type": "text", "text": "hello"}, {"type": "image", "data": "aGk=", "mimeType": "image/png"}])
+        json!([{"type": "text", "text": "hello"}, {"type": "image", "data": png, "mimeType": "image/png"}])
     );
     let busy = pith
         .call("p2", json!({"type": "prompt", "message": "again"}))

@@ -77,6 +77,9 @@ impl ThinkingDefaults {
 pub struct RequestSettings {
     /// `images.blockImages`: no image reaches a model.
     pub block_images: bool,
+    /// `images.autoResize` (on unless false): images are fitted for models as they enter the
+    /// conversation (see [`crate::images`]).
+    pub auto_resize: bool,
     /// `thinkingBudgets`: tokens for minimal, low, medium and high (pi's defaults where a
     /// level is not set), when any is set.
     pub thinking_budgets: Option<Vec<u32>>,
@@ -97,6 +100,11 @@ impl RequestSettings {
             .get("thinkingBudgets")
             .and_then(serde_json::Value::as_object);
         RequestSettings {
+            auto_resize: settings
+                .get("images")
+                .and_then(|images| images.get("autoResize"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(true),
             block_images: settings
                 .get("images")
                 .and_then(|images| images.get("blockImages"))

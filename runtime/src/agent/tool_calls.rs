@@ -61,6 +61,10 @@ fn emit_end(
     output: &mut ToolOutput,
     began: &Began,
 ) -> Option<u64> {
+    // pi's `images.autoResize`, after the hooks (an image an extension put in is fitted too).
+    if shared.state().request_settings().auto_resize {
+        crate::images::fit_tool_images(&mut output.content);
+    }
     bound_output(shared, output);
     let duration_ms = began.elapsed_ms(id);
     shared.emit(&events::tool_execution_end(id, name, output, duration_ms));

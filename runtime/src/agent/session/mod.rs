@@ -479,6 +479,18 @@ impl Session {
         let _ = idle.wait_for(|idle| *idle).await;
     }
 
+    /// A prompt's message: its images fitted for models (pi's `images.autoResize`), with pi's
+    /// notes for what changed after its text.
+    fn user_message(&self, text: &str, mut images: Vec<Content>) -> AgentMessage {
+        if self.shared.state().request_settings().auto_resize {
+            let notes = crate::images::fit_prompt_images(&mut images);
+            if !notes.is_empty() {
+                return AgentMessage::user(&format!("{text}\n\n{}", notes.join("\n")), images);
+            }
+        }
+        AgentMessage::user(text, images)
+    }
+
     /// `prompt`: claims a run (started with [`PendingRun::start`] once the response is out), or
     /// queues the message when one is streaming (`Ok(None)`). `client_id` (the host's
     /// `clientMessageId`) is echoed in the user message's `message_start`.
@@ -489,7 +501,7 @@ impl Session {
         behavior: Option<StreamingBehavior>,
         client_id: Option<String>,
     ) -> Result<Option<PendingRun>, String> {
-        let message = AgentMessage::user(text, images);
+        let message = self.user_message(text, images);
         {
             let mut state = self.shared.state();
             if state.streaming {
@@ -552,7 +564,7 @@ impl Session {
     ) {
         let queued = Queued {
             text: text.to_string(),
-            message: AgentMessage::user(text, images),
+            message: self.user_message(text, images),
             client_id,
         };
         {

@@ -123,10 +123,11 @@ impl Settings {
         self.merged.get(section)?.get(key)?.as_u64()
     }
 
-    /// The paths of a resource list (pi's `extensions`) from every file, the global one first
-    /// (pi loads what each lists): each relative to its file's folder, `~` expanded, `+path`
-    /// taken as `path`, and `-path` dropping one listed before. Entries pith cannot follow
-    /// (pi's `builtin:` names, `!glob` exclusions) are returned as problems.
+    /// The paths of a resource list (pi's `extensions`, `skills`, `prompts`) from every file,
+    /// the global one first (pi loads what each lists): each relative to its file's folder,
+    /// `~` expanded, `+path` taken as `path`, and `-path` dropping one listed before. Entries
+    /// pith cannot follow (pi's `builtin:` names, `!glob` exclusions) are returned as
+    /// problems.
     pub fn resource_paths(&self, key: &str) -> (Vec<PathBuf>, Vec<String>) {
         let (mut paths, mut problems) = (Vec::new(), Vec::new());
         for (base, value) in &self.resources {

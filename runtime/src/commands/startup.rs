@@ -147,12 +147,28 @@ pub fn session_config(
             .and_then(Value::as_bool)
             .unwrap_or(true)
     };
+    // pi's `skills` and `prompts` settings: more paths, as `--skill` and `--prompt-template`
+    // give them (not with `--no-skills` / `--no-prompt-templates`, which leave only the flags').
+    let listed = |key: &str, off: bool| -> Vec<std::path::PathBuf> {
+        if off {
+            return Vec::new();
+        }
+        let (paths, problems) = settings.resource_paths(key);
+        for problem in problems {
+            eprintln!("pith: {problem}");
+        }
+        paths
+    };
     let resources = Resources {
         dirs: ResourceDirs {
             cwd: cwd.clone(),
             agent_dir: agent_dir.root().to_path_buf(),
-            extra_skills: args.skills.clone(),
-            extra_templates: args.prompt_templates.clone(),
+            extra_skills: [args.skills.clone(), listed("skills", args.no_skills)].concat(),
+            extra_templates: [
+                args.prompt_templates.clone(),
+                listed("prompts", args.no_prompt_templates),
+            ]
+            .concat(),
             no_skills: args.no_skills,
             no_templates: args.no_prompt_templates,
             project_trusted: args.project_trusted(),

@@ -171,6 +171,20 @@ impl PluginHost {
                 http_timeouts.idle_timeout_ms = ms;
             }
         }
+        // pi's `retry.provider.timeoutMs`: the wait for a provider's response headers.
+        if let Some(ms) = options
+            .settings
+            .get("retry")
+            .and_then(|retry| retry.get("provider"))
+            .and_then(|provider| provider.get("timeoutMs"))
+            .and_then(serde_json::Value::as_u64)
+            .filter(|ms| *ms > 0)
+        {
+            let http = options.settings.get("http");
+            if http.is_none_or(|http| http.get("firstByteTimeoutMs").is_none()) {
+                http_timeouts.first_byte_timeout_ms = ms;
+            }
+        }
         // pi's `httpProxy` (agent directory only: a project cannot set it).
         let proxy = options
             .settings

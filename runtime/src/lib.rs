@@ -12,7 +12,6 @@ pub mod cli;
 pub mod commands;
 pub mod content;
 pub mod docs;
-#[cfg(unix)]
 pub mod file_search;
 pub mod images;
 pub mod js;

@@ -107,6 +107,8 @@ pub mod extension;
 pub mod prompt_template;
 #[cfg(feature = "provider")]
 pub mod provider;
+#[cfg(feature = "tool")]
+pub mod shell_tool;
 #[cfg(feature = "skill")]
 pub mod skill;
 #[cfg(feature = "tool")]

@@ -2,7 +2,7 @@
 
 use crate::bindings::imports::pith::plugin::process as wit;
 
-pub use wit::{Child, Command, ExitStatus, Output, ProcessError};
+pub use wit::{Child, Command, ExitStatus, Interpreter, Output, ProcessError};
 
 /// Runs `command_line` with `bash -c` in the workspace and returns the running child.
 pub fn spawn(command_line: &str, timeout_ms: Option<u32>) -> Result<Child, ProcessError> {
@@ -15,9 +15,14 @@ pub fn spawn(command_line: &str, timeout_ms: Option<u32>) -> Result<Child, Proce
     })
 }
 
-/// Runs a fully described command.
+/// Runs a fully described command with `bash -c`.
 pub fn spawn_with(command: &Command) -> Result<Child, ProcessError> {
     wit::spawn(command)
+}
+
+/// Runs a fully described command in `interpreter` (bash or PowerShell).
+pub fn spawn_in(command: &Command, interpreter: Interpreter) -> Result<Child, ProcessError> {
+    wit::spawn_in(command, interpreter)
 }
 
 impl ProcessError {

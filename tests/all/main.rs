@@ -64,6 +64,7 @@ mod session_tree_moves;
 mod sessions;
 mod system_prompt;
 mod tool_bash;
+mod tool_powershell;
 mod tool_set;
 mod tool_texts;
 mod tools;

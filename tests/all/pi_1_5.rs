@@ -35,7 +35,7 @@ async fn tool_globs_shape_the_system_message() {
     assert_eq!(system["role"], "system");
     assert_eq!(
         names(&system["toolsAdded"]),
-        ["read", "bash", "grep", "find", "ls", "todo"]
+        ["read", "bash", "powershell", "grep", "find", "ls", "todo"]
     );
     let keys: Vec<&String> = system["sections"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["preamble", "tools", "rules", "docs", "cwd"]);

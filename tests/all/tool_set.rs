@@ -63,7 +63,9 @@ async fn a_host_lists_the_tools_and_chooses_the_active_ones() {
     assert_eq!(unknown["success"], false);
     let error = unknown["error"].as_str().unwrap();
     assert!(
-        error.starts_with("Unknown tools: nope (the tools there are: read, bash, edit, write"),
+        error.starts_with(
+            "Unknown tools: nope (the tools there are: read, bash, powershell, edit, write"
+        ),
         "{error}"
     );
     let missing = pith.call("s3", json!({"type": "set_active_tools"})).await;

@@ -14,7 +14,7 @@ fn kind(name: &str) -> acp::ToolKind {
     match name {
         "read" | "ls" => acp::ToolKind::Read,
         "edit" | "write" => acp::ToolKind::Edit,
-        "bash" => acp::ToolKind::Execute,
+        "bash" | "powershell" => acp::ToolKind::Execute,
         "grep" | "find" => acp::ToolKind::Search,
         "todo" => acp::ToolKind::Think,
         other if other.contains("fetch") => acp::ToolKind::Fetch,
@@ -42,7 +42,7 @@ fn title(name: &str, args: &Value) -> String {
         "ls" => format!("List {}", path.unwrap_or(".")),
         "edit" => format!("Edit {}", path.unwrap_or("?")),
         "write" => format!("Write {}", path.unwrap_or("?")),
-        "bash" => format!("`{}`", text(args, "command").unwrap_or("")),
+        "bash" | "powershell" => format!("`{}`", text(args, "command").unwrap_or("")),
         "grep" => format!(
             "grep {:?} in {}",
             text(args, "pattern").unwrap_or(""),
@@ -120,12 +120,12 @@ pub(super) fn describe(name: &str, args: &Value, cwd: &Path) -> acp::ToolCallUpd
         .raw_input(args.clone())
 }
 
-/// Blocks of tool output as ACP content; a `bash` call's text as a terminal transcript.
+/// Blocks of tool output as ACP content; a shell call's text as a terminal transcript.
 pub(super) fn output(name: &str, content: &[Content]) -> Vec<acp::ToolCallContent> {
     content
         .iter()
         .map(|block| match block {
-            Content::Text { text } if name == "bash" => console(text),
+            Content::Text { text } if name == "bash" || name == "powershell" => console(text),
             Content::Text { text } => acp::ContentBlock::from(text.clone()),
             Content::Image { data, mime_type } => {
                 acp::ContentBlock::Image(acp::ImageContent::new(data.clone(), mime_type.clone()))

@@ -132,7 +132,7 @@ fn shell_denial(policy: &SandboxPolicy, tool: &SessionTool, output: &ToolOutput)
     let applies = policy.approval == Approval::OnFailure
         && policy.mode != SandboxMode::FullAccess
         && plugin.origin == Origin::Embedded
-        && spec.name == "bash"
+        && (spec.name == "bash" || spec.name == "powershell")
         && output.is_error;
     if !applies {
         return None;

@@ -111,7 +111,7 @@ pub fn tool_execution_end(
     }
 }
 
-/// pi 1.5's `structuredContent` of a first-party tool's successful result: `bash`'s output,
+/// pi 1.5's `structuredContent` of a first-party tool's successful result: a shell's output,
 /// truncation, exit code and wall time; `read`'s text. `None` for errors and other tools.
 fn structured_content(name: &str, output: &ToolOutput, duration_ms: Option<u64>) -> Option<Value> {
     // A tool that reports its own (an MCP tool's whole result), errors included.
@@ -123,7 +123,7 @@ fn structured_content(name: &str, output: &ToolOutput, duration_ms: Option<u64>)
     }
     let text = output.text();
     match name {
-        "bash" => Some(json!({
+        "bash" | "powershell" => Some(json!({
             "output": text,
             "truncated": output.details.as_ref().is_some_and(|d| d.get("truncation").is_some()),
             "exit_code": 0,

@@ -227,8 +227,17 @@ fn rules(tools: &[SessionTool]) -> String {
             rules.push(rule.to_string());
         }
     };
-    if has(tools, "bash") && !has(tools, "grep") && !has(tools, "find") && !has(tools, "ls") {
-        add("Use bash for file operations like ls, rg, find");
+    let (bash, powershell) = (has(tools, "bash"), has(tools, "powershell"));
+    if (bash || powershell) && !has(tools, "grep") && !has(tools, "find") && !has(tools, "ls") {
+        add(match (bash, powershell) {
+            (true, true) => {
+                "Use bash or PowerShell for file operations like listing, searching, and finding files"
+            }
+            (false, true) => {
+                "Use PowerShell for file operations like listing, searching, and finding files"
+            }
+            _ => "Use bash for file operations like ls, rg, find",
+        });
     }
     for tool in tools {
         if let SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) = tool {

@@ -15,10 +15,18 @@ use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::tool::ToolSpec;
 use crate::plugin_host::{CallError, PluginHost, PluginTools};
 
-/// The first-party tool names: pi's seven, then `todo`; only `read`, `bash`, `edit` and `write`
-/// are active by default (`--tools` picks others).
-pub const BUILTIN_TOOLS: [&str; 8] = [
-    "read", "bash", "edit", "write", "grep", "find", "ls", "todo",
+/// The first-party tool names: pi's eight (`powershell` among them), then `todo`; only `read`,
+/// `bash`, `edit` and `write` are active by default (`--tools` picks others).
+pub const BUILTIN_TOOLS: [&str; 9] = [
+    "read",
+    "bash",
+    "powershell",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "todo",
 ];
 /// The built-ins active when `--tools` is not given.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];

@@ -4,7 +4,7 @@
 //! unreported one, and stop once the files reported hold enough matches. Each file is opened
 //! beneath the root with no link in its path and read as a stream.
 
-use std::os::fd::OwnedFd;
+use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex};
 
@@ -12,8 +12,7 @@ use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
-use super::beneath::{self, Links};
-use super::walk::EntryKind;
+use super::handle::{DirHandle, EntryKind};
 use super::{EntryGlob, SearchError};
 
 /// What to search for.
@@ -84,9 +83,9 @@ impl GrepHit {
 /// Where [`grep`] searches.
 pub enum GrepRoot {
     /// The files under this directory, in walk order, but the paths skipped (relative to it).
-    Dir(OwnedFd, Vec<PathBuf>),
+    Dir(DirHandle, Vec<PathBuf>),
     /// This regular file, shown with this name.
-    File(OwnedFd, String),
+    File(File, String),
 }
 
 /// How many files the threads may search ahead of the first one not yet reported (bounds the
@@ -108,11 +107,9 @@ pub fn grep(
         .crlf(true)
         .build(&query.pattern)
         .map_err(|err| SearchError::Invalid(format!("Invalid pattern: {err}")))?;
-    let (dir, files): (Option<OwnedFd>, Vec<(PathBuf, String)>) = match root {
-        GrepRoot::File(fd, name) => {
-            let searched = Searched {
-                file: std::fs::File::from(fd),
-            };
+    let (dir, files): (Option<DirHandle>, Vec<(PathBuf, String)>) = match root {
+        GrepRoot::File(file, name) => {
+            let searched = Searched { file };
             let hit = searched.search(
                 &mut searcher(query.context),
                 &matcher,
@@ -150,14 +147,10 @@ pub fn grep(
                 let mut searcher = searcher(query.context);
                 while let Some(index) = InOrder::take(&ordered, &turn, cancelled) {
                     let (path, relative) = &files[index];
-                    let hit = beneath::open(&dir, path, beneath::READ, Links::Refused)
-                        .ok()
-                        .and_then(|fd| {
-                            let searched = Searched {
-                                file: std::fs::File::from(fd),
-                            };
-                            searched.search(&mut searcher, &matcher, relative, limit)
-                        });
+                    let hit = dir.file(path).and_then(|file| {
+                        let searched = Searched { file };
+                        searched.search(&mut searcher, &matcher, relative, limit)
+                    });
                     let mut state = ordered.lock().unwrap_or_else(|e| e.into_inner());
                     state.finish(index, hit, limit, query.context);
                     turn.notify_all();

@@ -3,13 +3,12 @@
 //! of at most 1 MB, never through a link — and matched with ripgrep's gitignore matcher.
 
 use std::io::Read;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::handle::DirHandle;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use rustix::fs::{Mode, OFlags, openat};
 
 /// The ignore files read in each directory, the later ones winning.
 pub const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
@@ -29,7 +28,7 @@ impl Rules {
     /// The rules of the directory `dir` (at `base`, relative to the root), whose listing holds
     /// the regular files `present`, on top of `parent`.
     pub fn load(
-        dir: impl AsFd,
+        dir: &DirHandle,
         base: &Path,
         present: &[&str],
         parent: Option<Arc<Rules>>,
@@ -37,7 +36,7 @@ impl Rules {
         let mut builder = GitignoreBuilder::new(".");
         let mut any = false;
         for name in IGNORE_FILES.iter().filter(|n| present.contains(n)) {
-            if let Some(text) = read_small(&dir, name) {
+            if let Some(text) = read_small(dir, name) {
                 for line in text.lines() {
                     // A malformed line is skipped, as git does.
                     any |= builder.add_line(None, line).is_ok();
@@ -74,15 +73,8 @@ impl Rules {
 }
 
 /// The text of the regular file `name` in `dir`, if it is one and small.
-fn read_small(dir: impl AsFd, name: &str) -> Option<String> {
-    let fd = openat(
-        &dir,
-        name,
-        super::beneath::READ | OFlags::NOFOLLOW,
-        Mode::empty(),
-    )
-    .ok()?;
-    let mut file = std::fs::File::from(fd);
+fn read_small(dir: &DirHandle, name: &str) -> Option<String> {
+    let mut file = dir.file(Path::new(name))?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_IGNORE_FILE {
         return None;

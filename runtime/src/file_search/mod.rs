@@ -1,18 +1,21 @@
 //! Walking and searching a directory tree on every core, with ripgrep's own crates (`ignore`'s
 //! gitignore matcher, `globset`, `grep-searcher` and `grep-regex`), everything opened beneath
-//! a directory handle without following links ([`beneath`]). Plugins reach it through the `pith:plugin/search` import, confined to what they
+//! a directory handle without following links ([`handle`]). Plugins reach it through the `pith:plugin/search` import, confined to what they
 //! may read (`plugin_host::imports::search`); this module knows nothing of plugins.
 //!
 //! Results are in depth-first name order (as a sequential walk that lists each directory
 //! sorted), whatever order the threads found them in.
 
+#[cfg(unix)]
 pub mod beneath;
 mod grep;
+pub mod handle;
 mod ignore_files;
 mod walk;
 
 pub use grep::{GrepHit, GrepLine, GrepQuery, GrepRoot, grep};
-pub use walk::{EntryKind, WalkEntry, open_dir, walk};
+pub use handle::{DirHandle, EntryKind};
+pub use walk::{WalkEntry, open_dir, walk};
 
 /// Why a walk or a search could not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

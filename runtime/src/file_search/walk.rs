@@ -3,30 +3,12 @@
 //! is skipped, the ignore files inside the root are respected ([`super::ignore_files`]), and
 //! links are listed but never followed. The entries are sorted into depth-first name order.
 
-use std::ffi::OsStr;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
-use rustix::fs::{AtFlags, Dir, FileType, OFlags, statat};
-
 use super::SearchError;
-use super::beneath::{self, Links};
+use super::handle::{DirHandle, EntryKind};
 use super::ignore_files::{IGNORE_FILES, Rules};
-
-/// What an entry is (links are not followed, so a link to a directory is a link).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    /// A directory.
-    Dir,
-    /// A regular file.
-    File,
-    /// A symbolic link.
-    Link,
-    /// A device, socket or FIFO.
-    Other,
-}
 
 /// An entry found by [`walk`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +45,7 @@ struct Work {
 /// (or under) the `skipped` paths (relative to `root`: the sandbox's hidden paths), in
 /// depth-first name order; `cancelled` is polled between directories.
 pub fn walk(
-    root: &OwnedFd,
+    root: &DirHandle,
     skipped: &[PathBuf],
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Vec<WalkEntry>, SearchError> {
@@ -105,9 +87,15 @@ pub fn walk(
         entry
             .path
             .as_os_str()
-            .as_bytes()
+            .as_encoded_bytes()
             .iter()
-            .map(|b| if *b == b'/' { 0 } else { *b })
+            .map(|b| {
+                if std::path::is_separator(char::from(*b)) {
+                    0
+                } else {
+                    *b
+                }
+            })
             .collect::<Vec<u8>>()
     });
     Ok(entries)
@@ -139,48 +127,31 @@ fn next_job(
 
 /// Lists one directory into `found`; returns its subdirectories to list. A directory that
 /// cannot be opened (gone, unreadable, swapped for a link) is skipped.
-fn list(root: &OwnedFd, job: &Job, skipped: &[PathBuf], found: &mut Vec<WalkEntry>) -> Vec<Job> {
-    let flags = beneath::READ | OFlags::DIRECTORY;
-    let Ok(fd) = beneath::open(root, &job.relative, flags, Links::Refused) else {
+fn list(root: &DirHandle, job: &Job, skipped: &[PathBuf], found: &mut Vec<WalkEntry>) -> Vec<Job> {
+    let Some(dir) = root.dir(&job.relative) else {
         return Vec::new();
     };
-    let Ok(dir) = Dir::read_from(&fd) else {
-        return Vec::new();
-    };
-    let mut names: Vec<(Vec<u8>, EntryKind)> = Vec::new();
-    for entry in dir.flatten() {
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = kind_of(entry.file_type()).unwrap_or_else(|| {
-            statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                .ok()
-                .and_then(|stat| kind_of(FileType::from_raw_mode(stat.st_mode)))
-                .unwrap_or(EntryKind::Other)
-        });
-        names.push((name.to_vec(), kind));
-    }
+    let names = dir.entries();
     let present: Vec<&str> = IGNORE_FILES
         .iter()
         .copied()
         .filter(|n| {
             names
                 .iter()
-                .any(|(name, kind)| name == n.as_bytes() && *kind == EntryKind::File)
+                .any(|(name, kind)| name == n && *kind == EntryKind::File)
         })
         .collect();
     let rules = if present.is_empty() {
         job.rules.clone()
     } else {
-        Rules::load(fd.as_fd(), &job.relative, &present, job.rules.clone())
+        Rules::load(&dir, &job.relative, &present, job.rules.clone())
     };
     let mut subdirs = Vec::new();
     for (name, kind) in names {
-        if name == b".git" {
+        if name == ".git" {
             continue;
         }
-        let path = job.relative.join(OsStr::from_bytes(&name));
+        let path = job.relative.join(&name);
         if skipped.iter().any(|s| path.starts_with(s)) {
             continue;
         }
@@ -197,7 +168,7 @@ fn list(root: &OwnedFd, job: &Job, skipped: &[PathBuf], found: &mut Vec<WalkEntr
             });
         }
         found.push(WalkEntry {
-            relative: path.to_string_lossy().into_owned(),
+            relative: slash_separated(&path),
             path,
             kind,
         });
@@ -205,25 +176,20 @@ fn list(root: &OwnedFd, job: &Job, skipped: &[PathBuf], found: &mut Vec<WalkEntr
     subdirs
 }
 
-/// The kind a directory listing or a `stat` names; `None` when it does not say.
-fn kind_of(kind: FileType) -> Option<EntryKind> {
-    match kind {
-        FileType::Directory => Some(EntryKind::Dir),
-        FileType::RegularFile => Some(EntryKind::File),
-        FileType::Symlink => Some(EntryKind::Link),
-        FileType::Unknown => None,
-        _ => Some(EntryKind::Other),
+/// A relative path with `/` between its parts, whatever the system's separator.
+fn slash_separated(path: &Path) -> String {
+    if std::path::MAIN_SEPARATOR == '/' {
+        return path.to_string_lossy().into_owned();
     }
+    path.components()
+        .map(|part| part.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Opens the directory at `path` for a walk (tests and tools outside the plugin host).
-pub fn open_dir(path: &Path) -> std::io::Result<OwnedFd> {
-    rustix::fs::open(
-        path,
-        beneath::READ | OFlags::DIRECTORY,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(std::io::Error::from)
+pub fn open_dir(path: &Path) -> std::io::Result<DirHandle> {
+    DirHandle::open(path)
 }
 
 #[cfg(test)]

@@ -5,9 +5,5 @@ pub mod host;
 pub mod http;
 pub mod process;
 pub mod progress;
-#[cfg(unix)]
-pub mod search;
-#[cfg(not(unix))]
-#[path = "search_elsewhere.rs"]
 pub mod search;
 pub mod ui;

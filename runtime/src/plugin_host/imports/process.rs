@@ -1,5 +1,6 @@
-//! `pith:plugin/process`: child processes for plugins granted `process` (the bash tool).
-//! Each child runs `bash -c` in the workspace in its own process group
+//! `pith:plugin/process`: child processes for plugins granted `process` (the bash and
+//! powershell tools). Each child runs `bash -c` (or PowerShell's `-Command`) in the workspace
+//! in its own process group
 //! ([`crate::sandbox::shell`]: its output ends when the shell exits, whatever it left running
 //! in the background); the whole group is killed on `kill`, on timeout, and when the call is
 //! cancelled or the guest drops the child while the shell runs.
@@ -12,10 +13,11 @@ use std::time::Duration;
 use wasmtime::component::Resource;
 
 use crate::plugin_host::bindings::imports::pith::plugin::process::{
-    Command, ExitStatus, Host, HostChild, Output, ProcessError,
+    Command, ExitStatus, Host, HostChild, Interpreter, Output, ProcessError,
 };
 use crate::plugin_host::sandbox::StoreState;
 use crate::sandbox::shell::{Pipe, ShellChild, kill_process_group};
+use crate::sandbox::shell_program;
 
 /// The lines past which the output is written to a file too, as a tool cuts it to pi's 2,000.
 const SPILL_LINES: usize = pith_sdk::text::DEFAULT_MAX_LINES;
@@ -110,6 +112,14 @@ impl Drop for ChildProcess {
 
 impl Host for StoreState {
     async fn spawn(&mut self, cmd: Command) -> Result<Resource<ChildProcess>, ProcessError> {
+        self.spawn_in(cmd, Interpreter::Bash).await
+    }
+
+    async fn spawn_in(
+        &mut self,
+        cmd: Command,
+        interpreter: Interpreter,
+    ) -> Result<Resource<ChildProcess>, ProcessError> {
         if !self.spec.capabilities.process {
             return Err(ProcessError::Denied);
         }
@@ -125,22 +135,36 @@ impl Host for StoreState {
         };
         // A denied command the host approved running again outside the sandbox.
         let unsandboxed = self.spec.escalated.unsandboxed_shell && self.spec.first_party;
-        let shell = self.spec.policy.shell().map_err(ProcessError::Spawn)?;
+        let (program, args) = match interpreter {
+            Interpreter::Bash => {
+                let shell = self.spec.policy.shell().map_err(ProcessError::Spawn)?;
+                let line = if self.spec.first_party {
+                    // The bash tool's command, after `shellCommandPrefix` as pi's.
+                    self.spec.policy.shell_command(&cmd.command_line)
+                } else {
+                    cmd.command_line.clone()
+                };
+                (shell, vec!["-c".to_string(), line])
+            }
+            Interpreter::Powershell => {
+                let shell = shell_program::powershell().map_err(ProcessError::Spawn)?;
+                let mut args: Vec<String> = shell_program::POWERSHELL_ARGS
+                    .iter()
+                    .map(|arg| arg.to_string())
+                    .collect();
+                args.push(shell_program::powershell_command(&shell, &cmd.command_line));
+                (shell, args)
+            }
+        };
         let mut command = if unsandboxed {
-            tokio::process::Command::new(shell)
+            tokio::process::Command::new(program)
         } else {
-            crate::sandbox::kernel::command(shell, &self.spec.policy)
+            crate::sandbox::kernel::command(program, &self.spec.policy)
                 .map_err(ProcessError::Spawn)?
                 .0
         };
         command
-            .arg("-c")
-            .arg(if self.spec.first_party {
-                // The bash tool's command, after `shellCommandPrefix` as pi's.
-                self.spec.policy.shell_command(&cmd.command_line)
-            } else {
-                cmd.command_line.clone()
-            })
+            .args(&args)
             .current_dir(&cwd)
             .envs(
                 self.spec

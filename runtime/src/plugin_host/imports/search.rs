@@ -4,32 +4,29 @@
 //! The root is matched lexically against the directories preopened for the guest (the
 //! longest one holding it) and judged by the sandbox's path rules (as named, as its links
 //! resolve, and again where the opened root really is; a walk skips the hidden paths under
-//! it). That directory is opened and the rest of the path is opened beneath it by the kernel
-//! (`openat2` with `RESOLVE_BENEATH`: links are followed only while they stay inside, as the
-//! guest's own WASI view follows them). Below the root the walk opens every
+//! it). The rest of the path is opened beneath that directory
+//! ([`crate::file_search::handle::open_beneath`]: links are followed only while they stay
+//! inside, as the guest's own WASI view follows them). Below the root the walk opens every
 //! directory and file beneath the root's handle with no link in the path, so nothing swapped
-//! in during a search leads out of it.
+//! in during a search leads out of it (on unix the kernel holds that; see the handle module
+//! for Windows).
 
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FileType, OFlags, fstat};
-use rustix::io::Errno;
-
-use crate::file_search::beneath::{self, Links};
+use crate::file_search::handle::{self, DirHandle, OpenError};
 use crate::file_search::{self, EntryGlob, GrepQuery, GrepRoot, SearchError as FileSearchError};
 use crate::plugin_host::bindings::imports::pith::plugin::search::{
     GrepFile, GrepLine, GrepOptions, Host, SearchError, WalkEntry, WalkOptions,
 };
 use crate::plugin_host::sandbox::StoreState;
-use crate::sandbox::paths::{PathRules, descriptor_path, normalize};
+use crate::sandbox::paths::{PathRules, normalize};
 
 /// A search root, opened.
 enum Opened {
     /// A directory, and the hidden paths under it (relative to it).
-    Dir(OwnedFd, Vec<PathBuf>),
+    Dir(DirHandle, Vec<PathBuf>),
     /// A regular file.
-    File(OwnedFd),
+    File(std::fs::File),
 }
 
 impl StoreState {
@@ -57,49 +54,30 @@ impl StoreState {
             return Err(SearchError::Denied(denied_through(rules, &path)));
         }
         let rest = path.strip_prefix(root).unwrap_or(Path::new(""));
-        let opened = file_search::open_dir(root)
-            .map_err(|_| SearchError::NotFound(guest.to_string()))
-            .and_then(|dir| {
-                beneath::open(&dir, rest, beneath::READ, Links::Beneath).map_err(|errno| {
-                    match errno {
-                        Errno::NOENT | Errno::NOTDIR => SearchError::NotFound(guest.to_string()),
-                        _ => SearchError::Denied(format!(
-                            "read of {} denied: it leads outside the directories this plugin may read (a link is followed only while it stays inside them)",
-                            path.display()
-                        )),
-                    }
-                })
-            })?;
+        let (opened, real) = handle::open_beneath(root, rest).map_err(|err| match err {
+            OpenError::NotFound => SearchError::NotFound(guest.to_string()),
+            OpenError::Outside => SearchError::Denied(format!(
+                "read of {} denied: it leads outside the directories this plugin may read (a link is followed only while it stays inside them)",
+                path.display()
+            )),
+            OpenError::NotFileOrDir => {
+                SearchError::Invalid(format!("{guest} is not a regular file or a directory"))
+            }
+        })?;
         // Judged again where it really is, and what a walk of it skips.
         let hidden = match rules {
             None => Vec::new(),
             Some(rules) => {
-                let real = descriptor_path(opened.as_fd())
+                let real = real
                     .filter(|real| !rules.hides(real))
                     .ok_or_else(|| SearchError::Denied(denied_through(rules, &path)))?;
                 rules.hidden_under(&real)
             }
         };
-        let kind = fstat(&opened)
-            .map(|stat| FileType::from_raw_mode(stat.st_mode))
-            .map_err(|_| SearchError::NotFound(guest.to_string()))?;
-        match kind {
-            FileType::Directory => {
-                // Reopened for listing (the first open did not ask for a directory).
-                beneath::open(
-                    &opened,
-                    Path::new(""),
-                    beneath::READ | OFlags::DIRECTORY,
-                    Links::Refused,
-                )
-                .map(|dir| Opened::Dir(dir, hidden))
-                .map_err(|_| SearchError::NotFound(guest.to_string()))
-            }
-            FileType::RegularFile => Ok(Opened::File(opened)),
-            _ => Err(SearchError::Invalid(format!(
-                "{guest} is not a regular file or a directory"
-            ))),
-        }
+        Ok(match opened {
+            handle::Opened::Dir(dir) => Opened::Dir(dir, hidden),
+            handle::Opened::File(file) => Opened::File(file),
+        })
     }
 
     /// Why reading `path` is refused: the sandbox's deny list, or the plugin's grants.
@@ -180,12 +158,12 @@ impl Host for StoreState {
     async fn grep(&mut self, options: GrepOptions) -> Result<Vec<GrepFile>, SearchError> {
         let root = match self.open_readable(&options.root)? {
             Opened::Dir(fd, hidden) => GrepRoot::Dir(fd, hidden),
-            Opened::File(fd) => {
+            Opened::File(file) => {
                 let name = Path::new(&options.root)
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                GrepRoot::File(fd, name)
+                GrepRoot::File(file, name)
             }
         };
         let query = GrepQuery {

@@ -53,7 +53,7 @@ pub fn landlock_abi() -> Option<i32> {
 
 /// Puts `command` under `policy` (not `full-access`): the mount namespace where it can be
 /// made, then the Landlock ruleset, both applied in the child. An error when the kernel cannot
-/// enforce it and the policy requires it.
+/// enforce it ([`super::kernel`] decides whether the policy requires it).
 pub fn confine(
     command: &mut tokio::process::Command,
     policy: &SandboxPolicy,
@@ -63,20 +63,11 @@ pub fn confine(
     } else {
         None
     };
-    let built = match landlock_abi() {
-        None => Err(super::kernel::unavailable_message()),
-        Some(_) => ruleset(policy, plan.is_some()).map_err(|err| {
-            format!(
-                "the shell cannot run sandboxed: this kernel's Landlock cannot hold it ({err}); set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access"
-            )
-        }),
-    };
-    let ruleset = match built {
-        Ok(ruleset) => ruleset,
-        Err(message) if policy.require_kernel => return Err(message),
-        Err(_) => return Ok(Confinement::None),
-    };
-    super::kernel::withhold_environment(command);
+    let ruleset = ruleset(policy, plan.is_some()).map_err(|err| {
+        format!(
+            "the shell cannot run sandboxed: this kernel's Landlock cannot hold it ({err}); set sandbox.requireKernelSandbox to false to run it unsandboxed, or run with --sandbox full-access"
+        )
+    })?;
     let confinement = if plan.is_some() {
         Confinement::Namespace
     } else {

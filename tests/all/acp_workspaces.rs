@@ -1,10 +1,12 @@
 //! ACP sessions in folders other than the one pith started in, over the real pipes: one
 //! `pith --mode acp` serves sessions in three folders at once, each prompt running
 //! concurrently; each session's tools work in its own folder, a write into another session's
-//! folder is refused by the sandbox, its sessions are listed and loaded there.
+//! folder is refused by the sandbox, its sessions are listed and loaded there; each folder's
+//! project plugins are its own.
 
 use serde_json::{Value, json};
 
+use crate::support;
 use crate::support::acp::Acp;
 use crate::support::rpc::Options;
 
@@ -136,4 +138,119 @@ async fn sessions_work_in_their_own_folders_at_once() {
             .contains(&says),
         "{elsewhere}"
     );
+}
+
+/// The text of the last update of call `call` in session `session`.
+fn call_result(acp: &Acp, session: &str, call: &str) -> (String, String) {
+    let update = acp
+        .pith
+        .frames
+        .iter()
+        .filter(|f| f["method"] == "session/update" && f["params"]["sessionId"] == session)
+        .map(|f| &f["params"]["update"])
+        .rfind(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == call)
+        .cloned()
+        .unwrap_or_else(|| panic!("no update of {call} in {session}"));
+    (
+        update["status"].as_str().unwrap_or_default().to_string(),
+        update["content"].to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_folder_has_its_own_project_plugins() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Three trusted folders: the word counter, its version 2, and an extension (no tool).
+    let plugins = [
+        "examples/word-count",
+        "testing/word-count-v2",
+        "examples/hello-extension",
+    ];
+    let folders: Vec<std::path::PathBuf> = ["one", "two", "three"]
+        .iter()
+        .zip(plugins)
+        .map(|(name, plugin)| {
+            let folder = dir.path().join(name);
+            let own = folder.join(".pith/plugins");
+            std::fs::create_dir_all(&own).unwrap();
+            support::install_plugin(&own, plugin);
+            std::fs::write(folder.join("notes.txt"), "a b c\n").unwrap();
+            folder.canonicalize().unwrap()
+        })
+        .collect();
+    let mut options = Options::faux(json!([
+        {"tool_calls": [{"id": "c", "name": "word_count", "arguments": {"path": "notes.txt"}}]},
+        {"text": "counted"}
+    ]));
+    options.agent_files.push((
+        "trusted-projects.json".into(),
+        json!({"trusted": folders, "untrusted": []}).to_string(),
+    ));
+    let mut acp = Acp::start(options, json!({})).await;
+    let mut sessions = Vec::new();
+    for folder in &folders {
+        let created = acp
+            .request("session/new", json!({"cwd": folder, "mcpServers": []}))
+            .await;
+        sessions.push(
+            created["result"]["sessionId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{created}"))
+                .to_string(),
+        );
+    }
+    // Their prompts run at once, each calling `word_count`.
+    let mut waiting = Vec::new();
+    for session in &sessions {
+        waiting.push(
+            acp.send(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": "count"}]}),
+            )
+            .await,
+        );
+    }
+    for id in waiting {
+        let read = acp
+            .pith
+            .frames
+            .iter()
+            .find(|f| f["id"] == id && f.get("method").is_none())
+            .cloned();
+        let done = match read {
+            Some(done) => done,
+            None => acp.response(id).await,
+        };
+        assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    }
+    let (status, text) = call_result(&acp, &sessions[0], "c");
+    assert_eq!(status, "completed", "{text}");
+    assert!(
+        text.contains("1 lines, 3 words, 6 bytes") && !text.contains("v2"),
+        "{text}"
+    );
+    let (status, text) = call_result(&acp, &sessions[1], "c");
+    assert_eq!(status, "completed", "{text}");
+    assert!(text.contains("v2: 1 lines, 3 words, 6 bytes"), "{text}");
+    let (status, text) = call_result(&acp, &sessions[2], "c");
+    assert_eq!(status, "failed", "{text}");
+    assert!(text.contains("word_count"), "{text}");
+    // The extension's command is the third folder's only.
+    let hello = |session: &str| {
+        acp.pith.frames.iter().any(|f| {
+            f["params"]["sessionId"] == session
+                && f["params"]["update"]["sessionUpdate"] == "available_commands_update"
+                && f["params"]["update"]["availableCommands"]
+                    .as_array()
+                    .is_some_and(|list| list.iter().any(|c| c["name"] == "hello"))
+        })
+    };
+    assert!(hello(&sessions[2]));
+    assert!(!hello(&sessions[0]) && !hello(&sessions[1]));
+    // The start folder's session has none of them.
+    let home = acp.new_session().await;
+    let done = acp.prompt(&home, "count").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let (status, _) = call_result(&acp, &home, "c");
+    assert_eq!(status, "failed");
 }

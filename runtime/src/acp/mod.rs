@@ -20,6 +20,7 @@ mod sink;
 mod stdio;
 mod tools;
 mod updates;
+mod workspace_hosts;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ use sink::{AcpSink, ClientFeatures};
 /// An ACP session: the engine session and its sink.
 struct AcpSession {
     session: Session,
+    /// The plugin host it runs on (the process's, or its folder's).
+    host: Arc<PluginHost>,
     sink: Arc<AcpSink>,
     /// `session/cancel` arrived for the prompt running.
     cancelled: AtomicBool,
@@ -53,7 +56,12 @@ struct AcpSession {
 
 /// What every ACP session is made from, and the sessions open.
 struct Server {
+    /// The process's plugin host: the start folder's.
     host: Arc<PluginHost>,
+    /// The hosts of the other folders sessions work in.
+    workspace_hosts: workspace_hosts::WorkspaceHosts,
+    /// The server itself, for the watchers of those hosts.
+    this: std::sync::Weak<Server>,
     args: Args,
     settings: Settings,
     workspace: PathBuf,
@@ -148,16 +156,14 @@ impl Server {
     }
 }
 
-/// Hot reload: a changed plugin directory reaches every open session.
+/// Hot reload: a changed plugin directory reaches every open session on the process's host
+/// (the hosts of other folders have their own watchers).
 fn watch_plugins(server: &Arc<Server>) -> Option<watch::PluginWatcher> {
     let weak = Arc::downgrade(server);
+    let host = Arc::downgrade(&server.host);
     match watch::watch(server.host.clone(), move |report| {
-        let Some(server) = weak.upgrade() else {
-            return;
-        };
-        for session in server.engine_sessions() {
-            let report = report.clone();
-            tokio::spawn(async move { session.plugins_reloaded(report).await });
+        if let Some(server) = weak.upgrade() {
+            server.plugins_reloaded(&host, report);
         }
     }) {
         Ok(watcher) => Some(watcher),
@@ -188,8 +194,10 @@ pub async fn serve(
     args.session = None;
     args.continue_session = false;
     args.session_id = None;
-    let server = Arc::new(Server {
+    let server = Arc::new_cyclic(|this| Server {
         host: Arc::new(host),
+        workspace_hosts: workspace_hosts::WorkspaceHosts::default(),
+        this: this.clone(),
         args,
         settings: settings.clone(),
         workspace,

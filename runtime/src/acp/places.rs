@@ -1,9 +1,9 @@
 //! Where an ACP session works: any absolute directory the client names, not only the one pith
 //! was started in. A session elsewhere gets that folder's own trust decision (the trust record;
 //! never the start folder's `--approve`), that project's settings when trusted, and a sandbox
-//! whose workspace is that folder; its tools, shell, context files, sessions directory and MCP
-//! servers follow. What is per process stays shared: the plugin host, its compiled code and
-//! the start folder's project plugins.
+//! whose workspace is that folder; its tools, shell, context files, sessions directory, MCP
+//! servers and project plugins follow (the folder's plugin host: `workspace_hosts.rs`). What is
+//! per process stays shared: the WebAssembly engine, the compiled code and the HTTP client.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

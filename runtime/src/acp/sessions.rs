@@ -190,8 +190,9 @@ impl Server {
         // Plugins still compiling after start-up (new third-party ones) are part of the session,
         // as they are of every RPC command but the liveness ones.
         self.host.deferred_settled().await;
+        let (host, plugin_notices) = self.host_for(&place).await;
         let (mut models, problems) = ModelRegistry::load(
-            &self.host,
+            &host,
             &self.agent_dir.models_file(),
             &self.agent_dir.auth_file(),
         );
@@ -208,11 +209,12 @@ impl Server {
         .map_err(super::internal)?;
         config.sandbox = place.sandbox.clone();
         config.resources =
-            crate::resources::Resources::load(config.resources.dirs.clone(), &self.host).await;
+            crate::resources::Resources::load(config.resources.dirs.clone(), &host).await;
         // The client's servers join the user's (a client's server replaces one of its name).
         let (given, mut notices) = mcp;
         config.mcp.give(given);
         notices.extend(place.notices);
+        notices.extend(plugin_notices);
         let resumed = file.is_some();
         if resumed {
             config.session = file;
@@ -231,7 +233,7 @@ impl Server {
             self.features(),
             self.flow.clone(),
         );
-        let session = Session::new(self.host.clone(), sink.clone(), models, config);
+        let session = Session::new(host.clone(), sink.clone(), models, config);
         let cost = session
             .shared()
             .state()
@@ -250,6 +252,7 @@ impl Server {
         ));
         let opened = Arc::new(AcpSession {
             session,
+            host,
             sink,
             cancelled: AtomicBool::new(false),
             prompting: AtomicBool::new(false),

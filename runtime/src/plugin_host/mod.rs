@@ -33,6 +33,7 @@ pub mod sandbox;
 pub mod tool;
 pub mod tool_arguments;
 pub mod watch;
+mod workspace_host;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -91,7 +92,9 @@ impl HostOptions {
 /// The loaded plugins and the machinery to call them.
 pub struct PluginHost {
     engine_settings: engine::EngineSettings,
-    wasm: std::sync::OnceLock<Result<Wasm, String>>,
+    /// The engine and linker, made on first use; shared with the hosts of sessions in other
+    /// folders ([`PluginHost::for_workspace`]).
+    wasm: Arc<std::sync::OnceLock<Result<Wasm, String>>>,
     cache: Arc<Cache>,
     /// The current set, swapped whole by a reload; calls hold their own `Arc`s, so a call in
     /// flight finishes on the version it started with.
@@ -197,7 +200,7 @@ impl PluginHost {
         let settings = RwLock::new(Arc::new(options.settings.clone()));
         let host = PluginHost {
             engine_settings,
-            wasm: std::sync::OnceLock::new(),
+            wasm: Arc::new(std::sync::OnceLock::new()),
             cache,
             plugins: RwLock::new(Arc::new(Vec::new())),
             tools: RwLock::new(Arc::new(Vec::new())),
@@ -210,21 +213,40 @@ impl PluginHost {
             settings,
             regrant: std::sync::atomic::AtomicBool::new(false),
         };
+        let errors = host.register_all(defer, &[]).await;
+        Ok((host, errors))
+    }
+
+    /// Registers every candidate and makes them the current set; a plugin registered as one of
+    /// `shared` is (same files, grants and config) is taken from there, compiled code and all.
+    async fn register_all(&self, defer: bool, shared: &[Arc<Plugin>]) -> Vec<LoadError> {
         let mut plugins = Vec::new();
         let mut errors = Vec::new();
-        for candidate in host.candidates(&mut errors) {
-            match host
-                .register(candidate, &host.options.settings, defer)
+        for candidate in self.candidates(&mut errors) {
+            match self
+                .register(candidate, &self.options.settings, defer)
                 .await
             {
-                Ok(Some(plugin)) => insert(&mut plugins, Arc::new(plugin)),
+                Ok(Some(plugin)) => {
+                    let same = shared.iter().find(|other| {
+                        other.path == plugin.path
+                            && other.hash == plugin.hash
+                            && other.manifest == plugin.manifest
+                            && other.capabilities == plugin.capabilities
+                            && other.config == plugin.config
+                    });
+                    insert(
+                        &mut plugins,
+                        same.cloned().unwrap_or_else(|| Arc::new(plugin)),
+                    );
+                }
                 Ok(None) => {}
                 Err(err) => errors.push(err),
             }
         }
-        host.cache.flush_index();
-        host.swap(plugins);
-        Ok((host, errors))
+        self.cache.flush_index();
+        self.swap(plugins);
+        errors
     }
 
     /// Every plugin the embedded set and the directories offer now, in load order; files that

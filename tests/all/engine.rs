@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use pith::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
 use pith::agent::models::ModelRegistry;
 use pith::agent::session::Session;
+use pith::agent::submit::{Disposition, Submission};
 use pith::agent_dir::AgentDir;
 use pith::cli::Args;
 use pith::plugin_host::{HostOptions, PluginHost};
@@ -83,11 +84,11 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
 
     // Awaiting the run's handle means every event of it was emitted (`agent_settled` too):
     // what a front-end that answers a prompt when its run ends relies on.
-    let run = session
-        .prompt("what is here?", Vec::new(), None, None)
-        .unwrap()
-        .expect("a run")
-        .spawn();
+    let Ok(Disposition::Started(run)) = session.submit(Submission::text("what is here?")).await
+    else {
+        panic!("the prompt does not start a run");
+    };
+    let run = run.spawn();
     tokio::time::timeout(std::time::Duration::from_secs(20), run)
         .await
         .expect("the run ends")

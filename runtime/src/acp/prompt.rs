@@ -10,8 +10,8 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
 
 use super::{AcpSession, Server};
-use crate::agent::input::Input;
 use crate::agent::message::StopReason;
+use crate::agent::submit::{Disposition, PromptError, Submission};
 use crate::content::Content;
 
 /// The prompt's blocks as text and images: text joined by blank lines, a linked file as its
@@ -170,40 +170,39 @@ async fn run(
     let session = &open.session;
     // The extensions' `session_start` comes first.
     let _ = open.ready.subscribe().wait_for(|ready| *ready).await;
-    session.shared().host.deferred_settled().await;
-    session.shared().wait_compaction().await;
     if let Some(rest) = text.strip_prefix("/compact")
         && (rest.is_empty() || rest.starts_with(char::is_whitespace))
     {
+        session.shared().wait_compaction().await;
         return compact(open, rest.trim()).await;
     }
-    let input = session.process_input(&text, images).await;
-    if open.cancelled.load(Ordering::SeqCst) {
-        return Ok(acp::StopReason::Cancelled);
-    }
-    let (text, images) = match input {
-        Input::Command { slot, name, args } => {
+    let submitted = session
+        .submit(Submission {
+            images,
+            ..Submission::text(text)
+        })
+        .await;
+    let cancelled = open.cancelled.load(Ordering::SeqCst);
+    let run = match submitted {
+        // A run claimed is started even when cancelled meanwhile: the abort below ends it.
+        Ok(Disposition::Started(run)) => run,
+        _ if cancelled => return Ok(acp::StopReason::Cancelled),
+        Ok(Disposition::Command(call)) => {
             // A command may start a run of its own (an extension's message with a turn).
             open.sink.begin_prompt(false);
-            session.run_command_to_end(&slot, &name, &args).await;
+            call.run_to_end(session).await;
             return stop_reason(open);
         }
-        Input::Handled => return Ok(acp::StopReason::EndTurn),
-        Input::Prompt { text, images } => (text, images),
-    };
-    open.sink.begin_prompt(true);
-    let run = match session.prompt(&text, images, None, None) {
-        Ok(Some(run)) => run,
-        Ok(None) => return Ok(acp::StopReason::EndTurn),
-        Err(message) => {
-            open.sink.end_prompt();
-            return Err(if message == crate::agent::session::ALREADY_PROCESSING {
-                busy()
-            } else {
-                Error::new(agent_client_protocol::ErrorCode::INVALID_REQUEST, message)
-            });
+        Ok(Disposition::Handled | Disposition::Queued) => return Ok(acp::StopReason::EndTurn),
+        Err(PromptError::Busy) => return Err(busy()),
+        Err(err) => {
+            return Err(Error::new(
+                agent_client_protocol::ErrorCode::INVALID_REQUEST,
+                err.to_string(),
+            ));
         }
     };
+    open.sink.begin_prompt(true);
     let running = run.spawn();
     // A cancel that came while the run was being claimed found nothing to abort.
     if open.cancelled.load(Ordering::SeqCst) {

@@ -16,14 +16,7 @@ use crate::resources::{Location, skills, templates};
 /// What to do with an input.
 pub enum Input {
     /// Run this extension command (after the response is out).
-    Command {
-        /// The extension.
-        slot: Arc<Slot>,
-        /// The command's name.
-        name: String,
-        /// The text after it.
-        args: String,
-    },
+    Command(CommandCall),
     /// An extension handled it; nothing more happens.
     Handled,
     /// Send this to the model.
@@ -33,6 +26,30 @@ pub enum Input {
         /// The images.
         images: Vec<Content>,
     },
+}
+
+/// An extension command a submission named.
+pub struct CommandCall {
+    slot: Arc<Slot>,
+    name: String,
+    args: String,
+}
+
+impl CommandCall {
+    /// Runs it (a run it starts goes on by itself).
+    pub async fn run(self, session: &Session) {
+        session
+            .shared()
+            .extensions
+            .run_command(&self.slot, &self.name, &self.args)
+            .await;
+    }
+
+    /// Runs it and waits until a run it started has ended.
+    pub async fn run_to_end(self, session: &Session) {
+        self.run(session).await;
+        session.wait_idle().await;
+    }
 }
 
 impl Session {
@@ -66,11 +83,11 @@ impl Session {
                 return Input::Handled;
             }
             if let Some(slot) = extensions.command(name) {
-                return Input::Command {
+                return Input::Command(CommandCall {
                     slot,
                     name: name.to_string(),
                     args: args.to_string(),
-                };
+                });
             }
         }
         let (mut text, mut images) = (text.to_string(), images);
@@ -100,13 +117,6 @@ impl Session {
             text: self.expand(&text).await,
             images,
         }
-    }
-
-    /// Runs an extension command and waits until the run it may start (a message sent with a
-    /// turn) has ended: for front-ends that answer a command when its effects are over.
-    pub async fn run_command_to_end(&self, slot: &Arc<Slot>, name: &str, args: &str) {
-        self.shared().extensions.run_command(slot, name, args).await;
-        self.wait_idle().await;
     }
 
     /// Expands `/skill:name args` and `/template args` (a failure is reported as

@@ -30,6 +30,7 @@ pub mod session;
 pub mod session_file;
 pub mod session_index;
 pub mod stream;
+pub mod submit;
 pub mod system_prompt;
 pub mod system_record;
 pub mod todos;

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::agent::event::{EventSink, NullSink};
-use crate::agent::input::Input;
+use crate::agent::submit::{Disposition, Submission};
 use crate::agent::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
@@ -155,22 +155,22 @@ pub async fn run(
 /// Sends one prompt (a `/command`, template or skill as in RPC mode) and waits for its run
 /// to end; `Err` with the message when it could not start.
 async fn prompt(session: &Session, text: &str, images: Vec<Content>) -> Result<(), String> {
-    session.shared().wait_compaction().await;
-    let (text, images) = match session.process_input(text, images).await {
-        Input::Command { slot, name, args } => {
-            session.run_command_to_end(&slot, &name, &args).await;
-            return Ok(());
-        }
-        Input::Handled => return Ok(()),
-        Input::Prompt { text, images } => (text, images),
+    let submission = Submission {
+        images,
+        ..Submission::text(text)
     };
-    match session.prompt(&text, images, None, None)? {
-        Some(run) => {
+    match session
+        .submit(submission)
+        .await
+        .map_err(|err| err.to_string())?
+    {
+        Disposition::Command(call) => call.run_to_end(session).await,
+        Disposition::Started(run) => {
             let _ = run.spawn().await;
-            Ok(())
         }
-        None => Ok(()),
+        Disposition::Handled | Disposition::Queued => {}
     }
+    Ok(())
 }
 
 /// Prints the session's last answer as pi's print mode does; the exit code it calls for.

@@ -274,6 +274,17 @@ pub enum StreamingBehavior {
 /// The message when a prompt arrives during a run without `streamingBehavior`.
 pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
 
+/// Why a prompt was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// A run streams and the prompt said neither steer nor follow up.
+    #[error("{}", ALREADY_PROCESSING)]
+    Busy,
+    /// No model is set (the text says how to pick one).
+    #[error("{0}")]
+    NoModel(String),
+}
+
 impl Session {
     /// Creates a session.
     pub fn new(
@@ -494,13 +505,13 @@ impl Session {
     /// `prompt`: claims a run (started with [`PendingRun::start`] once the response is out), or
     /// queues the message when one is streaming (`Ok(None)`). `client_id` (the host's
     /// `clientMessageId`) is echoed in the user message's `message_start`.
-    pub fn prompt(
+    pub(crate) fn prompt(
         &self,
         text: &str,
         images: Vec<Content>,
         behavior: Option<StreamingBehavior>,
         client_id: Option<String>,
-    ) -> Result<Option<PendingRun>, String> {
+    ) -> Result<Option<PendingRun>, PromptError> {
         let message = self.user_message(text, images);
         {
             let mut state = self.shared.state();
@@ -511,7 +522,7 @@ impl Session {
                     client_id,
                 };
                 match behavior {
-                    None => return Err(ALREADY_PROCESSING.to_string()),
+                    None => return Err(PromptError::Busy),
                     Some(StreamingBehavior::FollowUp) => state.follow_up.push(queued),
                     Some(StreamingBehavior::Steer) => state.steering.push(queued),
                 }
@@ -527,14 +538,14 @@ impl Session {
 
     /// Claims a run that starts with `messages` (and the extension messages kept for the next
     /// prompt); fails when a run streams or no model is set.
-    fn claim_run(&self, mut messages: Vec<AgentMessage>) -> Result<PendingRun, String> {
+    fn claim_run(&self, mut messages: Vec<AgentMessage>) -> Result<PendingRun, PromptError> {
         {
             let mut state = self.shared.state();
             if state.streaming {
-                return Err(ALREADY_PROCESSING.to_string());
+                return Err(PromptError::Busy);
             }
             if state.model.is_none() {
-                return Err(no_model_message());
+                return Err(PromptError::NoModel(no_model_message()));
             }
             state.streaming = true;
             state.prompt_client_id = None;

@@ -172,9 +172,7 @@ pub async fn command(
     let _ = terminal.shared.set(Arc::downgrade(session.shared()));
     session.start_extensions().await;
     match session.process_input(line, Vec::new()).await {
-        Input::Command { slot, name, args } => {
-            session.run_command_to_end(&slot, &name, &args).await
-        }
+        Input::Command(call) => call.run_to_end(&session).await,
         Input::Handled => println!("handled by an extension's input hook"),
         Input::Prompt { .. } => {
             let listed = session.commands_json();

@@ -2,8 +2,8 @@
 //! `queue_message`.
 
 use super::Command;
-use crate::agent::input::Input;
 use crate::agent::session::StreamingBehavior;
+use crate::agent::submit::{Disposition, Submission};
 use crate::content::Content;
 
 /// Answers the prompting commands; false for any other.
@@ -11,8 +11,6 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
     let session = command.session;
     match command.kind {
         "prompt" => {
-            // A prompt sent while a compaction runs (after a run's `agent_end`) waits for it.
-            session.shared().wait_compaction().await;
             let behavior = match command.fields.opt_string("streamingBehavior") {
                 Ok(None) => None,
                 Ok(Some("followUp")) => Some(StreamingBehavior::FollowUp),
@@ -82,8 +80,10 @@ fn message<'a>(command: &Command<'a>) -> Result<(&'a str, Vec<Content>, Option<S
     Ok((text, command.fields.images()?, id.map(str::to_string)))
 }
 
-/// Sends a prompt: through extension commands and the `input` hook, then to the model (the
-/// response goes out before the run's first event).
+/// Sends a prompt through the session's one prompt path ([`Session::submit`]); the response
+/// goes out before the run's first event, and before an extension command runs.
+///
+/// [`Session::submit`]: crate::agent::session::Session::submit
 async fn start(
     command: &Command<'_>,
     text: &str,
@@ -91,27 +91,23 @@ async fn start(
     behavior: Option<StreamingBehavior>,
     client_id: Option<String>,
 ) {
-    let session = command.session;
-    let (text, images) = match session.process_input(text, images).await {
-        Input::Command { slot, name, args } => {
+    let submission = Submission {
+        text: text.to_string(),
+        images,
+        behavior,
+        client_id,
+    };
+    match command.session.submit(submission).await {
+        Ok(Disposition::Command(call)) => {
             // Extension commands run at once, even while a run streams.
             command.data(disposition("handled"));
-            session
-                .shared()
-                .extensions
-                .run_command(&slot, &name, &args)
-                .await;
-            return;
+            call.run(command.session).await;
         }
-        Input::Handled => return command.data(disposition("handled")),
-        Input::Prompt { text, images } => (text, images),
-    };
-    match session.prompt(&text, images, behavior, client_id) {
-        Ok(Some(run)) => {
+        Ok(Disposition::Started(run)) => {
             command.data(disposition("started"));
             run.start();
         }
-        Ok(None) => command.data(disposition("queued")),
-        Err(err) => command.respond(Err(err)),
+        Ok(other) => command.data(disposition(other.as_str())),
+        Err(err) => command.respond(Err(err.to_string())),
     }
 }

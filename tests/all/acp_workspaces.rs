@@ -18,6 +18,34 @@ fn writes(path: &str) -> Value {
     ]})
 }
 
+/// Sends a prompt to each session at once, and checks each ends its turn.
+async fn prompt_at_once(acp: &mut Acp, sessions: &[String], text: impl Fn(usize) -> String) {
+    let mut waiting = Vec::new();
+    for (i, session) in sessions.iter().enumerate() {
+        waiting.push(
+            acp.send(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": text(i)}]}),
+            )
+            .await,
+        );
+    }
+    for id in waiting {
+        // The answers come in any order: one read already is taken from what was read.
+        let read = acp
+            .pith
+            .frames
+            .iter()
+            .find(|f| f["id"] == id && f.get("method").is_none())
+            .cloned();
+        let done = match read {
+            Some(done) => done,
+            None => acp.response(id).await,
+        };
+        assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_work_in_their_own_folders_at_once() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -53,30 +81,7 @@ async fn sessions_work_in_their_own_folders_at_once() {
         sessions.push(id);
     }
     // Three prompts in flight at once.
-    let mut waiting = Vec::new();
-    for (i, session) in sessions.iter().enumerate() {
-        waiting.push(
-            acp.send(
-                "session/prompt",
-                json!({"sessionId": session, "prompt": [{"type": "text", "text": format!("go {i}")}]}),
-            )
-            .await,
-        );
-    }
-    for id in waiting {
-        // The answers come in any order: one read already is taken from what was read.
-        let read = acp
-            .pith
-            .frames
-            .iter()
-            .find(|f| f["id"] == id && f.get("method").is_none())
-            .cloned();
-        let done = match read {
-            Some(done) => done,
-            None => acp.response(id).await,
-        };
-        assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
-    }
+    prompt_at_once(&mut acp, &sessions, |i| format!("go {i}")).await;
     for folder in &folders {
         assert_eq!(
             std::fs::read_to_string(folder.join("mine.txt")).unwrap(),
@@ -200,29 +205,7 @@ async fn each_folder_has_its_own_project_plugins() {
         );
     }
     // Their prompts run at once, each calling `word_count`.
-    let mut waiting = Vec::new();
-    for session in &sessions {
-        waiting.push(
-            acp.send(
-                "session/prompt",
-                json!({"sessionId": session, "prompt": [{"type": "text", "text": "count"}]}),
-            )
-            .await,
-        );
-    }
-    for id in waiting {
-        let read = acp
-            .pith
-            .frames
-            .iter()
-            .find(|f| f["id"] == id && f.get("method").is_none())
-            .cloned();
-        let done = match read {
-            Some(done) => done,
-            None => acp.response(id).await,
-        };
-        assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
-    }
+    prompt_at_once(&mut acp, &sessions, |_| "count".to_string()).await;
     let (status, text) = call_result(&acp, &sessions[0], "c");
     assert_eq!(status, "completed", "{text}");
     assert!(

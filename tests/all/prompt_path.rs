@@ -57,7 +57,10 @@ fn conversation(pith: &Pith) -> Vec<(String, String)> {
                 (role != "system").then(|| (role, text(&message["content"])))
             }
             Some("custom_message") => Some((
-                format!("custom:{}", entry["customType"].as_str().unwrap_or_default()),
+                format!(
+                    "custom:{}",
+                    entry["customType"].as_str().unwrap_or_default()
+                ),
                 text(&entry["content"]),
             )),
             _ => None,
@@ -111,7 +114,9 @@ async fn rpc_and_acp_prompts_take_the_same_path() {
     let by_acp = conversation(&acp.pith);
 
     let texts = |list: &[(String, String)]| -> Vec<String> {
-        list.iter().map(|(who, text)| format!("{who}: {text}")).collect()
+        list.iter()
+            .map(|(who, text)| format!("{who}: {text}"))
+            .collect()
     };
     assert_eq!(
         texts(&by_rpc),

@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::agent::event::{EventSink, NullSink};
-use crate::agent::submit::{Disposition, Submission};
 use crate::agent::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
+use crate::agent::submit::{Disposition, Submission};
 use crate::agent_dir::AgentDir;
 use crate::cli::Args;
 use crate::content::Content;

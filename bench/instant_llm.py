@@ -36,11 +36,9 @@ def stream_body(deltas):
     return "".join(parts).encode()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--deltas", type=int, default=5000)
-    args = ap.parse_args()
-    body = stream_body(args.deltas)
+def handler(reply_for):
+    """A request handler that answers each POST with `reply_for(request body bytes)`, an SSE
+    stream sent in one write."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -53,15 +51,23 @@ def main():
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            reply = reply_for(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(reply)
             self.wfile.flush()
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return Handler
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--deltas", type=int, default=5000)
+    args = ap.parse_args()
+    body = stream_body(args.deltas)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(lambda _request: body))
     print("LISTENING %d" % server.server_address[1], flush=True)
     try:
         server.serve_forever()

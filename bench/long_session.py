@@ -29,7 +29,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from instant_llm import handler  # noqa: E402
 from vs_pi import PITH, ROOT, Output  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -96,27 +96,8 @@ def reply_for(request):
 
 
 def serve():
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *_):
-            pass
-
-        def setup(self):
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            reply = reply_for(json.loads(body))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-            self.wfile.flush()
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), handler(lambda body: reply_for(json.loads(body))))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

@@ -37,16 +37,12 @@ impl EventSink for Collected {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
+/// A session over the faux provider replaying `script`, in a workspace holding `notes.txt`.
+async fn session(script: serde_json::Value) -> (tempfile::TempDir, Session, Arc<Collected>) {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("notes.txt"), "hello from the workspace").unwrap();
-    let script = json!([
-        {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}]},
-        {"text": "I see notes.txt", "chunks": 3}
-    ]);
     let settings = Settings::from_value(json!({
         "plugins": {"faux": {"config": {"PITH_FAUX_SCRIPT": script.to_string()}}}
     }));
@@ -81,6 +77,16 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
             .unwrap();
     let sink = Arc::new(Collected::default());
     let session = Session::new(Arc::new(host), sink.clone(), models, config);
+    (dir, session, sink)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
+    let (_dir, session, sink) = session(json!([
+        {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"text": "I see notes.txt", "chunks": 3}
+    ]))
+    .await;
 
     // Awaiting the run's handle means every event of it was emitted (`agent_settled` too):
     // what a front-end that answers a prompt when its run ends relies on.
@@ -130,4 +136,31 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
             .contains("hello from the workspace"),
         "{tool_result}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_claimed_and_never_started_gives_the_session_back() {
+    let (_dir, session, _sink) = session(json!([{"text": "answered"}])).await;
+    let Ok(Disposition::Started(run)) = session.submit(Submission::text("first")).await else {
+        panic!("the prompt does not start a run");
+    };
+    assert!(session.is_streaming());
+    drop(run);
+    assert!(!session.is_streaming());
+    let Ok(Disposition::Started(run)) = session.submit(Submission::text("second")).await else {
+        panic!("the session does not take a prompt after a dropped run");
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), run.spawn())
+        .await
+        .expect("the run ends")
+        .expect("the run's task completes");
+    let messages = session.messages_json();
+    let texts: Vec<&str> = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["second"]);
 }

@@ -239,9 +239,8 @@ pub struct Session {
 /// before the run's first event.
 #[must_use = "a claimed run must be started"]
 pub struct PendingRun {
-    shared: Arc<Shared>,
-    messages: Vec<AgentMessage>,
-    cancel: CancellationToken,
+    /// What the run starts with; taken when it starts.
+    start: Option<(Arc<Shared>, Vec<AgentMessage>, CancellationToken)>,
 }
 
 impl PendingRun {
@@ -253,12 +252,34 @@ impl PendingRun {
     /// Starts the run; the handle resolves once it has ended and every event of it was emitted
     /// (`agent_settled` included), so a front-end that answers a prompt when its run ends (ACP's
     /// `session/prompt`) never races the next run's events.
-    pub fn spawn(self) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(super::agent_loop::run(
-            self.shared,
-            self.messages,
-            self.cancel,
-        ))
+    pub fn spawn(mut self) -> tokio::task::JoinHandle<()> {
+        match self.start.take() {
+            Some((shared, messages, cancel)) => {
+                tokio::spawn(super::agent_loop::run(shared, messages, cancel))
+            }
+            // (Never: only `spawn`, which consumes the run, takes it before `drop`.)
+            None => tokio::spawn(async {}),
+        }
+    }
+}
+
+impl Drop for PendingRun {
+    /// A run claimed and never started gives the session back: it takes prompts again, and the
+    /// messages held for the next turn (after the prompt, which is dropped) wait there again.
+    fn drop(&mut self) {
+        let Some((shared, mut messages, _)) = self.start.take() else {
+            return;
+        };
+        {
+            let mut state = shared.state();
+            if !messages.is_empty() {
+                messages.remove(0);
+            }
+            messages.append(&mut state.next_turn);
+            state.next_turn = messages;
+        }
+        shared.accept_prompts();
+        shared.signal_idle();
     }
 }
 
@@ -558,9 +579,7 @@ impl Session {
         let cancel = CancellationToken::new();
         self.shared.state().cancel = Some(cancel.clone());
         Ok(PendingRun {
-            shared: self.shared.clone(),
-            messages,
-            cancel,
+            start: Some((self.shared.clone(), messages, cancel)),
         })
     }
 

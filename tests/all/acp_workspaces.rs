@@ -18,6 +18,23 @@ fn writes(path: &str) -> Value {
     ]})
 }
 
+/// Opens a session in each folder; their ids.
+async fn open_in(acp: &mut Acp, folders: &[std::path::PathBuf]) -> Vec<String> {
+    let mut sessions = Vec::new();
+    for folder in folders {
+        let created = acp
+            .request("session/new", json!({"cwd": folder, "mcpServers": []}))
+            .await;
+        sessions.push(
+            created["result"]["sessionId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{created}"))
+                .to_string(),
+        );
+    }
+    sessions
+}
+
 /// Sends a prompt to each session at once, and checks each ends its turn.
 async fn prompt_at_once(acp: &mut Acp, sessions: &[String], text: impl Fn(usize) -> String) {
     let mut waiting = Vec::new();
@@ -69,17 +86,7 @@ async fn sessions_work_in_their_own_folders_at_once() {
     // Saved sessions, to list and load.
     options.args.retain(|a| a != "--no-session");
     let mut acp = Acp::start(options, json!({})).await;
-    let mut sessions = Vec::new();
-    for folder in &folders {
-        let created = acp
-            .request("session/new", json!({"cwd": folder, "mcpServers": []}))
-            .await;
-        let id = created["result"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{created}"))
-            .to_string();
-        sessions.push(id);
-    }
+    let sessions = open_in(&mut acp, &folders).await;
     // Three prompts in flight at once.
     prompt_at_once(&mut acp, &sessions, |i| format!("go {i}")).await;
     for folder in &folders {
@@ -192,18 +199,7 @@ async fn each_folder_has_its_own_project_plugins() {
         json!({"trusted": folders, "untrusted": []}).to_string(),
     ));
     let mut acp = Acp::start(options, json!({})).await;
-    let mut sessions = Vec::new();
-    for folder in &folders {
-        let created = acp
-            .request("session/new", json!({"cwd": folder, "mcpServers": []}))
-            .await;
-        sessions.push(
-            created["result"]["sessionId"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{created}"))
-                .to_string(),
-        );
-    }
+    let sessions = open_in(&mut acp, &folders).await;
     // Their prompts run at once, each calling `word_count`.
     prompt_at_once(&mut acp, &sessions, |_| "count".to_string()).await;
     let (status, text) = call_result(&acp, &sessions[0], "c");

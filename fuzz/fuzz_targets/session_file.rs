@@ -15,16 +15,26 @@ mod js;
 #[allow(dead_code, missing_docs)]
 mod time;
 
-// `session_file.rs` names `super::message`: both sit at the root here.
-#[path = "../../runtime/src/agent/message.rs"]
+// The engine's files name each other by their paths in the crate (`crate::agent::…`): the
+// modules are re-exported at those paths here.
+#[path = "../../runtime/src/agent/conversation/message.rs"]
 #[allow(dead_code, missing_docs)]
 mod message;
-#[path = "../../runtime/src/agent/prompt_sections.rs"]
+#[path = "../../runtime/src/agent/conversation/prompt_sections.rs"]
 #[allow(dead_code, missing_docs)]
 mod prompt_sections;
-#[path = "../../runtime/src/agent/session_file.rs"]
+#[path = "../../runtime/src/agent/session/file/mod.rs"]
 #[allow(dead_code, missing_docs)]
 mod session_file;
+mod agent {
+    pub mod conversation {
+        pub(crate) use crate::{message, prompt_sections};
+    }
+    pub mod session {
+        #[allow(unused_imports)]
+        pub(crate) use crate::session_file as file;
+    }
+}
 
 use message::AgentMessage;
 use session_file::SessionFile;

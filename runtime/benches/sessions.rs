@@ -1,8 +1,8 @@
 //! Loading a session file of 10,000 entries and building its context.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pith::agent::message::AgentMessage;
-use pith::agent::session_file::SessionFile;
+use pith::agent::conversation::message::AgentMessage;
+use pith::agent::session::file::SessionFile;
 use serde_json::json;
 
 fn benches(c: &mut Criterion) {

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod content;
 pub mod docs;
+pub mod export;
 pub mod file_search;
 pub mod images;
 pub mod js;

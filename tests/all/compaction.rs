@@ -56,11 +56,11 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
     assert!(request.get("tools").is_none());
     assert_eq!(
         request["system"][0]["text"],
-        pith::agent::compaction::SYSTEM_PROMPT
+        pith::agent::conversation::compaction::SYSTEM_PROMPT
     );
     let expected = format!(
         "<conversation>\n\n</conversation>\n\n{}\n\nAdditional focus: Keep it short",
-        pith::agent::compaction::summary_prompt()
+        pith::agent::conversation::compaction::summary_prompt()
     );
     assert_eq!(request["messages"][0]["content"][0]["text"], expected);
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
@@ -115,11 +115,11 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
         .unwrap();
     assert!(entry["usage"]["output"].is_number(), "{entry}");
     assert_eq!(entry["fromHook"], false);
-    let (store, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    let (store, _) = pith::agent::session::file::SessionFile::open(&path).unwrap();
     let context = store.context();
     assert!(matches!(
         context.messages[0].1,
-        pith::agent::message::AgentMessage::CompactionSummary(_)
+        pith::agent::conversation::message::AgentMessage::CompactionSummary(_)
     ));
     assert_eq!(context.messages.len(), 7);
     assert_eq!(
@@ -130,8 +130,8 @@ async fn compact_sends_pis_summary_request_and_survives_a_reload() {
 
 #[test]
 fn the_cut_keeps_recent_turns_whole() {
-    use pith::agent::compaction::{cut_point, serialize};
-    use pith::agent::message::AgentMessage;
+    use pith::agent::conversation::compaction::{cut_point, serialize};
+    use pith::agent::conversation::message::AgentMessage;
     let long = "x".repeat(40_000);
     let messages: Vec<AgentMessage> = vec![
         AgentMessage::user(&long, vec![]),

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use pith::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
 use pith::agent::models::ModelRegistry;
 use pith::agent::session::Session;
-use pith::agent::submit::{Disposition, Submission};
+use pith::agent::session::submit::{Disposition, Submission};
 use pith::agent_dir::AgentDir;
 use pith::cli::Args;
 use pith::plugin_host::{HostOptions, PluginHost};

@@ -8,7 +8,7 @@ use crate::support;
 
 use crate::support::fake_llm::FakeLlm;
 use crate::support::rpc::{Pith, anthropic_fake, openai_fake};
-use pith::agent::tool_calls::truncated_call_text;
+use pith::agent::run::tool_calls::truncated_call_text;
 use serde_json::{Value, json};
 
 /// An answer cut off while it wrote a `write` call over `notes.txt` and a `bash` call, then

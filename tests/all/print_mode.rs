@@ -215,6 +215,6 @@ async fn sigterm_aborts_the_run_and_exits_143() {
     // pi 1.5.2 on openai-completions says the same (its capture `text_sigterm`).
     assert_eq!(
         run.stderr,
-        format!("{}\n", pith::agent::agent_loop::REQUEST_ABORTED)
+        format!("{}\n", pith::agent::run::agent_loop::REQUEST_ABORTED)
     );
 }

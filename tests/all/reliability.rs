@@ -176,7 +176,9 @@ async fn overflow_compaction_makes_progress_inside_one_turn() {
     let requests = server.requests();
     let summary_request = requests
         .iter()
-        .find(|r| r["body"]["system"][0]["text"] == pith::agent::compaction::SYSTEM_PROMPT)
+        .find(|r| {
+            r["body"]["system"][0]["text"] == pith::agent::conversation::compaction::SYSTEM_PROMPT
+        })
         .expect("a summary request");
     let asked = summary_request["body"]["messages"][0]["content"][0]["text"]
         .as_str()

@@ -309,7 +309,7 @@ async fn a_damaged_file_loads_its_good_lines() {
     text.push_str("{\"type\":\"message\",\"id\":\"dead\",\"par");
     std::fs::write(&path, text).unwrap();
 
-    let (good, problems) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    let (good, problems) = pith::agent::session::file::SessionFile::open(&path).unwrap();
     assert_eq!(problems.len(), 1);
     assert!(problems[0].contains("not a session entry"), "{problems:?}");
     assert_eq!(good.context().messages.len(), 3, "system, prompt, answer");
@@ -324,7 +324,7 @@ fn appending_to_a_file_without_a_final_newline_starts_a_new_line() {
     )
     .unwrap();
     std::fs::write(&path, pi.trim_end()).unwrap();
-    let (mut file, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    let (mut file, _) = pith::agent::session::file::SessionFile::open(&path).unwrap();
     file.append(
         "session_info",
         serde_json::from_value(json!({"name": "renamed"})).unwrap(),
@@ -415,7 +415,7 @@ fn a_file_pith_writes_has_the_shape_pi_reads() {
     // The fixture was written by pith and opened by pi 0.73.1 (see the fixture's README).
     let dir = support::repo_root().join("tests/fixtures/pith-sessions");
     let (file, problems) =
-        pith::agent::session_file::SessionFile::open(&dir.join("written-by-pith.jsonl")).unwrap();
+        pith::agent::session::file::SessionFile::open(&dir.join("written-by-pith.jsonl")).unwrap();
     assert!(problems.is_empty());
     let context = file.context();
     assert_eq!(context.messages.len(), 2);
@@ -526,7 +526,7 @@ fn a_cycle_of_duplicate_ids_does_not_hang_the_tree() {
         r#"{"type":"session_info","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:03Z","name":"z"}"#,
     ];
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let (file, _) = pith::agent::session_file::SessionFile::open(&path).unwrap();
+    let (file, _) = pith::agent::session::file::SessionFile::open(&path).unwrap();
     let tree = file.tree();
     assert!(tree.len() <= 3, "{tree:?}");
 }

@@ -10,8 +10,8 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
 
 use super::{AcpSession, Server};
-use crate::agent::message::StopReason;
-use crate::agent::submit::{Disposition, PromptError, Submission};
+use crate::agent::conversation::message::StopReason;
+use crate::agent::session::submit::{Disposition, PromptError, Submission};
 use crate::content::Content;
 
 /// The prompt's blocks as text and images: text joined by blank lines, a linked file as its

@@ -12,12 +12,12 @@ use tokio::sync::mpsc;
 
 use super::sink::{AcpSink, Follow};
 use super::{AcpSession, Server};
-use crate::agent::message::AgentMessage;
+use crate::agent::conversation::message::AgentMessage;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
-use crate::agent::session_file::SessionFile;
-use crate::agent::session_index;
+use crate::agent::session::file::SessionFile;
+use crate::agent::session::index as session_index;
 
 /// The config option naming the model (`provider/id`).
 const MODEL: &str = "model";

@@ -14,10 +14,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::flow::Flow;
 use super::{permissions, tools, updates};
+use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::event::{
     AssistantUpdate, EventSink, SessionEvent, SinkFuture, UpdateKind, UpdatePayload,
 };
-use crate::agent::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::session::Shared;
 use crate::plugin_host::imports::ui::UiRequest;
 

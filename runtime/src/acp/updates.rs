@@ -8,8 +8,10 @@ use agent_client_protocol::v1::schema as acp;
 use serde_json::Value;
 
 use super::tools;
-use crate::agent::message::{AgentMessage, AssistantBlock, ToolResultMessage, UserContent};
-use crate::agent::todos::{TodoPhase, TodoStatus};
+use crate::agent::conversation::message::{
+    AgentMessage, AssistantBlock, ToolResultMessage, UserContent,
+};
+use crate::agent::tools::todos::{TodoPhase, TodoStatus};
 use crate::content::Content;
 
 /// The todo list as an ACP plan: every task in order, prefixed with its phase's name when there
@@ -51,7 +53,7 @@ pub(super) fn plan(phases: &[TodoPhase]) -> acp::Plan {
 /// The plan a `todo` call's details carry (`todoPhases`), if they hold a valid list.
 pub(super) fn plan_of(details: Option<&Value>) -> Option<acp::Plan> {
     let phases = details?.get("todoPhases")?;
-    crate::agent::todos::normalize(phases)
+    crate::agent::tools::todos::normalize(phases)
         .ok()
         .map(|phases| plan(&phases))
 }
@@ -189,7 +191,7 @@ pub(super) fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<acp::SessionU
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::todos::TodoTask;
+    use crate::agent::tools::todos::TodoTask;
 
     #[test]
     fn phases_become_one_plan_with_their_names() {

@@ -13,8 +13,10 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use super::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolResultMessage};
-use super::todos::TodoTask;
+use crate::agent::conversation::message::{
+    AgentMessage, AssistantBlock, AssistantMessage, ToolResultMessage,
+};
+use crate::agent::tools::todos::TodoTask;
 use crate::content::ToolOutput;
 use crate::plugin_host::imports::ui::UiRequest;
 

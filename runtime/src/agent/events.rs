@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use super::event::{ResultObject, SessionEvent};
-use super::message::{AgentMessage, ToolResultMessage};
-use super::queue::Queue;
+use crate::agent::conversation::message::{AgentMessage, ToolResultMessage};
+use crate::agent::session::queue::Queue;
 use crate::content::ToolOutput;
 
 /// `agent_start`

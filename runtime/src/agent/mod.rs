@@ -1,40 +1,21 @@
-//! The agent session: messages, models, the agent loop, queues and the session's commands.
+//! The engine: one agent session and everything it runs on, in rooms that say what they hold.
+//!
+//! - [`conversation`]: the messages, the system prompt and its record, compaction.
+//! - [`session`]: a session's state, its pi-format file and tree, its queues and every command
+//!   a front-end gives it (the typed seam RPC and ACP share).
+//! - [`run`]: one run of the agent loop: the provider request, the streamed answer, tool calls,
+//!   their output bounds and timeouts, approvals, retry and overflow recovery.
+//! - [`tools`]: the session's tool set (plugin, extension, MCP and host tools).
+//! - [`extensions`]: the session's extensions, their hooks and dialogs.
+//! - [`models`]: the model registry, pi's catalog, keys and credentials.
+//! - [`event`] / [`events`]: what the engine tells its front-end.
 
-pub mod agent_loop;
-pub mod bash;
-pub mod compaction;
-pub mod compat_check;
-pub mod context;
-pub mod escalation;
+pub mod conversation;
 pub mod event;
 pub mod events;
-pub mod export;
 pub mod extensions;
-pub mod host_tools;
-pub mod input;
-pub mod message;
-pub use crate::model;
-pub mod catalog;
-pub mod credentials;
 pub mod models;
-pub mod oauth;
-pub mod overflow;
-pub mod path_completion;
-pub mod plugins;
-pub mod policies;
-pub mod prompt_sections;
-pub mod provider_env;
-pub mod queue;
-pub mod retry;
+pub mod run;
 pub mod session;
-pub mod session_file;
-pub mod session_index;
-pub mod stream;
-pub mod submit;
-pub mod system_prompt;
-pub mod system_record;
-pub mod todos;
-pub mod tool_calls;
-pub mod tool_output;
-pub mod tool_timeout;
 pub mod tools;
+pub use crate::model;

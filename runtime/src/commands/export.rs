@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::agent::export;
-use crate::agent::session_file::SessionFile;
+use crate::agent::session::file::SessionFile;
+use crate::export;
 
 /// Writes the page of `session` to `output` (`pith-session-<stem>.html` in the current
 /// directory when `None`) and prints where; the exit code says whether it worked.

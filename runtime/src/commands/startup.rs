@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::agent::conversation::system_prompt::PromptOptions;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::models::ModelRegistry;
-use crate::agent::queue::QueueMode;
+use crate::agent::session::file::SessionFile;
+use crate::agent::session::queue::QueueMode;
 use crate::agent::session::{Session, SessionConfig};
-use crate::agent::session_file::SessionFile;
-use crate::agent::system_prompt::PromptOptions;
 use crate::agent::tools::ToolSelection;
 use crate::agent_dir::AgentDir;
 use crate::cli::Args;
@@ -59,7 +59,7 @@ pub fn session_config(
         ));
     }
     let (session, sessions_dir) = session_for(args, agent_dir, &cwd, settings)?;
-    let policies = crate::agent::policies::Policies::from_settings(settings);
+    let policies = crate::agent::session::policies::Policies::from_settings(settings);
     let project_dir = args.project_trusted().then(|| cwd.clone());
     let scope_patterns: Vec<String> = args.models.clone().unwrap_or_else(|| {
         settings
@@ -356,7 +356,7 @@ fn session_for(
         };
     }
     if args.continue_session
-        && let Some(path) = crate::agent::session_file::latest_in(&dir)
+        && let Some(path) = crate::agent::session::file::latest_in(&dir)
     {
         return Ok((Some(open(&path)?), Some(dir)));
     }

@@ -17,7 +17,7 @@ use super::config::{SandboxLoosening, ServerConfig, Transport};
 use super::log::McpLog;
 use super::process::{Launch, ServerProcess};
 use super::results::{Origin, tool_output};
-use crate::agent::credentials::{Lookup, resolve};
+use crate::agent::models::credentials::{Lookup, resolve};
 use crate::content::{Content, ToolOutput};
 use crate::sandbox::SandboxPolicy;
 

@@ -17,11 +17,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::event::{EventSink, NullSink};
-use crate::agent::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
-use crate::agent::submit::{Disposition, Submission};
+use crate::agent::session::submit::{Disposition, Submission};
 use crate::agent_dir::AgentDir;
 use crate::cli::Args;
 use crate::content::Content;

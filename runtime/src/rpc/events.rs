@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use super::profile::Protocol;
 use super::render::{MessageRender, UpdateMode};
 use super::writer::FrameSink;
+use crate::agent::conversation::message::{AgentMessage, StopReason};
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
-use crate::agent::message::{AgentMessage, StopReason};
 use crate::plugin_host::imports::ui::UiRequest;
 
 /// Which session events reach the host (`set_event_filter`).

@@ -204,7 +204,8 @@ fn usage_073(usage: &mut Map<String, Value>) {
 
 /// The usage of an answer before any was reported.
 fn placeholder_usage() -> Value {
-    serde_json::to_value(crate::agent::message::Usage::default()).unwrap_or(Value::Null)
+    serde_json::to_value(crate::agent::conversation::message::Usage::default())
+        .unwrap_or(Value::Null)
 }
 
 fn compaction_073(result: &mut Map<String, Value>) {

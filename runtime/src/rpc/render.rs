@@ -9,8 +9,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::agent::conversation::message::{AssistantBlock, AssistantMessage, StopReason, Usage};
 use crate::agent::event::{AssistantUpdate, UpdateKind, UpdatePayload};
-use crate::agent::message::{AssistantBlock, AssistantMessage, StopReason, Usage};
 use crate::rpc::profile::Protocol;
 
 /// How `message_update` frames are written (`set_event_filter`'s `messageUpdates`).
@@ -271,7 +271,7 @@ impl MessageRender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::AgentMessage;
+    use crate::agent::conversation::message::AgentMessage;
     use serde_json::json;
 
     #[test]

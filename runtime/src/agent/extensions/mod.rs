@@ -328,7 +328,7 @@ impl Extensions {
             })?;
         Ok(completions
             .into_iter()
-            .take(crate::agent::path_completion::MAX_COMPLETIONS)
+            .take(crate::agent::session::path_completion::MAX_COMPLETIONS)
             .map(|c| {
                 let mut item = serde_json::Map::new();
                 item.insert("value".into(), Value::String(c.value));

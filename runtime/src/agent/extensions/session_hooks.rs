@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::context::custom_message;
 use super::hooks::{BeforeAgentStartEvent, Event, EventResult, ToolCallEvent, ToolResultEvent};
-use crate::agent::message::AgentMessage;
-use crate::agent::session::Shared;
-use crate::agent::system_prompt;
+use crate::agent::conversation::message::AgentMessage;
+use crate::agent::conversation::system_prompt;
+use crate::agent::session::shared::Shared;
 use crate::agent::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;

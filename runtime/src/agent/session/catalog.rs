@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::Session;
-use crate::agent::session_index::{self, MAX_PAGE};
+use crate::agent::session::index::{self as session_index, MAX_PAGE};
 
 /// Summaries per page when the host does not say.
 const DEFAULT_PAGE: usize = 50;

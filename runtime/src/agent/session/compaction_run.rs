@@ -1,9 +1,9 @@
 //! Compaction as the session runs it: the `compact` command, the extensions'
 //! `session_before_compact` hook, the summary request and the compaction entry (the
-//! algorithm is in [`crate::agent::compaction`]).
+//! algorithm is in [`crate::agent::conversation::compaction`]).
 
 use super::*;
-use crate::agent::message::Usage;
+use crate::agent::conversation::message::Usage;
 
 impl Session {
     /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
@@ -25,7 +25,7 @@ impl Shared {
         retry: bool,
     ) -> Result<Value, String> {
         let shared = self;
-        use crate::agent::compaction;
+        use crate::agent::conversation::compaction;
         let (model, messages, ids, policy) = {
             let state = shared.state();
             let Some(model) = state.model.clone() else {
@@ -84,7 +84,7 @@ impl Shared {
         };
         let older = &body[..older_end];
         let prefix = &body[older_end..kept_from];
-        let tokens_before = compaction::context_tokens(&messages);
+        let tokens_before = crate::agent::conversation::tokens::context_tokens(&messages);
         let nothing =
             kept_from == 0 && reason != "overflow" && shared.behaviour.split_turn_compaction;
         if nothing && reason != "manual" {
@@ -169,7 +169,7 @@ impl Shared {
         state.store.append("compaction", fields);
         let context = state.store.context();
         state.load_context(context);
-        let tokens_after = compaction::context_tokens(state.messages());
+        let tokens_after = crate::agent::conversation::tokens::context_tokens(state.messages());
         drop(state);
         // pi 1.5's result: the estimate of what is left, and the summary request's usage.
         let result = json!({"summary": result["summary"], "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "estimatedTokensAfter": tokens_after, "usage": usage, "details": result["details"]});
@@ -205,7 +205,7 @@ fn entry_fields(
     }
     fields.insert("fromHook".into(), json!(from_hook));
     // What the system messages leave in force, as one message (pi's `getCurrentSystemMessage`).
-    let system = crate::agent::system_record::InForce::replay(state.messages())
+    let system = crate::agent::conversation::system_record::InForce::replay(state.messages())
         .and_then(|in_force| serde_json::to_value(AgentMessage::System(in_force.message())).ok());
     if let Some(mut system) = system {
         system["timestamp"] = json!(crate::time::now_millis());
@@ -223,14 +223,14 @@ async fn summarize_cut(
     model: &Model,
     cut: Cut<'_>,
     instructions: Option<&str>,
-    policy: crate::agent::compaction::CompactionPolicy,
+    policy: crate::agent::session::policies::CompactionPolicy,
 ) -> Result<(String, Usage), String> {
     let Cut {
         older,
         prefix,
         previous,
     } = cut;
-    use crate::agent::compaction::summarize;
+    use crate::agent::conversation::compaction::summarize;
     let key = || shared.models().api_key(&model.provider);
     let run = |messages, previous| {
         with_retries(shared, reason, move || {
@@ -280,7 +280,7 @@ where
             Err(error)
                 if enabled
                     && attempt < policy.max_retries
-                    && crate::agent::retry::is_retryable(&error) =>
+                    && crate::agent::run::retry::is_retryable(&error) =>
             {
                 attempt += 1;
                 let delay_ms = policy.delay_ms(attempt);

@@ -7,19 +7,15 @@ use std::time::Duration;
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
-use super::Shared;
+use crate::agent::session::shared::Shared;
 
 /// How long the files must stay quiet before they are read again.
 const DEBOUNCE: Duration = Duration::from_millis(100);
 
-/// Keeps the watch alive; dropping it stops watching.
-pub struct McpWatcher {
-    _watcher: RecommendedWatcher,
-}
-
 /// Watches the MCP files of `shared`'s session when one of them exists (a file made later is
-/// read by `reload`); `None` when there is nothing to watch or the platform refuses.
-pub fn watch(shared: &Arc<Shared>) -> Option<McpWatcher> {
+/// read by `reload`); `None` when there is nothing to watch or the platform refuses. Dropping
+/// the watcher stops watching.
+pub fn watch(shared: &Arc<Shared>) -> Option<RecommendedWatcher> {
     let files = shared.mcp_files();
     if !files.iter().any(|f| f.is_file()) {
         return None;
@@ -57,5 +53,5 @@ pub fn watch(shared: &Arc<Shared>) -> Option<McpWatcher> {
             shared.reload_mcp();
         }
     });
-    Some(McpWatcher { _watcher: watcher })
+    Some(watcher)
 }

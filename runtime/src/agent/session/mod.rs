@@ -1,6 +1,6 @@
 //! The agent session: the conversation state and every command that reads or changes it.
 //!
-//! The state sits behind a short-lived lock; a run is a separate task (see [`super::agent_loop`])
+//! The state sits behind a short-lived lock; a run is a separate task (see [`crate::agent::run::agent_loop`])
 //! that takes the lock only to read or append, so `get_state`, `steer` or `abort` never wait
 //! behind a streaming answer or a slow tool.
 //!
@@ -8,226 +8,58 @@
 //! constructor and the prompt and queue entry points, which read each other's private parts;
 //! every other concern of the session lives in the sibling modules below.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{AssistantUpdate, EventSink, SessionEvent};
+use super::event::{EventSink, SessionEvent};
 use super::events;
 use super::extensions::Extensions;
-use super::extensions::context::SessionContext;
 use super::extensions::hooks::{BeforeSwitchEvent, Event as HookEvent, SwitchReason};
 use super::extensions::ui::UiBridge;
-use super::host_tools::{HostToolBridge, HostToolDefinition};
-use super::message::{AgentMessage, js_value};
 use super::model::{Model, ThinkingLevel};
 use super::models::ModelRegistry;
-use super::queue::{Queue, QueueMode, Queued};
-use super::session_file::SessionFile;
-use super::system_prompt::PromptOptions;
-use super::todos::{self, TodoPhase};
-use super::tools::{SessionTool, ToolSelection, session_tools};
+use crate::agent::conversation::message::{AgentMessage, js_value};
+use crate::agent::extensions::context::{Delivery, custom_message};
+use crate::agent::session::file::SessionFile;
+use crate::agent::session::queue::{Queue, QueueMode, Queued};
+use crate::agent::tools::host_tools::{HostToolBridge, HostToolDefinition};
+use crate::agent::tools::todos::{self, TodoPhase};
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
-use crate::resources::Resources;
+use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::convert::details_value;
+use crate::plugin_host::imports::ui::{BoxFuture, ExtensionContext, UiAnswer, UiRequest};
 
 mod catalog;
 mod compaction_run;
 mod controls;
+pub mod file;
+pub mod index;
+pub mod input;
 mod mcp_watch;
 mod model_registry;
+pub mod path_completion;
+pub mod plugins;
+pub mod policies;
 mod queries;
+pub mod queue;
 mod records;
-mod state;
+pub mod shared;
+pub mod state;
+pub mod submit;
 mod switching;
 mod todo_list;
 mod tool_set;
 mod tree_moves;
+pub mod user_bash;
 mod workspace;
 
+use crate::agent::session::file::new_session_file;
+pub use shared::{Shared, no_model_message};
 pub use state::{InterruptMode, PiBehaviour, ReloadSources, SessionConfig, State};
-use switching::new_session_file;
-
-/// What the run task and the commands share.
-pub struct Shared {
-    /// The plugins.
-    pub host: Arc<PluginHost>,
-    /// Where events go (the front-end).
-    pub events: Arc<dyn EventSink>,
-    /// Host-defined tools' bridge.
-    pub bridge: Arc<HostToolBridge>,
-    /// Models and keys.
-    models: std::sync::RwLock<Arc<ModelRegistry>>,
-    /// Where the settings and the model files are read from (for `reload`).
-    pub sources: ReloadSources,
-    /// Where new sessions are written; in memory when `None`.
-    pub sessions_dir: Option<PathBuf>,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// System prompt options.
-    pub prompt: PromptOptions,
-    /// The running `bash` command.
-    pub bash: super::bash::BashControl,
-    /// The session's extensions.
-    pub extensions: Arc<Extensions>,
-    /// Extension dialogs waiting for the host.
-    pub ui: UiBridge,
-    /// How long a finished todo list stays before it is cleared.
-    pub todo_clear_delay: std::time::Duration,
-    /// Which pi's behaviour the session follows where pi changed it.
-    pub behaviour: PiBehaviour,
-    /// The session's MCP servers (replaced when their configuration changes).
-    mcp: std::sync::RwLock<Arc<crate::mcp::McpHub>>,
-    /// Where they come from.
-    mcp_setup: Mutex<crate::mcp::McpSetup>,
-    /// The watch on their files.
-    mcp_watcher: Mutex<Option<mcp_watch::McpWatcher>>,
-    /// The session's own sandbox, when it is not the host's.
-    sandbox: Option<Arc<crate::sandbox::SandboxPolicy>>,
-    resources: Mutex<Arc<Resources>>,
-    state: Mutex<State>,
-    idle: watch::Sender<bool>,
-    /// False while a compaction runs.
-    not_compacting: watch::Sender<bool>,
-}
-
-impl Shared {
-    /// Locks the state (a poisoned lock is recovered: the state stays usable).
-    pub fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Sends a session event to the front-end, then to the extensions that observe it.
-    pub fn emit(&self, event: &SessionEvent) {
-        if !event.observable() {
-            return self.events.emit(event);
-        }
-        self.extensions.observe_after(
-            event.kind(),
-            || self.events.emit(event),
-            || serde_json::to_value(event).unwrap_or(Value::Null),
-        );
-    }
-
-    /// Sends a change of the answer being streamed, waiting while the front-end is behind.
-    pub async fn emit_update(&self, update: &AssistantUpdate<'_>) {
-        self.extensions.observe("message_update", || {
-            serde_json::to_value(update).unwrap_or(Value::Null)
-        });
-        self.events.message_update(update).await;
-    }
-
-    /// Shows the host a notice (`extension_ui_request` `notify`), as pi's built-ins do.
-    pub fn notify(&self, message: &str, kind: &'static str) {
-        let request = crate::plugin_host::imports::ui::UiRequest::Notify {
-            message: message.to_string(),
-            kind: Some(kind),
-        };
-        // A notice is no dialog: it is emitted and resolves on the first poll.
-        let _ = futures_util::FutureExt::now_or_never(self.ui.request(request));
-    }
-
-    /// The skills and templates now.
-    pub fn resources(&self) -> Arc<Resources> {
-        self.resources
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-
-    /// Finds the skills and templates again (after the plugin set changed).
-    pub async fn reload_resources(&self) {
-        let dirs = self.resources().dirs.clone();
-        let fresh = Resources::load(dirs, &self.host).await;
-        self.host.grant_read_dirs(fresh.skill_dirs());
-        *self
-            .resources
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
-    }
-
-    /// The tools of the session now.
-    pub fn tools(&self) -> Vec<SessionTool> {
-        self.tools_of(&self.host.tools())
-    }
-
-    /// The tools of the session with the plugin tools of `plugin_tools` (the set a run was
-    /// started with: a hot reload applies from the next run).
-    pub fn tools_of(&self, plugin_tools: &crate::plugin_host::PluginTools) -> Vec<SessionTool> {
-        let state = self.state();
-        session_tools(
-            plugin_tools,
-            &state.tools,
-            self.extensions.tools(),
-            self.mcp().active_tools(),
-            &state.host_tools,
-        )
-    }
-
-    /// Emits `queue_update` with the queues' texts (and `clientMessageId`s).
-    pub fn emit_queue_update(&self) {
-        let event = {
-            let state = self.state();
-            events::queue_update(&state.steering, &state.follow_up)
-        };
-        self.emit(&event);
-    }
-
-    /// Marks a compaction under way (prompts wait for it).
-    pub(crate) fn begin_compaction(&self) {
-        let mut state = self.state();
-        state.compacting += 1;
-        self.not_compacting.send_replace(false);
-    }
-
-    /// Marks a compaction over (one `end` per `begin`: a run holds prompts back from before
-    /// its threshold compaction until its `agent_settled`).
-    pub(crate) fn end_compaction(&self) {
-        let mut state = self.state();
-        state.compacting = state.compacting.saturating_sub(1);
-        if state.compacting == 0 {
-            self.not_compacting.send_replace(true);
-        }
-    }
-
-    /// A run's threshold compaction is over; its hold on prompts lasts until
-    /// [`Shared::end_compaction`] after its `agent_settled`.
-    pub(crate) fn compaction_settling(&self) {
-        self.state().settling += 1;
-    }
-
-    /// A run that compacted past its threshold has settled: its hold on prompts ends.
-    pub(crate) fn end_settled_compaction(&self) {
-        {
-            let mut state = self.state();
-            state.settling = state.settling.saturating_sub(1);
-        }
-        self.end_compaction();
-    }
-
-    /// Waits until no compaction runs.
-    pub async fn wait_compaction(&self) {
-        let mut done = self.not_compacting.subscribe();
-        let _ = done.wait_for(|done| *done).await;
-    }
-
-    /// Marks the run over for new prompts (before its `agent_end` goes out).
-    pub(crate) fn accept_prompts(&self) {
-        let mut state = self.state();
-        state.streaming = false;
-        state.cancel = None;
-    }
-
-    /// Wakes those waiting for the run to end (`abort` answers after `agent_end`).
-    pub(crate) fn signal_idle(&self) {
-        self.idle.send_replace(true);
-    }
-}
 
 /// The agent session.
 #[derive(Clone)]
@@ -255,7 +87,7 @@ impl PendingRun {
     pub fn spawn(mut self) -> tokio::task::JoinHandle<()> {
         match self.start.take() {
             Some((shared, messages, cancel)) => {
-                tokio::spawn(super::agent_loop::run(shared, messages, cancel))
+                tokio::spawn(crate::agent::run::agent_loop::run(shared, messages, cancel))
             }
             // (Never: only `spawn`, which consumes the run, takes it before `drop`.)
             None => tokio::spawn(async {}),
@@ -405,7 +237,9 @@ impl Session {
             config.sandbox.clone().unwrap_or_else(|| host.sandbox()),
         );
         // Tools `tool_search` loaded on the resumed branch stay loaded.
-        mcp.mark_loaded(super::system_record::recorded_names(state.messages()));
+        mcp.mark_loaded(crate::agent::conversation::system_record::recorded_names(
+            state.messages(),
+        ));
         let session = Session {
             shared: Arc::new(Shared {
                 ui: UiBridge::new(events.clone()),
@@ -653,7 +487,124 @@ impl Session {
     }
 }
 
-/// The error when no model can be used.
-pub fn no_model_message() -> String {
-    "No model available. Set an API key for a provider (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add a provider to models.json in the agent directory, or pick one with --provider and --model.".to_string()
+/// The session as its extensions see it; holds the session weakly (the session owns its
+/// extensions).
+pub struct SessionContext {
+    shared: Weak<Shared>,
+}
+
+impl SessionContext {
+    /// The context of the session `shared`.
+    pub fn new(shared: &Arc<Shared>) -> SessionContext {
+        SessionContext {
+            shared: Arc::downgrade(shared),
+        }
+    }
+
+    fn session(&self) -> Option<Session> {
+        self.shared.upgrade().map(Session::from_shared)
+    }
+}
+
+impl ExtensionContext for SessionContext {
+    fn sandbox(&self) -> Option<Arc<crate::sandbox::SandboxPolicy>> {
+        self.shared
+            .upgrade()
+            .and_then(|shared| shared.call_sandbox())
+    }
+
+    fn ui(&self, request: UiRequest) -> BoxFuture<UiAnswer> {
+        let shared = self.shared.upgrade();
+        Box::pin(async move {
+            match shared {
+                Some(shared) => shared.ui.request(request).await,
+                None => UiAnswer::Cancelled,
+            }
+        })
+    }
+
+    fn send_message(
+        &self,
+        message: wit::CustomMessage,
+        deliver_as: Option<Delivery>,
+        trigger_turn: bool,
+    ) {
+        if let Some(session) = self.session() {
+            session.send_extension_message(custom_message(message), deliver_as, trigger_turn);
+        }
+    }
+
+    fn send_user_message(&self, content: Vec<wit::Content>, deliver_as: Option<Delivery>) {
+        if let Some(session) = self.session() {
+            let content: Vec<Content> = content.into_iter().map(Content::from).collect();
+            let text = content
+                .iter()
+                .filter_map(|c| match c {
+                    Content::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let images = content
+                .into_iter()
+                .filter(|c| matches!(c, Content::Image { .. }))
+                .collect();
+            session.send_extension_message(
+                AgentMessage::user(&text, images),
+                deliver_as.or(Some(Delivery::Steer)),
+                true,
+            );
+        }
+    }
+
+    fn append_entry(&self, custom_type: String, data: Option<String>) {
+        if let Some(shared) = self.shared.upgrade() {
+            let mut fields = serde_json::Map::new();
+            fields.insert("customType".into(), json!(custom_type));
+            if let Some(data) = details_value(data) {
+                fields.insert("data".into(), data);
+            }
+            let entry = shared.state().append_entry("custom", fields);
+            shared.emit(&SessionEvent::EntryAppended { entry });
+        }
+    }
+
+    fn set_session_name(&self, name: String) {
+        if let Some(session) = self.session() {
+            let _ = session.set_session_name(&name);
+        }
+    }
+
+    fn session_name(&self) -> Option<String> {
+        self.shared
+            .upgrade()
+            .and_then(|shared| shared.state().session_name().map(str::to_string))
+    }
+
+    fn state(&self) -> String {
+        self.session()
+            .map_or_else(|| "{}".into(), |s| s.state_json().to_string())
+    }
+
+    fn messages(&self) -> String {
+        self.session().map_or_else(
+            || "[]".into(),
+            |s| s.messages_json()["messages"].to_string(),
+        )
+    }
+
+    fn abort(&self) {
+        if let Some(shared) = self.shared.upgrade() {
+            let cancel = shared.state().run_cancel();
+            if let Some(cancel) = cancel {
+                cancel.cancel();
+            }
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.shared
+            .upgrade()
+            .is_none_or(|shared| !shared.state().is_streaming())
+    }
 }

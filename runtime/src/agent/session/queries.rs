@@ -121,7 +121,7 @@ impl Session {
         let state = self.shared.state();
         let text = state.messages.iter().rev().find_map(|m| match m {
             AgentMessage::Assistant(a)
-                if !(a.stop_reason == crate::agent::message::StopReason::Aborted
+                if !(a.stop_reason == crate::agent::conversation::message::StopReason::Aborted
                     && a.content.is_empty()) =>
             {
                 Some(a.text())

@@ -20,11 +20,8 @@ impl Session {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default()
             );
-            let html = crate::agent::export::render(
-                &state.store,
-                state.session_name.as_deref(),
-                &state.messages,
-            );
+            let html =
+                crate::export::render(&state.store, state.session_name.as_deref(), &state.messages);
             (html, default)
         };
         let target = self.shared.cwd.join(output.unwrap_or(&default));

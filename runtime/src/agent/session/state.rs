@@ -1,6 +1,19 @@
 //! The session's configuration and conversation state.
 
-use super::*;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::conversation::message::AgentMessage;
+use crate::agent::conversation::system_prompt::PromptOptions;
+use crate::agent::model::{Model, ThinkingLevel};
+use crate::agent::session::file::SessionFile;
+use crate::agent::session::queue::{Queue, QueueMode, Queued};
+use crate::agent::tools::ToolSelection;
+use crate::agent::tools::host_tools::HostToolDefinition;
+use crate::agent::tools::todos::TodoPhase;
+use crate::resources::Resources;
 
 /// How steering interacts with tool calls in flight (seed 001's `interruptMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,25 +110,25 @@ pub struct SessionConfig {
     /// Whether automatic compaction is on.
     pub auto_compaction: bool,
     /// Compaction reserve and kept tokens.
-    pub compaction: crate::agent::compaction::CompactionPolicy,
+    pub compaction: crate::agent::session::policies::CompactionPolicy,
     /// Their per-model values (`compaction.modelOverrides`).
-    pub compaction_overrides: crate::agent::compaction::CompactionOverrides,
+    pub compaction_overrides: crate::agent::session::policies::CompactionOverrides,
     /// The limit on one tool result's text (settings `toolResults`).
-    pub tool_output: crate::agent::tool_output::OutputLimit,
+    pub tool_output: crate::agent::run::tool_output::OutputLimit,
     /// The most bytes one answer may stream (settings `answer.maxBytes`).
     pub max_answer_bytes: usize,
     /// The wall-clock limit per tool call (settings `tools.timeoutMs`, `tools.byName`).
-    pub tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
+    pub tool_timeouts: crate::agent::run::tool_timeout::ToolTimeouts,
     /// What shapes each request (settings `images.blockImages`, `thinkingBudgets`).
-    pub request_settings: crate::agent::policies::RequestSettings,
+    pub request_settings: crate::agent::session::policies::RequestSettings,
     /// The thinking level a model is given when it is chosen without one.
-    pub thinking_defaults: crate::agent::policies::ThinkingDefaults,
+    pub thinking_defaults: crate::agent::session::policies::ThinkingDefaults,
     /// Where `reload` reads the settings and the model files.
     pub sources: ReloadSources,
     /// Whether automatic retry is on.
     pub auto_retry: bool,
     /// Retry attempts and delays.
-    pub retry: crate::agent::retry::RetryPolicy,
+    pub retry: crate::agent::run::retry::RetryPolicy,
     /// Models for `cycle_model` (`--models`, settings `enabledModels`), with optional levels.
     pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
     /// True when the model was asked for on the command line (a resumed session keeps it).
@@ -170,19 +183,19 @@ pub struct State {
     /// Automatic compaction.
     pub(super) auto_compaction: bool,
     /// Compaction reserve and kept tokens.
-    pub(super) compaction: crate::agent::compaction::CompactionPolicy,
+    pub(super) compaction: crate::agent::session::policies::CompactionPolicy,
     /// Their per-model values.
-    pub(super) compaction_overrides: crate::agent::compaction::CompactionOverrides,
+    pub(super) compaction_overrides: crate::agent::session::policies::CompactionOverrides,
     /// The limit on one tool result's text.
-    pub(super) tool_output: crate::agent::tool_output::OutputLimit,
+    pub(super) tool_output: crate::agent::run::tool_output::OutputLimit,
     /// The most bytes one answer may stream.
     pub(super) max_answer_bytes: usize,
     /// The wall-clock limit per tool call.
-    pub(super) tool_timeouts: crate::agent::tool_timeout::ToolTimeouts,
+    pub(super) tool_timeouts: crate::agent::run::tool_timeout::ToolTimeouts,
     /// What shapes each request.
-    pub(super) request_settings: crate::agent::policies::RequestSettings,
+    pub(super) request_settings: crate::agent::session::policies::RequestSettings,
     /// The thinking level a model is given when it is chosen without one.
-    pub(super) thinking_defaults: crate::agent::policies::ThinkingDefaults,
+    pub(super) thinking_defaults: crate::agent::session::policies::ThinkingDefaults,
     /// Which pi's behaviour the session follows.
     pub(super) behaviour: PiBehaviour,
     /// How many holds keep prompts waiting: a compaction running, and a run that will
@@ -194,7 +207,7 @@ pub struct State {
     /// Automatic retry.
     pub(super) auto_retry: bool,
     /// Retry attempts and delays.
-    pub(super) retry: crate::agent::retry::RetryPolicy,
+    pub(super) retry: crate::agent::run::retry::RetryPolicy,
     /// Models for `cycle_model`.
     pub(super) scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
     /// Cancels the wait before a retry (`abort_retry`).
@@ -262,7 +275,7 @@ impl State {
     }
 
     /// The limit on one tool result for the current model.
-    pub fn output_limit(&self) -> crate::agent::tool_output::OutputLimit {
+    pub fn output_limit(&self) -> crate::agent::run::tool_output::OutputLimit {
         let window = self.model.as_ref().map_or(0, |m| m.context_window);
         self.tool_output.for_window(window)
     }
@@ -273,12 +286,12 @@ impl State {
     }
 
     /// What shapes each request (`images.blockImages`, `thinkingBudgets`).
-    pub fn request_settings(&self) -> crate::agent::policies::RequestSettings {
+    pub fn request_settings(&self) -> crate::agent::session::policies::RequestSettings {
         self.request_settings.clone()
     }
 
     /// The wall-clock limits of tool calls.
-    pub fn tool_timeouts(&self) -> crate::agent::tool_timeout::ToolTimeouts {
+    pub fn tool_timeouts(&self) -> crate::agent::run::tool_timeout::ToolTimeouts {
         self.tool_timeouts.clone()
     }
 
@@ -293,19 +306,19 @@ impl State {
         let window = self.model.as_ref().map_or(0, |m| m.context_window);
         self.auto_compaction
             && window > 0
-            && crate::agent::compaction::context_tokens(&self.messages)
+            && crate::agent::conversation::tokens::context_tokens(&self.messages)
                 > window.saturating_sub(self.compaction_policy().reserve_tokens)
     }
 
     /// The compaction policy for the current model (its `compaction.modelOverrides` entry over
     /// the ordinary settings).
-    pub fn compaction_policy(&self) -> crate::agent::compaction::CompactionPolicy {
+    pub fn compaction_policy(&self) -> crate::agent::session::policies::CompactionPolicy {
         self.compaction_overrides
             .resolve(self.compaction, self.model.as_ref())
     }
 
     /// Whether automatic retry is on, and its policy.
-    pub fn retry_settings(&self) -> (bool, crate::agent::retry::RetryPolicy) {
+    pub fn retry_settings(&self) -> (bool, crate::agent::run::retry::RetryPolicy) {
         (self.auto_retry, self.retry)
     }
 
@@ -374,7 +387,7 @@ impl State {
     /// session file, and a `context_edit` entry (pi 1.5's) takes it out of the context there
     /// too; returns that entry.
     pub fn drop_failed_answer(&mut self) -> Option<Value> {
-        if !matches!(self.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == crate::agent::message::StopReason::Error)
+        if !matches!(self.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == crate::agent::conversation::message::StopReason::Error)
         {
             return None;
         }
@@ -391,7 +404,7 @@ impl State {
     }
 
     /// Takes the settings' limits (`reload`); true when any differs from before.
-    pub fn apply_policies(&mut self, policies: crate::agent::policies::Policies) -> bool {
+    pub fn apply_policies(&mut self, policies: crate::agent::session::policies::Policies) -> bool {
         let before = (
             self.compaction,
             self.compaction_overrides.clone(),
@@ -424,7 +437,7 @@ impl State {
     }
 
     /// Replaces the conversation with the session's context at its leaf.
-    pub(super) fn load_context(&mut self, context: crate::agent::session_file::Context) {
+    pub(super) fn load_context(&mut self, context: crate::agent::session::file::Context) {
         // A pi 1.5 session opened for a pi 0.73 host: its system records are not conversation.
         let keep_records = self.behaviour.system_message;
         let count = context.messages.len();

@@ -202,13 +202,3 @@ impl Session {
         Ok(json!({"text": user.content.text(), "cancelled": false}))
     }
 }
-
-/// A fresh session id and, unless sessions stay in memory, the file it goes to in `dir`.
-pub(super) fn new_session_file(
-    dir: Option<&std::path::Path>,
-    id: Option<&str>,
-) -> (String, Option<PathBuf>) {
-    let id = id.map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_string);
-    let path = dir.map(|dir| SessionFile::default_path(dir, &id));
-    (id, path)
-}

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
-use crate::agent::input::Input;
 use crate::agent::models::ModelRegistry;
+use crate::agent::session::input::Input;
 use crate::agent::session::{Session, Shared};
 use crate::agent_dir::AgentDir;
 use crate::cli::Args;

@@ -1,8 +1,8 @@
 //! How the session runs: queue and interrupt modes, automatic compaction and retry.
 
 use super::Command;
-use crate::agent::queue::QueueMode;
 use crate::agent::session::InterruptMode;
+use crate::agent::session::queue::QueueMode;
 
 const QUEUE_MODES: &[&str] = &["all", "one-at-a-time"];
 

@@ -18,8 +18,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::events::RpcEvents;
 use super::fields::Fields;
 use super::response;
-use crate::agent::host_tools::HostResult;
 use crate::agent::session::Session;
+use crate::agent::tools::host_tools::HostResult;
 
 /// A command being answered.
 pub(super) struct Command<'a> {

@@ -3,7 +3,7 @@
 
 use super::Command;
 use crate::agent::session::StreamingBehavior;
-use crate::agent::submit::{Disposition, Submission};
+use crate::agent::session::submit::{Disposition, Submission};
 use crate::content::Content;
 
 /// Answers the prompting commands; false for any other.

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::message::AgentMessage;
+use crate::agent::conversation::message::AgentMessage;
 
 /// How many queued messages one poll delivers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

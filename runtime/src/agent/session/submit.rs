@@ -4,10 +4,10 @@
 //! or queue it. What became of it is a typed [`Disposition`]; a refusal is a typed
 //! [`PromptError`] whose text is pi's.
 
-pub use super::input::CommandCall;
-use super::input::Input;
-pub use super::session::PromptError;
-use super::session::{PendingRun, Session, StreamingBehavior};
+pub use crate::agent::session::PromptError;
+pub use crate::agent::session::input::CommandCall;
+use crate::agent::session::input::Input;
+use crate::agent::session::{PendingRun, Session, StreamingBehavior};
 use crate::content::Content;
 
 /// A prompt as a front-end received it.

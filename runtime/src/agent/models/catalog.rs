@@ -10,10 +10,10 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
-use super::model::Model;
+use crate::agent::model::Model;
 
 /// The generated catalog: a header line, then one line of models per provider.
-const TEXT: &str = include_str!("../../../catalog/pi-models.jsonl");
+const TEXT: &str = include_str!("../../../../catalog/pi-models.jsonl");
 
 /// One provider of the catalog.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,10 +1,10 @@
 //! The request sent to a provider: the conversation as the model sees it (pi's
 //! `convertToLlm`), the tools, the thinking level and the key.
 
-use super::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
-use super::model::{Model, ThinkingLevel};
-use super::tool_output::{OutputLimit, content_for_model};
-use super::tools::SessionTool;
+use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
+use crate::agent::model::{Model, ThinkingLevel};
+use crate::agent::run::tool_output::{OutputLimit, content_for_model};
+use crate::agent::tools::SessionTool;
 use crate::content::Content;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
@@ -21,16 +21,16 @@ pub struct RequestParts<'a> {
     /// The tools.
     pub tools: &'a [SessionTool],
     /// The provider's credentials (its key, or headers that carry one).
-    pub auth: super::models::RequestAuth,
+    pub auth: crate::agent::models::RequestAuth,
     /// The thinking level (already clamped).
     pub thinking: ThinkingLevel,
     /// The session id.
     pub session_id: &'a str,
     /// The limit on one tool result's text (results already in the session may be larger).
-    pub output_limit: super::tool_output::OutputLimit,
+    pub output_limit: crate::agent::run::tool_output::OutputLimit,
     /// `images.blockImages` (every image becomes pi's "Image reading is disabled." first) and
     /// `thinkingBudgets`.
-    pub settings: &'a super::policies::RequestSettings,
+    pub settings: &'a crate::agent::session::policies::RequestSettings,
 }
 
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
@@ -49,15 +49,18 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
     }
     Ok(ProviderRequest {
         model: {
-            let mut wire = super::provider_env::with_headers(
-                super::provider_env::wire_model(parts.model)?,
+            let mut wire = crate::agent::models::provider_env::with_headers(
+                crate::agent::models::provider_env::wire_model(parts.model)?,
                 &parts.auth.headers,
             );
             if let Some(base_url) = &parts.auth.base_url {
                 wire.base_url = base_url.clone();
             }
             if parts.model.provider == "github-copilot" {
-                wire = super::provider_env::with_headers(wire, &copilot_headers(parts.messages));
+                wire = crate::agent::models::provider_env::with_headers(
+                    wire,
+                    &copilot_headers(parts.messages),
+                );
             }
             wire
         },
@@ -77,7 +80,7 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
         thinking_budgets: parts.settings.thinking_budgets.clone(),
         max_tokens: fitted_output(
             parts.model,
-            super::compaction::context_tokens(parts.messages),
+            crate::agent::conversation::tokens::context_tokens(parts.messages),
             parts.model.max_tokens,
         ),
         temperature: None,

@@ -1,4 +1,4 @@
-//! The model registry: pi's catalog (see [`super::catalog`]), the models provider plugins
+//! The model registry: pi's catalog (see [`crate::agent::models::catalog`]), the models provider plugins
 //! declare and `models.json`'s, which of them have a key, and resolving `--model` patterns.
 //! A provider's merged list is made on first use, so a start that names its provider parses
 //! only that provider's part of the catalog.
@@ -6,14 +6,44 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::catalog::catalog;
+use catalog::catalog;
 
-#[path = "model_keys.rs"]
+pub mod catalog;
+pub mod compat_check;
+pub mod credentials;
+pub mod oauth;
+pub mod provider_env;
+
 mod keys;
-use super::model::{Model, ThinkingLevel};
+use crate::agent::model::{Model, ThinkingLevel};
 use crate::plugin_host::PluginHost;
-pub use keys::RequestAuth;
-use keys::Stored;
+
+/// An `auth.json` entry (pi's shape).
+#[derive(Debug, Clone)]
+enum Stored {
+    /// `{"type": "api_key", "key": "…", "env": {…}}`: the key in pi's value forms, its
+    /// variables looked up in `env` first.
+    ApiKey {
+        key: Option<String>,
+        env: serde_json::Map<String, serde_json::Value>,
+    },
+    /// `{"type": "oauth", "access": "…", "refresh": "…", "expires": …}` from pi's `/login`.
+    OAuth(oauth::OAuthCredential),
+    /// Any other type: the provider is not configured (pi does not fall back to variables).
+    Unknown,
+}
+
+/// A request's credentials: the key handed to the provider plugin, and headers that carry
+/// one instead (`ANTHROPIC_AUTH_TOKEN`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestAuth {
+    /// The API key.
+    pub api_key: Option<String>,
+    /// Headers added to the model's.
+    pub headers: Vec<(String, String)>,
+    /// A base URL that replaces the model's (GitHub Copilot's, from its token).
+    pub base_url: Option<String>,
+}
 
 /// Every known model and how each provider gets its key.
 #[derive(Debug, Clone, Default)]
@@ -46,7 +76,7 @@ pub struct ModelRegistry {
     /// `auth.json`, where renewed OAuth tokens are written.
     auth_file: std::path::PathBuf,
     /// OAuth credentials renewed since `auth.json` was read, by provider.
-    renewed: Arc<Mutex<HashMap<String, super::oauth::OAuthCredential>>>,
+    renewed: Arc<Mutex<HashMap<String, crate::agent::models::oauth::OAuthCredential>>>,
 }
 
 /// What `models.json` changes of a provider's built-in models.
@@ -88,7 +118,7 @@ struct CustomModel {
     base_url: Option<String>,
     reasoning: Option<bool>,
     input: Option<Vec<String>>,
-    cost: Option<super::model::ModelCost>,
+    cost: Option<crate::agent::model::ModelCost>,
     context_window: Option<u64>,
     max_tokens: Option<u64>,
     headers: Option<serde_json::Map<String, serde_json::Value>>,
@@ -104,7 +134,7 @@ fn compat_ok(findings: &mut Vec<String>, compat: Option<&serde_json::Value>, own
     let Some(compat) = compat else {
         return true;
     };
-    let found = super::compat_check::check(compat, owner);
+    let found = crate::agent::models::compat_check::check(compat, owner);
     let ok = found.errors.is_empty();
     findings.extend(
         found
@@ -172,8 +202,10 @@ impl ModelRegistry {
                     model.headers = changes.headers.clone();
                 }
                 if changes.compat.is_some() {
-                    model.compat =
-                        super::compat_check::merge(model.compat.as_ref(), changes.compat.as_ref());
+                    model.compat = crate::agent::models::compat_check::merge(
+                        model.compat.as_ref(),
+                        changes.compat.as_ref(),
+                    );
                 }
             }
         }
@@ -326,7 +358,9 @@ impl ModelRegistry {
                 if !compat_ok(&mut findings, custom.compat.as_ref(), &owner) {
                     continue;
                 }
-                if let Some(problem) = super::compat_check::check_sampling(&custom.extra, &owner) {
+                if let Some(problem) =
+                    crate::agent::models::compat_check::check_sampling(&custom.extra, &owner)
+                {
                     findings.push(format!(
                         "models.json: {problem} (left out until it is fixed)"
                     ));
@@ -357,7 +391,7 @@ impl ModelRegistry {
                     context_window: custom.context_window.unwrap_or(128_000),
                     max_tokens: custom.max_tokens.unwrap_or(16_384),
                     headers: custom.headers.or_else(|| config.headers.clone()),
-                    compat: super::compat_check::merge(
+                    compat: crate::agent::models::compat_check::merge(
                         provider_compat.as_ref(),
                         custom.compat.as_ref(),
                     ),

@@ -5,11 +5,11 @@
 //! (`AZURE_OPENAI_API_VERSION`, default `v1`) and its deployment
 //! (`AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, `id=deployment,…`, default the model id) as pi resolves
 //! them, in its base URL and in `compat.azureApiVersion` / `compat.azureDeploymentName`.
-//! Header values take pi's value forms (see [`super::credentials`]), resolved at each request.
+//! Header values take pi's value forms (see [`crate::agent::models::credentials`]), resolved at each request.
 
 use serde_json::{Map, Value};
 
-use super::model::Model;
+use crate::agent::model::Model;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
 use crate::plugin_host::provider::model_to_wit;
 
@@ -31,14 +31,17 @@ fn wire_model_in(
     let mut wire = model_to_wit(model);
     // Header values in pi's value forms (`$NAME`, `!command`), resolved at each request.
     for header in wire.headers.iter_mut() {
-        header.value =
-            super::credentials::resolve(&header.value, &super::credentials::Lookup::PROCESS, false)
-                .map_err(|unresolved| {
-                    unresolved.message(&format!(
-                        "model \"{}/{}\" header \"{}\"",
-                        model.provider, model.id, header.name
-                    ))
-                })?;
+        header.value = crate::agent::models::credentials::resolve(
+            &header.value,
+            &crate::agent::models::credentials::Lookup::PROCESS,
+            false,
+        )
+        .map_err(|unresolved| {
+            unresolved.message(&format!(
+                "model \"{}/{}\" header \"{}\"",
+                model.provider, model.id, header.name
+            ))
+        })?;
     }
     let mut compat: Map<String, Value> = model
         .compat

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::extensions::Slot;
-use super::extensions::hooks::{Event, EventResult, InputEvent, InputSource};
-use super::session::Session;
+use crate::agent::extensions::Slot;
+use crate::agent::extensions::hooks::{Event, EventResult, InputEvent, InputSource};
+use crate::agent::session::Session;
 use crate::content::Content;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::resources::{Location, skills, templates};
@@ -230,9 +230,11 @@ impl Session {
             }
             // A directory listing: off the async workers (a slow mount must not stall them).
             let (cwd, prefix) = (shared.cwd.clone(), prefix.to_string());
-            tokio::task::spawn_blocking(move || super::path_completion::complete(&cwd, &prefix))
-                .await
-                .unwrap_or_default()
+            tokio::task::spawn_blocking(move || {
+                crate::agent::session::path_completion::complete(&cwd, &prefix)
+            })
+            .await
+            .unwrap_or_default()
         };
         Ok(json!({ "completions": completions }))
     }

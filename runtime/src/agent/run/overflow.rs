@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
 
-use super::message::{AssistantMessage, StopReason};
+use crate::agent::conversation::message::{AssistantMessage, StopReason};
 
 /// pi's `OVERFLOW_PATTERNS`, case-insensitive.
 const OVERFLOW_PATTERNS: &[&str] = &[

@@ -5,7 +5,7 @@
 //! answer emits `auto_retry_end` with `success: true`, running out of attempts or a cancel
 //! (`abort`, `abort_retry`) emits it with `success: false`.
 
-use super::event::SessionEvent;
+use crate::agent::event::SessionEvent;
 
 /// Retry settings (`retry` in settings.json).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +40,8 @@ impl RetryPolicy {
 
 /// True when an error message is one pi retries.
 pub fn is_retryable(message: &str) -> bool {
-    // A context overflow is compacted away, not retried (see `super::overflow`).
-    if super::overflow::is_overflow_error(message, "") {
+    // A context overflow is compacted away, not retried (see `crate::agent::run::overflow`).
+    if crate::agent::run::overflow::is_overflow_error(message, "") {
         return false;
     }
     let lower = message.to_ascii_lowercase();

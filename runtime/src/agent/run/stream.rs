@@ -7,9 +7,11 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::event::{UpdateKind, UpdatePayload};
-use super::message::{AssistantBlock, AssistantMessage, Cost, StopReason, Usage};
-use super::model::Model;
+use crate::agent::conversation::message::{
+    AssistantBlock, AssistantMessage, Cost, StopReason, Usage,
+};
+use crate::agent::event::{UpdateKind, UpdatePayload};
+use crate::agent::model::Model;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::provider::StreamEvent;
 

@@ -3,9 +3,9 @@
 //! nothing is written until the conversation has an assistant message. A file with bad lines
 //! loads the good ones and reports the others.
 //!
-//! The conversation at the leaf (`context`) is in `session_context.rs` and the tree view
-//! (`get_tree`) in `session_tree.rs`, child modules included by path so that the session-file
-//! fuzz target, which compiles this file on its own, includes them too.
+//! The conversation at the leaf (`context`) is in `context.rs` and the tree view
+//! (`get_tree`) in `tree.rs`, child modules, so that the session-file fuzz target, which
+//! compiles this file on its own, includes them too.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -13,11 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::message::AgentMessage;
+use crate::agent::conversation::message::AgentMessage;
 
-#[path = "session_context.rs"]
-mod session_context;
-#[path = "session_tree.rs"]
+mod context;
 mod tree;
 use crate::time::{iso, now_millis};
 
@@ -459,4 +457,14 @@ pub fn latest_in(dir: &Path) -> Option<PathBuf> {
         .rev()
         .map(|(_, p)| p)
         .find(|p| SessionFile::open(p).is_ok())
+}
+
+/// A fresh session id and, unless sessions stay in memory, the file it goes to in `dir`.
+pub fn new_session_file(
+    dir: Option<&std::path::Path>,
+    id: Option<&str>,
+) -> (String, Option<PathBuf>) {
+    let id = id.map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_string);
+    let path = dir.map(|dir| SessionFile::default_path(dir, &id));
+    (id, path)
 }

@@ -2,13 +2,78 @@
 //! compaction's reserve and kept tokens, retry attempts and delay, the limit on a tool
 //! result, the cap on an answer, and the tool timeouts.
 
-use super::agent_loop::MAX_ANSWER_BYTES;
-use super::compaction::{CompactionOverrides, CompactionPolicy};
-use super::retry::RetryPolicy;
-use super::tool_output::{OutputLimit, limit_from_settings};
-use super::tool_timeout::ToolTimeouts;
+use serde_json::Value;
+
+use crate::agent::run::retry::RetryPolicy;
+use crate::agent::run::tool_output::{OutputLimit, limit_from_settings};
+use crate::agent::run::tool_timeout::ToolTimeouts;
 use crate::model::{Model, ThinkingLevel};
 use crate::settings::Settings;
+
+/// Compaction settings (`compaction` in settings.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionPolicy {
+    /// Tokens kept free for the answer.
+    pub reserve_tokens: u64,
+    /// Tokens of recent conversation kept verbatim.
+    pub keep_recent_tokens: u64,
+}
+
+/// `compaction.modelOverrides`: reserve and kept tokens for one model, keyed by its exact
+/// `provider/modelId`; what an override leaves out comes from the ordinary settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactionOverrides(Vec<(String, Option<u64>, Option<u64>)>);
+
+impl CompactionOverrides {
+    /// Reads `compaction.modelOverrides` (entries that are not objects are left out).
+    pub fn from_settings(overrides: Option<&Value>) -> CompactionOverrides {
+        let Some(Value::Object(entries)) = overrides else {
+            return CompactionOverrides::default();
+        };
+        CompactionOverrides(
+            entries
+                .iter()
+                .filter_map(|(key, entry)| {
+                    let number = |name: &str| entry.get(name).and_then(Value::as_u64);
+                    entry.is_object().then(|| {
+                        (
+                            key.clone(),
+                            number("reserveTokens"),
+                            number("keepRecentTokens"),
+                        )
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The policy for `model`: its override's values over `base`.
+    pub fn resolve(&self, base: CompactionPolicy, model: Option<&Model>) -> CompactionPolicy {
+        let Some(model) = model else { return base };
+        let key = format!("{}/{}", model.provider, model.id);
+        match self.0.iter().find(|(k, _, _)| *k == key) {
+            Some((_, reserve, keep)) => CompactionPolicy {
+                reserve_tokens: reserve.unwrap_or(base.reserve_tokens),
+                keep_recent_tokens: keep.unwrap_or(base.keep_recent_tokens),
+            },
+            None => base,
+        }
+    }
+}
+
+impl Default for CompactionPolicy {
+    fn default() -> Self {
+        CompactionPolicy {
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+        }
+    }
+}
+
+/// The most bytes one answer may stream by default (settings `answer.maxBytes`): far more
+/// than any model writes in one answer (128k tokens are about 512 KB), little enough that an
+/// endless stream is stopped before it costs memory.
+pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 
 /// The session's settings-driven limits.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,5 +231,33 @@ impl Policies {
             request: RequestSettings::from_settings(settings),
             thinking: ThinkingDefaults::from_settings(settings),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_model_override_wins_key_by_key() {
+        let overrides = CompactionOverrides::from_settings(Some(&json!({
+            "fake/small": {"reserveTokens": 100},
+            "broken": 3
+        })));
+        let base = CompactionPolicy::default();
+        let mut model: Model = serde_json::from_value(json!({
+            "id": "small", "name": "Small", "api": "faux", "provider": "fake", "baseUrl": "",
+            "reasoning": false, "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 1000, "maxTokens": 100
+        }))
+        .unwrap();
+        let small = overrides.resolve(base, Some(&model));
+        assert_eq!(small.reserve_tokens, 100);
+        assert_eq!(small.keep_recent_tokens, base.keep_recent_tokens);
+        model.id = "other".into();
+        assert_eq!(overrides.resolve(base, Some(&model)), base);
     }
 }

@@ -3,27 +3,27 @@
 //! calls (prepared in order, run concurrently, ended in order), `turn_end`; steering is
 //! delivered after the tools (skipping the calls not yet run) or after the turn, follow-ups when
 //! the run would end; `agent_end` with every message of the run. The tool calls run in
-//! [`super::tool_calls`].
+//! [`crate::agent::run::tool_calls`].
 //!
 //! Over 600 lines because the run, its retry and overflow recovery, and the streamed turn share
 //! one set of emission helpers and the event order between them; the next split moves the
-//! recovery (`Recovery`, `recovery_for`) beside `super::overflow`.
+//! recovery (`Recovery`, `recovery_for`) beside `crate::agent::run::overflow`.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{self, RequestParts};
-use super::event::{AssistantUpdate, SessionEvent};
-use super::events;
-use super::extensions::session_hooks as hooks;
-use super::message::{AgentMessage, AssistantMessage, StopReason};
-use super::queue::Queued;
-use super::retry;
-use super::session::Shared;
-use super::stream::{Produced, StreamAssembler};
-use super::todos;
+use crate::agent::conversation::message::{AgentMessage, AssistantMessage, StopReason};
+use crate::agent::event::{AssistantUpdate, SessionEvent};
+use crate::agent::events;
+use crate::agent::extensions::session_hooks as hooks;
+use crate::agent::run::request::{self, RequestParts};
+use crate::agent::run::retry;
+use crate::agent::run::stream::{Produced, StreamAssembler};
+use crate::agent::session::queue::Queued;
+use crate::agent::session::shared::{Shared, no_model_message};
+use crate::agent::tools::todos;
 use crate::model::ThinkingLevel;
 use crate::plugin_host::PluginTools;
 use crate::plugin_host::provider::StreamEvent;
@@ -44,14 +44,6 @@ pub fn aborted_message(api: &str) -> &'static str {
 }
 /// The error of an answer a streamed rule stopped.
 pub const RULE_STOPPED: &str = "Stopped by a streamed rule";
-/// The most bytes one answer may stream by default (settings `answer.maxBytes`): far more
-/// than any model writes in one answer (128k tokens are about 512 KB), little enough that an
-/// endless stream is stopped before it costs memory.
-pub const MAX_ANSWER_BYTES: usize = 16 << 20;
-
-/// The result of a tool call skipped for a steering message.
-pub const SKIPPED: &str = "Skipped due to queued user message.";
-
 /// pi 1.5's system message when the prompt or the tool set changed since the last one.
 fn record_tool_set(
     shared: &Arc<Shared>,
@@ -63,14 +55,18 @@ fn record_tool_set(
     }
     let tools = shared.tools_of(plugin_tools);
     let sections = hooks::system_sections(shared, &tools);
-    let record = super::system_record::next(shared.state().messages(), sections, &tools);
+    let record = crate::agent::conversation::system_record::next(
+        shared.state().messages(),
+        sections,
+        &tools,
+    );
     if let Some(record) = record {
         deliver(shared, AgentMessage::System(record), run_messages);
     }
 }
 
 /// Runs until the model stops and no steering or follow-up is left, or until cancelled; a
-/// transient provider error is retried with backoff (see [`super::retry`]).
+/// transient provider error is retried with backoff (see [`crate::agent::run::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
     // Plugins still compiling after start-up are part of the first run (with their hooks).
     shared.host.deferred_settled().await;
@@ -260,7 +256,7 @@ fn recovery_for(shared: &Shared, answer: &AssistantMessage) -> Option<Recovery> 
     if model.provider != answer.provider || model.id != answer.model {
         return None;
     }
-    if super::overflow::is_context_overflow(answer, model.context_window) {
+    if crate::agent::run::overflow::is_context_overflow(answer, model.context_window) {
         return Some(if answer.stop_reason == StopReason::Stop {
             Recovery::CompactAfter
         } else {
@@ -268,7 +264,7 @@ fn recovery_for(shared: &Shared, answer: &AssistantMessage) -> Option<Recovery> 
         });
     }
     let cut_short = answer.tool_calls().next().is_none()
-        && super::overflow::is_recoverable_length(answer, model.max_tokens);
+        && crate::agent::run::overflow::is_recoverable_length(answer, model.max_tokens);
     cut_short.then_some(Recovery::Truncated)
 }
 
@@ -292,7 +288,7 @@ async fn run_agent(
         deliver(&shared, message, &mut run_messages);
     }
     // Steering queued while idle is delivered before the first answer.
-    let mut pending: Vec<Queued> = poll(&shared, Poll::Steering);
+    let mut pending: Vec<Queued> = shared.state().poll_steering();
     let mut first_turn = true;
     let mut reminders = 0;
     let mut reminder: Option<AgentMessage> = None;
@@ -337,10 +333,16 @@ async fn run_agent(
         let has_calls = assistant.tool_calls().next().is_some();
         let (results, steering) = if has_calls && assistant.stop_reason == StopReason::Length {
             // Calls cut off at the output limit never run; the model is asked again.
-            let results = super::tool_calls::fail_truncated_calls(&shared, &assistant);
+            let results = crate::agent::run::tool_calls::fail_truncated_calls(&shared, &assistant);
             (results, Vec::new())
         } else if has_calls {
-            super::tool_calls::run_tool_calls(&shared, &assistant, &cancel, plugin_tools).await
+            crate::agent::run::tool_calls::run_tool_calls(
+                &shared,
+                &assistant,
+                &cancel,
+                plugin_tools,
+            )
+            .await
         } else {
             (Vec::new(), Vec::new())
         };
@@ -348,14 +350,14 @@ async fn run_agent(
         shared.emit(&events::turn_end(&assistant_message, &results));
 
         pending = if steering.is_empty() {
-            poll(&shared, Poll::Steering)
+            shared.state().poll_steering()
         } else {
             steering
         };
         if has_calls || !pending.is_empty() {
             continue;
         }
-        pending = poll(&shared, Poll::FollowUp);
+        pending = shared.state().poll_follow_up();
         if pending.is_empty() {
             // Incomplete todos keep the run going, a bounded number of times.
             match todo_reminder(&shared, &mut reminders) {
@@ -381,22 +383,6 @@ fn todo_reminder(shared: &Shared, reminders: &mut u32) -> Option<AgentMessage> {
         max_attempts: todos::MAX_REMINDERS,
     });
     Some(AgentMessage::user(&todos::reminder_text(&left), Vec::new()))
-}
-
-pub(super) enum Poll {
-    /// The steering queue.
-    Steering,
-    /// The follow-up queue.
-    FollowUp,
-}
-
-/// Takes what one poll of a queue delivers.
-pub(super) fn poll(shared: &Shared, which: Poll) -> Vec<Queued> {
-    let mut state = shared.state();
-    match which {
-        Poll::Steering => state.poll_steering(),
-        Poll::FollowUp => state.poll_follow_up(),
-    }
 }
 
 /// Appends a message and emits its `message_start` / `message_end`; the first user message of
@@ -461,7 +447,7 @@ async fn stream_turn(
     let Some(model) = model else {
         let mut failed = AssistantMessage::empty("", "", "");
         failed.stop_reason = StopReason::Error;
-        failed.error_message = Some(super::session::no_model_message());
+        failed.error_message = Some(no_model_message());
         stamp(&mut failed, began, thinking);
         return (finish_turn(shared, failed, false), Vec::new());
     };
@@ -490,7 +476,7 @@ async fn stream_turn(
     let request = renewed
         .and_then(|()| registry.request_auth(&model.provider))
         .and_then(|auth| {
-            context::request(RequestParts {
+            request::request(RequestParts {
                 model: &model,
                 system_prompt: &prompt,
                 messages: &messages,
@@ -643,7 +629,8 @@ async fn stream_turn(
 /// the thinking level it was asked with.
 fn stamp(message: &mut AssistantMessage, began: std::time::Instant, thinking: ThinkingLevel) {
     message.raw_stop_reason =
-        super::stream::raw_stop_reason(&message.api, message.stop_reason).map(str::to_string);
+        crate::agent::run::stream::raw_stop_reason(&message.api, message.stop_reason)
+            .map(str::to_string);
     message.duration_ms = Some(began.elapsed().as_millis() as u64);
     message.thinking_level = Some(thinking.as_str().to_string());
 }

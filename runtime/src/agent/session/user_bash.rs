@@ -14,7 +14,7 @@ use pith_sdk::text::{
 };
 use serde::Serialize;
 
-use super::message::{BashExecutionMessage, now_ms};
+use crate::agent::conversation::message::{BashExecutionMessage, now_ms};
 use crate::sandbox::shell::ShellChild;
 
 /// Characters of output kept in memory (twice the byte limit, as pi).

@@ -86,7 +86,7 @@ impl From<ToolReferenceForm> for ToolReference {
     }
 }
 
-pub use super::prompt_sections::Sections;
+pub use crate::agent::conversation::prompt_sections::Sections;
 
 /// A tool as the `system` message lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

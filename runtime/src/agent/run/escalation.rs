@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::session::Shared;
-use super::tools::SessionTool;
+use crate::agent::session::shared::Shared;
+use crate::agent::tools::SessionTool;
 use crate::content::ToolOutput;
 use crate::plugin_host::Escalation;
 use crate::plugin_host::discovery::Origin;

@@ -7,9 +7,12 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::extensions::Extensions;
-use super::host_tools::{HostToolBridge, HostToolDefinition};
-use super::models::glob;
+pub mod host_tools;
+pub mod todos;
+
+use crate::agent::extensions::Extensions;
+use crate::agent::models::glob;
+use crate::agent::tools::host_tools::{HostToolBridge, HostToolDefinition};
 use crate::content::ToolOutput;
 use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::tool::ToolSpec;

@@ -4,73 +4,15 @@
 
 use serde_json::{Value, json};
 
-use super::message::{AgentMessage, AssistantBlock, Usage};
-use super::model::{Model, ThinkingLevel};
+use crate::agent::conversation::message::{AgentMessage, AssistantBlock, Usage};
+use crate::agent::conversation::tokens::estimate_tokens;
+use crate::agent::model::{Model, ThinkingLevel};
+use crate::agent::session::policies::CompactionPolicy;
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
 use crate::plugin_host::provider::{ProviderRequest, StreamEvent};
-
-/// Compaction settings (`compaction` in settings.json).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CompactionPolicy {
-    /// Tokens kept free for the answer.
-    pub reserve_tokens: u64,
-    /// Tokens of recent conversation kept verbatim.
-    pub keep_recent_tokens: u64,
-}
-
-/// `compaction.modelOverrides`: reserve and kept tokens for one model, keyed by its exact
-/// `provider/modelId`; what an override leaves out comes from the ordinary settings.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CompactionOverrides(Vec<(String, Option<u64>, Option<u64>)>);
-
-impl CompactionOverrides {
-    /// Reads `compaction.modelOverrides` (entries that are not objects are left out).
-    pub fn from_settings(overrides: Option<&Value>) -> CompactionOverrides {
-        let Some(Value::Object(entries)) = overrides else {
-            return CompactionOverrides::default();
-        };
-        CompactionOverrides(
-            entries
-                .iter()
-                .filter_map(|(key, entry)| {
-                    let number = |name: &str| entry.get(name).and_then(Value::as_u64);
-                    entry.is_object().then(|| {
-                        (
-                            key.clone(),
-                            number("reserveTokens"),
-                            number("keepRecentTokens"),
-                        )
-                    })
-                })
-                .collect(),
-        )
-    }
-
-    /// The policy for `model`: its override's values over `base`.
-    pub fn resolve(&self, base: CompactionPolicy, model: Option<&Model>) -> CompactionPolicy {
-        let Some(model) = model else { return base };
-        let key = format!("{}/{}", model.provider, model.id);
-        match self.0.iter().find(|(k, _, _)| *k == key) {
-            Some((_, reserve, keep)) => CompactionPolicy {
-                reserve_tokens: reserve.unwrap_or(base.reserve_tokens),
-                keep_recent_tokens: keep.unwrap_or(base.keep_recent_tokens),
-            },
-            None => base,
-        }
-    }
-}
-
-impl Default for CompactionPolicy {
-    fn default() -> Self {
-        CompactionPolicy {
-            reserve_tokens: 16_384,
-            keep_recent_tokens: 20_000,
-        }
-    }
-}
 
 /// The system prompt of a summary request.
 pub const SYSTEM_PROMPT: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary.";
@@ -89,71 +31,6 @@ pub fn update_prompt() -> String {
     format!(
         "The messages above are NEW conversation messages to incorporate into the existing summary provided in <previous-summary> tags.\n\nUpdate the existing structured summary with new information. PRESERVE all existing information from the previous summary, ADD new progress, decisions and context from the new messages, and UPDATE the Progress section (move items from In Progress to Done when completed).\n\n{FORMAT}"
     )
-}
-
-/// pi's token estimate of a message: characters / 4, rounded up.
-pub fn estimate_tokens(message: &AgentMessage) -> u64 {
-    let chars: usize = match message {
-        // A record for hosts: the prompt is counted with the request, not here.
-        AgentMessage::System(_) => 0,
-        AgentMessage::User(user) => user
-            .content
-            .blocks()
-            .iter()
-            .map(|b| match b {
-                Content::Text { text } => text.len(),
-                Content::Image { .. } => 4800,
-            })
-            .sum(),
-        AgentMessage::Assistant(a) => a
-            .content
-            .iter()
-            .map(|b| match b {
-                AssistantBlock::Text { text, .. } => text.len(),
-                AssistantBlock::Thinking { thinking, .. } => thinking.len(),
-                AssistantBlock::ToolCall {
-                    name, arguments, ..
-                } => name.len() + arguments.to_string().len(),
-            })
-            .sum(),
-        AgentMessage::ToolResult(r) => r
-            .content
-            .iter()
-            .map(|b| match b {
-                Content::Text { text } => text.len(),
-                Content::Image { .. } => 4800,
-            })
-            .sum(),
-        AgentMessage::BashExecution(b) => b.command.len() + b.output.len(),
-        AgentMessage::Custom(c) => c.content.to_string().len(),
-        AgentMessage::CompactionSummary(s) => s.summary.len(),
-        AgentMessage::BranchSummary(s) => s.summary.len(),
-    };
-    chars.div_ceil(4) as u64
-}
-
-/// Context tokens of a conversation: the last answer's reported usage, plus estimates of what
-/// came after it.
-pub fn context_tokens(messages: &[AgentMessage]) -> u64 {
-    let last = messages.iter().rposition(|m| matches!(m, AgentMessage::Assistant(a) if a.usage.total_tokens > 0 || a.usage.input > 0));
-    match last {
-        Some(index) => {
-            let AgentMessage::Assistant(a) = &messages[index] else {
-                return 0;
-            };
-            let reported = if a.usage.total_tokens > 0 {
-                a.usage.total_tokens
-            } else {
-                a.usage.input + a.usage.output + a.usage.cache_read + a.usage.cache_write
-            };
-            reported
-                + messages[index + 1..]
-                    .iter()
-                    .map(estimate_tokens)
-                    .sum::<u64>()
-        }
-        None => messages.iter().map(estimate_tokens).sum(),
-    }
 }
 
 /// Where to cut: the index of the first kept message. Walks back from the end until
@@ -350,10 +227,11 @@ pub async fn summarize(
     };
     // pi's 80% of the reserve, fitted into the window over the request's text.
     let wanted = policy.reserve_tokens * 8 / 10;
-    let max_tokens = super::context::fitted_output(model, (text.len() as u64).div_ceil(4), wanted)
-        .unwrap_or(wanted as u32);
+    let max_tokens =
+        crate::agent::run::request::fitted_output(model, (text.len() as u64).div_ceil(4), wanted)
+            .unwrap_or(wanted as u32);
     let request = ProviderRequest {
-        model: super::provider_env::wire_model(model)?,
+        model: crate::agent::models::provider_env::wire_model(model)?,
         system_prompt: Some(SYSTEM_PROMPT.to_string()),
         messages: vec![pwit::Message::User(vec![wit::Content::Text(text)])],
         tools: Vec::new(),
@@ -367,7 +245,7 @@ pub async fn summarize(
         max_tokens: Some(max_tokens),
         temperature: None,
         session_id: None,
-        cache_retention: super::context::cache_retention(),
+        cache_retention: crate::agent::run::request::cache_retention(),
     };
     let mut stream = host.complete(request).map_err(|err| err.to_string())?;
     let mut summary = String::new();
@@ -377,7 +255,7 @@ pub async fn summarize(
             match event {
                 StreamEvent::TextEnd(end) => summary.push_str(&end.text),
                 StreamEvent::Usage(reported) => {
-                    usage = crate::agent::stream::usage_with_cost(&reported, model)
+                    usage = crate::agent::run::stream::usage_with_cost(&reported, model)
                 }
                 StreamEvent::Error(message) => return Err(message),
                 StreamEvent::Done(_) => return Ok((summary, usage)),
@@ -396,27 +274,7 @@ pub async fn summarize(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_model_override_wins_key_by_key() {
-        let overrides = CompactionOverrides::from_settings(Some(&json!({
-            "fake/small": {"reserveTokens": 100},
-            "broken": 3
-        })));
-        let base = CompactionPolicy::default();
-        let mut model: Model = serde_json::from_value(json!({
-            "id": "small", "name": "Small", "api": "faux", "provider": "fake", "baseUrl": "",
-            "reasoning": false, "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000, "maxTokens": 100
-        }))
-        .unwrap();
-        let small = overrides.resolve(base, Some(&model));
-        assert_eq!(small.reserve_tokens, 100);
-        assert_eq!(small.keep_recent_tokens, base.keep_recent_tokens);
-        model.id = "other".into();
-        assert_eq!(overrides.resolve(base, Some(&model)), base);
-    }
-    use crate::agent::message::{AssistantMessage, ToolResultMessage};
+    use crate::agent::conversation::message::{AssistantMessage, ToolResultMessage};
 
     fn result(chars: usize) -> AgentMessage {
         AgentMessage::ToolResult(ToolResultMessage {

@@ -1,6 +1,6 @@
 //! Running an answer's tool calls (pi-behaviour §5): each call is prepared in order (validated,
 //! then the extensions' `tool_call` hook), the prepared calls run concurrently, and they end in
-//! order, each result bounded (see [`super::tool_output`]) and passed through the `tool_result`
+//! order, each result bounded (see [`crate::agent::run::tool_output`]) and passed through the `tool_result`
 //! hook. With the `immediate` interrupt mode, a steering message skips the calls not yet run.
 
 use std::sync::Arc;
@@ -9,17 +9,22 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::agent_loop::{Poll, SKIPPED, poll};
-use super::events;
-use super::extensions::session_hooks as hooks;
-use super::message::{AgentMessage, AssistantMessage, ToolResultMessage, now_ms};
-use super::queue::Queued;
-use super::session::{InterruptMode, Shared};
-use super::todos;
-use super::tool_timeout;
-use super::tools::{self, SessionTool};
+use crate::agent::conversation::message::{
+    AgentMessage, AssistantMessage, ToolResultMessage, now_ms,
+};
+use crate::agent::events;
+use crate::agent::extensions::session_hooks as hooks;
+use crate::agent::run::tool_timeout;
+use crate::agent::session::queue::Queued;
+use crate::agent::session::shared::Shared;
+use crate::agent::session::state::InterruptMode;
+use crate::agent::tools::todos;
+use crate::agent::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
 use crate::plugin_host::PluginTools;
+
+/// The result of a tool call skipped for a steering message.
+pub const SKIPPED: &str = "Skipped due to queued user message.";
 
 /// The shortest time between two `tool_execution_update`s of one call.
 pub const UPDATE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
@@ -34,7 +39,7 @@ struct Runnable {
 }
 
 /// Cuts a tool result to the session's limit for the current model (see
-/// [`super::tool_output`]).
+/// [`crate::agent::run::tool_output`]).
 fn bound_output(shared: &Shared, output: &mut ToolOutput) {
     let limit = shared.state().output_limit();
     limit.bound(output);
@@ -270,7 +275,7 @@ pub(super) async fn run_tool_calls(
             }),
         }
         if interrupt == InterruptMode::Immediate {
-            let steering = poll(shared, Poll::Steering);
+            let steering = shared.state().poll_steering();
             if !steering.is_empty() {
                 for call in runnable.drain(..) {
                     results.push(end_call(
@@ -292,7 +297,8 @@ pub(super) async fn run_tool_calls(
     let mut handles = Vec::new();
     for call in runnable {
         // A call that needs more than the sandbox mode allows is put to the host first.
-        let escalated = super::escalation::approve(shared, &call.id, &call.tool, &call.args).await;
+        let escalated =
+            crate::agent::run::escalation::approve(shared, &call.id, &call.tool, &call.args).await;
         let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
         let forwarder = shared.clone();
         let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
@@ -358,7 +364,9 @@ pub(super) async fn run_tool_calls(
                 return output;
             }
             // `"on-failure"`: a command the sandbox denied may run again outside it.
-            match super::escalation::approve_rerun(&runner, &id, &tool, &args, &output).await {
+            match crate::agent::run::escalation::approve_rerun(&runner, &id, &tool, &args, &output)
+                .await
+            {
                 Some(escalation) => {
                     let mut again = call.run(updates, escalation).await;
                     again.content.push(Content::text(RERUN_NOTE));

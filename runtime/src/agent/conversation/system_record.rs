@@ -5,9 +5,11 @@
 //! changed tool is removed and added again), as pi's `diffSystemPromptSections` and
 //! `getToolStateChanges` make them. Replaying the records in order gives what is in force.
 
-use super::message::{AgentMessage, SystemMessage, ToolDescription, ToolReference, now_ms};
-use super::prompt_sections::Sections;
-use super::tools::SessionTool;
+use crate::agent::conversation::message::{
+    AgentMessage, SystemMessage, ToolDescription, ToolReference, now_ms,
+};
+use crate::agent::conversation::prompt_sections::Sections;
+use crate::agent::tools::SessionTool;
 
 /// What the system messages of a conversation leave in force (pi's `getCurrentSystemMessage`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -127,7 +129,7 @@ pub fn next(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::host_tools::HostToolDefinition;
+    use crate::agent::tools::host_tools::HostToolDefinition;
     use serde_json::json;
 
     fn host(name: &str, description: &str) -> SessionTool {

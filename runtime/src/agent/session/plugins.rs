@@ -6,9 +6,9 @@
 
 use serde_json::{Value, json};
 
-use super::event::SessionEvent;
-use super::policies::Policies;
-use super::session::Session;
+use crate::agent::event::SessionEvent;
+use crate::agent::session::Session;
+use crate::agent::session::policies::Policies;
 use crate::plugin_host::reload::ReloadReport;
 use crate::settings::Settings;
 

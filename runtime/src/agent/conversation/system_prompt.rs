@@ -3,14 +3,14 @@
 //! - **pi 1.5** (the default): named sections, each but the preamble framed as
 //!   `<name>…</name>`: `preamble`, `tools`, `rules`, `docs`, `addendum`, `project_context`,
 //!   `skills`, `cwd`, then pith's `mcp_servers`. The `system` message records them (see
-//!   [`super::system_record`]).
+//!   [`crate::agent::conversation::system_record`]).
 //! - **pi 0.73**: one text: the role, "Available tools:", "Guidelines:", the appended text,
 //!   "# Project Context", the skills, and the date and working directory.
 
 use std::path::Path;
 
-pub use super::prompt_sections::Sections;
-use super::tools::SessionTool;
+pub use crate::agent::conversation::prompt_sections::Sections;
+use crate::agent::tools::SessionTool;
 use crate::resources::context_files::{self, ContextFile};
 use crate::resources::skills::{self, Skill, SkillReader};
 

@@ -11,8 +11,8 @@
 
 use serde_json::{Value, json};
 
-use super::message::AgentMessage;
-use super::session_file::SessionFile;
+use crate::agent::conversation::message::AgentMessage;
+use crate::agent::session::file::SessionFile;
 
 /// The page, with `{{NAME}}` placeholders (listed at its top).
 const TEMPLATE: &str = include_str!("viewer.html");
@@ -46,7 +46,8 @@ fn escape(text: &str) -> String {
 /// The system prompt and the tools the conversation's `system` messages leave in force
 /// (replayed in order).
 fn system_of(messages: &[AgentMessage]) -> (Option<String>, Vec<Value>) {
-    let Some(in_force) = crate::agent::system_record::InForce::replay(messages) else {
+    let Some(in_force) = crate::agent::conversation::system_record::InForce::replay(messages)
+    else {
         return (None, Vec::new());
     };
     let tools = in_force

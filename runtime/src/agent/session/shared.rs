@@ -1,0 +1,206 @@
+//! What a session's commands and its runs share: the state behind its short-lived lock, the
+//! event sink, the plugins, the extensions and the MCP servers. A run (`run/`) holds this
+//! narrow view of its session, never the `Session` handle, so the run depends on the session's
+//! parts and the session's commands on the run, not each on the other.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::agent::conversation::system_prompt::PromptOptions;
+use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent};
+use crate::agent::events;
+use crate::agent::extensions::Extensions;
+use crate::agent::extensions::ui::UiBridge;
+use crate::agent::models::ModelRegistry;
+use crate::agent::session::state::{PiBehaviour, ReloadSources, State};
+use crate::agent::session::user_bash::BashControl;
+use crate::agent::tools::host_tools::HostToolBridge;
+use crate::agent::tools::{SessionTool, session_tools};
+use crate::plugin_host::PluginHost;
+use crate::resources::Resources;
+
+/// What the run task and the commands share.
+pub struct Shared {
+    /// The plugins.
+    pub host: Arc<PluginHost>,
+    /// Where events go (the front-end).
+    pub events: Arc<dyn EventSink>,
+    /// Host-defined tools' bridge.
+    pub bridge: Arc<HostToolBridge>,
+    /// Models and keys.
+    pub(super) models: std::sync::RwLock<Arc<ModelRegistry>>,
+    /// Where the settings and the model files are read from (for `reload`).
+    pub sources: ReloadSources,
+    /// Where new sessions are written; in memory when `None`.
+    pub sessions_dir: Option<PathBuf>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// System prompt options.
+    pub prompt: PromptOptions,
+    /// The running `bash` command.
+    pub bash: BashControl,
+    /// The session's extensions.
+    pub extensions: Arc<Extensions>,
+    /// Extension dialogs waiting for the host.
+    pub ui: UiBridge,
+    /// How long a finished todo list stays before it is cleared.
+    pub todo_clear_delay: std::time::Duration,
+    /// Which pi's behaviour the session follows where pi changed it.
+    pub behaviour: PiBehaviour,
+    /// The session's MCP servers (replaced when their configuration changes).
+    pub(super) mcp: std::sync::RwLock<Arc<crate::mcp::McpHub>>,
+    /// Where they come from.
+    pub(super) mcp_setup: Mutex<crate::mcp::McpSetup>,
+    /// The watch on their files.
+    pub(super) mcp_watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// The session's own sandbox, when it is not the host's.
+    pub(super) sandbox: Option<Arc<crate::sandbox::SandboxPolicy>>,
+    pub(super) resources: Mutex<Arc<Resources>>,
+    pub(super) state: Mutex<State>,
+    pub(super) idle: watch::Sender<bool>,
+    /// False while a compaction runs.
+    pub(super) not_compacting: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Locks the state (a poisoned lock is recovered: the state stays usable).
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Sends a session event to the front-end, then to the extensions that observe it.
+    pub fn emit(&self, event: &SessionEvent) {
+        if !event.observable() {
+            return self.events.emit(event);
+        }
+        self.extensions.observe_after(
+            event.kind(),
+            || self.events.emit(event),
+            || serde_json::to_value(event).unwrap_or(Value::Null),
+        );
+    }
+
+    /// Sends a change of the answer being streamed, waiting while the front-end is behind.
+    pub async fn emit_update(&self, update: &AssistantUpdate<'_>) {
+        self.extensions.observe("message_update", || {
+            serde_json::to_value(update).unwrap_or(Value::Null)
+        });
+        self.events.message_update(update).await;
+    }
+
+    /// Shows the host a notice (`extension_ui_request` `notify`), as pi's built-ins do.
+    pub fn notify(&self, message: &str, kind: &'static str) {
+        let request = crate::plugin_host::imports::ui::UiRequest::Notify {
+            message: message.to_string(),
+            kind: Some(kind),
+        };
+        // A notice is no dialog: it is emitted and resolves on the first poll.
+        let _ = futures_util::FutureExt::now_or_never(self.ui.request(request));
+    }
+
+    /// The skills and templates now.
+    pub fn resources(&self) -> Arc<Resources> {
+        self.resources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Finds the skills and templates again (after the plugin set changed).
+    pub async fn reload_resources(&self) {
+        let dirs = self.resources().dirs.clone();
+        let fresh = Resources::load(dirs, &self.host).await;
+        self.host.grant_read_dirs(fresh.skill_dirs());
+        *self
+            .resources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
+    }
+
+    /// The tools of the session now.
+    pub fn tools(&self) -> Vec<SessionTool> {
+        self.tools_of(&self.host.tools())
+    }
+
+    /// The tools of the session with the plugin tools of `plugin_tools` (the set a run was
+    /// started with: a hot reload applies from the next run).
+    pub fn tools_of(&self, plugin_tools: &crate::plugin_host::PluginTools) -> Vec<SessionTool> {
+        let state = self.state();
+        session_tools(
+            plugin_tools,
+            &state.tools,
+            self.extensions.tools(),
+            self.mcp().active_tools(),
+            &state.host_tools,
+        )
+    }
+
+    /// Emits `queue_update` with the queues' texts (and `clientMessageId`s).
+    pub fn emit_queue_update(&self) {
+        let event = {
+            let state = self.state();
+            events::queue_update(&state.steering, &state.follow_up)
+        };
+        self.emit(&event);
+    }
+
+    /// Marks a compaction under way (prompts wait for it).
+    pub(crate) fn begin_compaction(&self) {
+        let mut state = self.state();
+        state.compacting += 1;
+        self.not_compacting.send_replace(false);
+    }
+
+    /// Marks a compaction over (one `end` per `begin`: a run holds prompts back from before
+    /// its threshold compaction until its `agent_settled`).
+    pub(crate) fn end_compaction(&self) {
+        let mut state = self.state();
+        state.compacting = state.compacting.saturating_sub(1);
+        if state.compacting == 0 {
+            self.not_compacting.send_replace(true);
+        }
+    }
+
+    /// A run's threshold compaction is over; its hold on prompts lasts until
+    /// [`Shared::end_compaction`] after its `agent_settled`.
+    pub(crate) fn compaction_settling(&self) {
+        self.state().settling += 1;
+    }
+
+    /// A run that compacted past its threshold has settled: its hold on prompts ends.
+    pub(crate) fn end_settled_compaction(&self) {
+        {
+            let mut state = self.state();
+            state.settling = state.settling.saturating_sub(1);
+        }
+        self.end_compaction();
+    }
+
+    /// Waits until no compaction runs.
+    pub async fn wait_compaction(&self) {
+        let mut done = self.not_compacting.subscribe();
+        let _ = done.wait_for(|done| *done).await;
+    }
+
+    /// Marks the run over for new prompts (before its `agent_end` goes out).
+    pub(crate) fn accept_prompts(&self) {
+        let mut state = self.state();
+        state.streaming = false;
+        state.cancel = None;
+    }
+
+    /// Wakes those waiting for the run to end (`abort` answers after `agent_end`).
+    pub(crate) fn signal_idle(&self) {
+        self.idle.send_replace(true);
+    }
+}
+
+/// The error when no model can be used.
+pub fn no_model_message() -> String {
+    "No model available. Set an API key for a provider (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add a provider to models.json in the agent directory, or pick one with --provider and --model.".to_string()
+}

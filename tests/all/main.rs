@@ -16,6 +16,7 @@ mod conformance;
 mod context_files;
 mod credentials;
 mod engine;
+mod engine_layout;
 mod export_viewer;
 mod extension_dialogs;
 mod extensions;

@@ -12,6 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::agent::conversation::message::AgentMessage;
+use crate::agent::session::Session;
 use crate::agent::session::file::SessionFile;
 
 /// The page, with `{{NAME}}` placeholders (listed at its top).
@@ -26,6 +27,35 @@ const SCRIPT_PARTS: [&str; 3] = [
     include_str!("session.js"),
     include_str!("viewer.js"),
 ];
+
+/// `export_html`: writes the open session as one page (to `output`, relative to the session's
+/// folder, or `pith-session-<id>.html` there) and answers `{"path"}`.
+pub fn export_session(session: &Session, output: Option<&str>) -> Result<Value, String> {
+    // Rendered under the session's lock, written after it.
+    let (html, default) = session.read_record(|store, name, messages| {
+        let Some(file) = store.path() else {
+            return Err("Cannot export in-memory session to HTML".to_string());
+        };
+        if !store.is_written() {
+            return Err("Nothing to export yet - start a conversation first".to_string());
+        }
+        let default = format!(
+            "pith-session-{}.html",
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        Ok((render(store, name, messages), default))
+    })?;
+    let target = session.cwd().join(output.unwrap_or(&default));
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+    }
+    std::fs::write(&target, html)
+        .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+    Ok(json!({"path": output.map_or(default, str::to_string)}))
+}
 
 /// Escapes text for HTML.
 fn escape(text: &str) -> String {

@@ -1,37 +1,22 @@
-//! The user's own records: `export_html` and the `bash` command.
+//! The user's own records: the session's record read for its export page, and the `bash`
+//! command.
 
 use super::*;
 
 impl Session {
-    /// `export_html`: the session as one self-contained HTML file; `{"path"}`.
-    pub fn export_html(&self, output: Option<&str>) -> Result<Value, String> {
-        // Rendered under the session's lock, written after it (a run goes on meanwhile).
-        let (html, default) = {
-            let state = self.shared.state();
-            let Some(file) = state.store.path() else {
-                return Err("Cannot export in-memory session to HTML".into());
-            };
-            if !state.store.is_written() {
-                return Err("Nothing to export yet - start a conversation first".into());
-            }
-            let default = format!(
-                "pith-session-{}.html",
-                file.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            );
-            let html =
-                crate::export::render(&state.store, state.session_name.as_deref(), &state.messages);
-            (html, default)
-        };
-        let target = self.shared.cwd.join(output.unwrap_or(&default));
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
-        }
-        std::fs::write(&target, html)
-            .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
-        Ok(json!({"path": output.map_or(default, str::to_string)}))
+    /// Reads the session's record under its lock: its file, its name and the conversation at
+    /// its leaf (the export page is rendered from them; a run goes on meanwhile).
+    pub fn read_record<R>(
+        &self,
+        read: impl FnOnce(&SessionFile, Option<&str>, &[AgentMessage]) -> R,
+    ) -> R {
+        let state = self.shared.state();
+        read(&state.store, state.session_name.as_deref(), &state.messages)
+    }
+
+    /// The session's working directory.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.shared.cwd
     }
 
     /// `bash`: runs the user's command and records it in the conversation (after the run when

@@ -77,7 +77,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
         "export_html" => command.respond(
             fields
                 .opt_string("outputPath")
-                .and_then(|path| session.export_html(path))
+                .and_then(|path| crate::export::export_session(session, path))
                 .map(Some),
         ),
         _ => return false,

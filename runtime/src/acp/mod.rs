@@ -223,7 +223,7 @@ pub async fn serve(
     }
     let served = connect(server.clone()).await;
     for session in server.engine_sessions() {
-        session.shared().ui.cancel_all();
+        session.cancel_dialogs();
         session.abort().await;
     }
     match served {

@@ -10,7 +10,7 @@
 //! show it.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -18,7 +18,7 @@ use agent_client_protocol::v1::schema as acp;
 
 use super::sink::AcpSink;
 use super::tools;
-use crate::agent::session::Shared;
+use crate::agent::session::front_end::WeakSession;
 use crate::plugin_host::imports::ui::{UiAnswer, UiRequest};
 
 const ALLOW: &str = "allow";
@@ -29,7 +29,7 @@ const FIELD: &str = "value";
 /// Asks the client the dialog `id` and answers it in the engine.
 pub(super) async fn ask(
     sink: Arc<AcpSink>,
-    shared: Weak<Shared>,
+    session: WeakSession,
     client: ConnectionTo<Client>,
     id: String,
     request: UiRequest,
@@ -75,7 +75,7 @@ pub(super) async fn ask(
         call_id: &call_id,
     };
     // Timed out (or cancelled) before it could be asked: nothing waits for an answer.
-    let still_open = shared.upgrade().is_some_and(|s| s.ui.is_open(&id));
+    let still_open = session.upgrade().is_some_and(|s| s.dialog_open(&id));
     let answer = match &request {
         _ if !still_open => UiAnswer::Cancelled,
         UiRequest::Confirm { .. } => {
@@ -142,8 +142,8 @@ pub(super) async fn ask(
             acp::ToolCallUpdate::new(call_id, acp::ToolCallUpdateFields::new().status(status)),
         ));
     }
-    if let Some(shared) = shared.upgrade()
-        && let Err(err) = shared.ui.answer(&id, answer)
+    if let Some(session) = session.upgrade()
+        && let Err(err) = session.answer_dialog(&id, answer)
     {
         // Timed out meanwhile (and withdrawn): nothing waits for the answer.
         tracing::debug!(%err, "acp: dialog answered late");

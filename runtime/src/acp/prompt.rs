@@ -11,6 +11,7 @@ use agent_client_protocol::v1::schema as acp;
 
 use super::{AcpSession, Server};
 use crate::agent::conversation::message::StopReason;
+use crate::agent::session::SessionError;
 use crate::agent::session::submit::{Disposition, PromptError, Submission};
 use crate::content::Content;
 
@@ -112,9 +113,8 @@ impl Server {
     /// Marks the prompt cancelled and withdraws its open dialogs (answered as cancelled).
     pub(super) fn cancel_work(&self, open: &AcpSession) {
         open.cancelled.store(true, Ordering::SeqCst);
-        let shared = open.session.shared();
         for dialog in open.sink.withdraw_dialogs() {
-            let _ = shared.ui.answer(
+            let _ = open.session.answer_dialog(
                 &dialog,
                 crate::plugin_host::imports::ui::UiAnswer::Cancelled,
             );
@@ -148,12 +148,9 @@ async fn compact(open: &AcpSession, instructions: &str) -> Result<acp::StopReaso
     let focus = (!instructions.is_empty()).then_some(instructions);
     match session.compact(focus).await {
         Ok(_) => Ok(acp::StopReason::EndTurn),
-        Err(message)
-            if message.starts_with("Nothing to compact")
-                || message.starts_with("Already compacted") =>
-        {
+        Err(answer @ (SessionError::NothingToCompact | SessionError::AlreadyCompacted)) => {
             open.sink.send(acp::SessionUpdate::AgentMessageChunk(
-                acp::ContentChunk::new(message.into()),
+                acp::ContentChunk::new(answer.to_string().into()),
             ));
             Ok(acp::StopReason::EndTurn)
         }
@@ -173,7 +170,7 @@ async fn run(
     if let Some(rest) = text.strip_prefix("/compact")
         && (rest.is_empty() || rest.starts_with(char::is_whitespace))
     {
-        session.shared().wait_compaction().await;
+        session.wait_compaction().await;
         return compact(open, rest.trim()).await;
     }
     let submitted = session

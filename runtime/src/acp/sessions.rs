@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 
 use super::sink::{AcpSink, Follow};
 use super::{AcpSession, Server};
-use crate::agent::conversation::message::AgentMessage;
 use crate::agent::model::ThinkingLevel;
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
@@ -31,15 +30,10 @@ const PAGE: usize = 50;
 
 /// The model and thinking level as ACP config options.
 pub(super) fn config_options(session: &Session) -> Vec<acp::SessionConfigOption> {
-    let (model, thinking) = {
-        let state = session.shared().state();
-        (state.model().cloned(), state.thinking())
-    };
+    let (model, thinking) = session.model_and_thinking();
     let name = |m: &crate::agent::model::Model| format!("{}/{}", m.provider, m.id);
     let mut models: Vec<acp::SessionConfigSelectOption> = session
-        .shared()
-        .models()
-        .available()
+        .usable_models()
         .iter()
         .map(|m| acp::SessionConfigSelectOption::new(name(m), m.name.clone()))
         .collect();
@@ -88,7 +82,7 @@ pub(super) fn set_config_option(
             session
                 .set_model(provider, id)
                 .map(drop)
-                .map_err(super::invalid)
+                .map_err(|err| super::invalid(err.to_string()))
         }
         THINKING => match ThinkingLevel::parse(&value) {
             Some(level) => {
@@ -131,20 +125,17 @@ pub(super) fn commands(session: &Session) -> Vec<acp::AvailableCommand> {
 /// Sends the session's follow-up updates as its sink asks for them; ends with the session (the
 /// sink holds the only sender).
 async fn follow(
-    session: std::sync::Weak<crate::agent::session::Shared>,
+    session: crate::agent::session::front_end::WeakSession,
     sink: std::sync::Weak<AcpSink>,
     mut work: mpsc::UnboundedReceiver<Follow>,
 ) {
     // The options the client has (from the session/new or session/load answer): an update is
     // sent only when they differ (a model an extension switched to, a level, a new provider).
-    let mut known = session
-        .upgrade()
-        .map(|shared| config_options(&Session::from_shared(shared)));
+    let mut known = session.upgrade().map(|session| config_options(&session));
     while let Some(item) = work.recv().await {
-        let (Some(shared), Some(sink)) = (session.upgrade(), sink.upgrade()) else {
+        let (Some(session), Some(sink)) = (session.upgrade(), sink.upgrade()) else {
             return;
         };
-        let session = Session::from_shared(shared);
         match item {
             Follow::ConfigOptions => {
                 let options = config_options(&session);
@@ -234,22 +225,9 @@ impl Server {
             self.flow.clone(),
         );
         let session = Session::new(host.clone(), sink.clone(), models, config);
-        let cost = session
-            .shared()
-            .state()
-            .messages()
-            .iter()
-            .map(|m| match m {
-                AgentMessage::Assistant(a) => a.usage.cost.total,
-                _ => 0.0,
-            })
-            .sum();
-        sink.attach(session.shared(), cost);
-        tokio::spawn(follow(
-            Arc::downgrade(session.shared()),
-            Arc::downgrade(&sink),
-            work,
-        ));
+        let cost = session.total_cost();
+        sink.attach(&session, cost);
+        tokio::spawn(follow(session.downgrade(), Arc::downgrade(&sink), work));
         let opened = Arc::new(AcpSession {
             session,
             host,
@@ -265,7 +243,7 @@ impl Server {
                 let mut ready = told.ready.subscribe();
                 let _ = ready.wait_for(|ready| *ready).await;
                 for notice in notices {
-                    told.session.shared().notify(&notice, "warning");
+                    told.session.notify(&notice, "warning");
                 }
             });
         }
@@ -423,10 +401,9 @@ impl Server {
 
     /// Sends the session's conversation as updates.
     fn replay(&self, open: &AcpSession) {
-        let replayed = {
-            let state = open.session.shared().state();
-            super::updates::replay(state.messages(), open.sink.cwd())
-        };
+        let replayed = open
+            .session
+            .with_messages(|messages| super::updates::replay(messages, open.sink.cwd()));
         for update in replayed {
             open.sink.send(update);
         }
@@ -441,7 +418,7 @@ impl Server {
         self.cancel_work(&open);
         open.session.abort().await;
         // Its MCP servers go with it.
-        open.session.shared().mcp().shut_down().await;
+        open.session.shut_down_mcp().await;
         Ok(())
     }
 

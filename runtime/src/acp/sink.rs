@@ -18,7 +18,8 @@ use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReas
 use crate::agent::event::{
     AssistantUpdate, EventSink, SessionEvent, SinkFuture, UpdateKind, UpdatePayload,
 };
-use crate::agent::session::Shared;
+use crate::agent::session::Session;
+use crate::agent::session::front_end::WeakSession;
 use crate::plugin_host::imports::ui::UiRequest;
 
 /// What the client said it can show beyond the basics (`clientCapabilities.session`,
@@ -103,7 +104,7 @@ pub(super) struct AcpSink {
     id: acp::SessionId,
     cwd: PathBuf,
     features: ClientFeatures,
-    shared: OnceLock<Weak<Shared>>,
+    session: OnceLock<WeakSession>,
     live: Mutex<Live>,
     follow: mpsc::UnboundedSender<Follow>,
     flow: Arc<Flow>,
@@ -126,7 +127,7 @@ impl AcpSink {
             id,
             cwd,
             features,
-            shared: OnceLock::new(),
+            session: OnceLock::new(),
             live: Mutex::new(Live::default()),
             follow,
             flow,
@@ -136,8 +137,8 @@ impl AcpSink {
     }
 
     /// Ties the sink to its engine session (for dialogs and the model's context window).
-    pub fn attach(&self, shared: &Arc<Shared>, cost: f64) {
-        let _ = self.shared.set(Arc::downgrade(shared));
+    pub fn attach(&self, session: &Session, cost: f64) {
+        let _ = self.session.set(session.downgrade());
         self.live().cost = cost;
     }
 
@@ -145,8 +146,8 @@ impl AcpSink {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn engine(&self) -> Option<Arc<Shared>> {
-        self.shared.get().and_then(Weak::upgrade)
+    fn engine(&self) -> Option<Session> {
+        self.session.get().and_then(WeakSession::upgrade)
     }
 
     /// Sends one update (a closed connection drops it: the session is going away).
@@ -331,12 +332,9 @@ impl AcpSink {
                     live.cost += answer.usage.cost.total;
                     live.cost
                 };
-                let window = self.engine().and_then(|shared| {
-                    shared
-                        .models()
-                        .find(&answer.provider, &answer.model)
-                        .map(|m| m.context_window)
-                });
+                let window = self
+                    .engine()
+                    .and_then(|session| session.context_window(&answer.provider, &answer.model));
                 let used = answer.usage.total_tokens;
                 // A failed or aborted answer reports no usage: nothing to tell.
                 if let Some(size) = window.filter(|_| used > 0) {
@@ -430,12 +428,12 @@ impl AcpSink {
             | UiRequest::Confirm { .. }
             | UiRequest::Input { .. }
             | UiRequest::Editor { .. } => {
-                let (Some(shared), Some(sink)) = (self.engine(), self.me.upgrade()) else {
+                let (Some(session), Some(sink)) = (self.engine(), self.me.upgrade()) else {
                     return;
                 };
                 tokio::spawn(permissions::ask(
                     sink,
-                    Arc::downgrade(&shared),
+                    session.downgrade(),
                     self.client.clone(),
                     id.to_string(),
                     request.clone(),

@@ -461,10 +461,9 @@ pub async fn serve(
     ));
     let host = Arc::new(host);
     let session = Session::new(host.clone(), events.clone(), models, config);
-    let reloaded = Arc::downgrade(session.shared());
+    let reloaded = session.downgrade();
     let _watching = match watch::watch(host.clone(), move |report| {
-        if let Some(shared) = reloaded.upgrade() {
-            let session = Session::from_shared(shared);
+        if let Some(session) = reloaded.upgrade() {
             tokio::spawn(async move { session.plugins_reloaded(report).await });
         }
     }) {
@@ -477,7 +476,7 @@ pub async fn serve(
     if host.has_deferred() {
         // New or changed third-party plugins compile while the host is already served; a run
         // waits for them (`PluginHost::deferred_settled`).
-        let session = Session::from_shared(session.shared().clone());
+        let session = session.clone();
         tokio::spawn(async move {
             let report = host.load_deferred().await;
             for error in &report.errors {

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason};
+use crate::agent::conversation::message::{AssistantBlock, StopReason};
 use crate::agent::event::{EventSink, NullSink};
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
@@ -175,8 +175,7 @@ async fn prompt(session: &Session, text: &str, images: Vec<Content>) -> Result<(
 
 /// Prints the session's last answer as pi's print mode does; the exit code it calls for.
 fn print_last_answer(session: &Session) -> ExitCode {
-    let state = session.shared().state();
-    let Some(AgentMessage::Assistant(answer)) = state.messages().last() else {
+    let Some(answer) = session.last_answer() else {
         return ExitCode::SUCCESS;
     };
     if matches!(answer.stop_reason, StopReason::Error | StopReason::Aborted) {

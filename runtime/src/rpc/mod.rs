@@ -97,7 +97,7 @@ where
             }
             Ok(None) => {
                 session.host_tools().close();
-                session.shared().ui.cancel_all();
+                session.cancel_dialogs();
                 tokio::select! {
                     _ = session.wait_idle() => {}
                     _ = terminations.next() => {
@@ -115,7 +115,7 @@ where
     }
     if shut_down {
         session.host_tools().close();
-        session.shared().ui.cancel_all();
+        session.cancel_dialogs();
         session.wait_idle().await;
     }
     drop(events);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::Session;
+use super::{Session, SessionError};
 use crate::agent::session::index::{self as session_index, MAX_PAGE};
 
 /// Summaries per page when the host does not say.
@@ -21,18 +21,23 @@ impl Session {
         scope: Option<&str>,
         limit: Option<u64>,
         cursor: Option<&str>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, SessionError> {
         let dirs = self.session_dirs(scope.unwrap_or("cwd"))?;
         let limit = match limit {
             None => DEFAULT_PAGE,
             Some(n) if (1..=MAX_PAGE as u64).contains(&n) => n as usize,
-            Some(n) => return Err(format!("limit must be 1 to {MAX_PAGE}, got {n}")),
+            Some(n) => {
+                return Err(SessionError::BadLimit {
+                    max: MAX_PAGE,
+                    got: n,
+                });
+            }
         };
         let start = match cursor {
             None => 0,
-            Some(text) => text.parse::<usize>().map_err(|_| {
-                format!("Invalid cursor {text:?}: pass the nextCursor of the previous page")
-            })?,
+            Some(text) => text
+                .parse::<usize>()
+                .map_err(|_| SessionError::BadCursor(text.to_string()))?,
         };
         let files = session_index::session_files(&dirs);
         let mut sessions = Vec::new();
@@ -55,10 +60,10 @@ impl Session {
 
     /// `delete_session {path}`: removes a session file of the sessions directory (any working
     /// directory's); refuses the open session, other files, and paths elsewhere.
-    pub fn delete_session(&self, path: &str) -> Result<Value, String> {
+    pub fn delete_session(&self, path: &str) -> Result<Value, SessionError> {
         let file = Path::new(path)
             .canonicalize()
-            .map_err(|_| format!("No session file at {path}"))?;
+            .map_err(|_| SessionError::NoSessionFile(path.to_string()))?;
         let roots: Vec<PathBuf> = self
             .session_dirs("all")?
             .iter()
@@ -68,9 +73,7 @@ impl Session {
             .parent()
             .is_some_and(|dir| roots.iter().any(|r| r == dir))
         {
-            return Err(format!(
-                "{path} is not in the sessions directory: pith deletes only its session files"
-            ));
+            return Err(SessionError::OutsideSessions(path.to_string()));
         }
         let open = self
             .shared()
@@ -79,25 +82,24 @@ impl Session {
             .path()
             .and_then(|p| p.canonicalize().ok());
         if open.as_deref() == Some(file.as_path()) {
-            return Err(
-                "Cannot delete the open session: switch_session or new_session first".into(),
-            );
+            return Err(SessionError::DeleteOpen);
         }
         if session_index::summarize(&file, 0).is_none() {
-            return Err(format!("{path} is not a session file (no session header)"));
+            return Err(SessionError::NotASessionFile(path.to_string()));
         }
-        std::fs::remove_file(&file).map_err(|err| format!("Cannot delete {path}: {err}"))?;
+        std::fs::remove_file(&file).map_err(|err| SessionError::DeleteFailed {
+            path: path.to_string(),
+            reason: err.to_string(),
+        })?;
         Ok(json!({ "deleted": file.display().to_string() }))
     }
 
     /// The directories `scope` covers: this working directory's sessions directory, or for
     /// `all` every working directory's beside it (pi's `--<cwd>--` layout; a `--session-dir`
     /// is its own only one).
-    fn session_dirs(&self, scope: &str) -> Result<Vec<PathBuf>, String> {
+    fn session_dirs(&self, scope: &str) -> Result<Vec<PathBuf>, SessionError> {
         let Some(dir) = self.shared().sessions_dir.clone() else {
-            return Err(
-                "This session is not saved (--no-session): there is no sessions directory".into(),
-            );
+            return Err(SessionError::NotSaved);
         };
         match scope {
             "cwd" => Ok(vec![dir]),
@@ -128,7 +130,7 @@ impl Session {
                 }
                 Ok(dirs)
             }
-            other => Err(format!("Unknown scope {other:?}: use \"cwd\" or \"all\"")),
+            other => Err(SessionError::UnknownScope(other.to_string())),
         }
     }
 }

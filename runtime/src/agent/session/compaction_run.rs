@@ -7,7 +7,7 @@ use crate::agent::conversation::message::Usage;
 
 impl Session {
     /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
-    pub async fn compact(&self, instructions: Option<&str>) -> Result<Value, String> {
+    pub async fn compact(&self, instructions: Option<&str>) -> Result<Value, SessionError> {
         self.abort().await;
         self.shared.compact(instructions, "manual", false).await
     }
@@ -23,19 +23,19 @@ impl Shared {
         instructions: Option<&str>,
         reason: &str,
         retry: bool,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, SessionError> {
         let shared = self;
         use crate::agent::conversation::compaction;
         let (model, messages, ids, policy) = {
             let state = shared.state();
             let Some(model) = state.model.clone() else {
-                return Err("No model selected".into());
+                return Err(SessionError::NoModelSelected);
             };
             if state.messages.is_empty() && state.store.context().messages.is_empty() {
-                return Err("Nothing to compact (session too small)".into());
+                return Err(SessionError::NothingToCompact);
             }
             if state.store.leaf_type() == Some("compaction") {
-                return Err("Already compacted".into());
+                return Err(SessionError::AlreadyCompacted);
             }
             (
                 model,
@@ -90,30 +90,30 @@ impl Shared {
         if nothing && reason != "manual" {
             // An automatic compaction with nothing to summarize does not start (pi 1.5 sends
             // no frames for it).
-            return Err("Nothing to compact (session too small)".into());
+            return Err(SessionError::NothingToCompact);
         }
         shared.begin_compaction();
         compaction_start(shared, reason);
         // The compaction ends after its event, so a prompt waiting for it comes after both the
         // compaction entry and `compaction_end`.
-        let fail = |message: String| {
-            compaction_end(shared, reason, retry, None, false, Some(message.clone()));
+        let fail = |error: SessionError| {
+            compaction_end(shared, reason, retry, None, false, Some(error.to_string()));
             shared.end_compaction();
-            Err(message)
+            Err(error)
         };
         if nothing {
             // Everything is within the kept tail: there is nothing to summarize.
-            let message = "Nothing to compact (session too small)".to_string();
+            let error = SessionError::NothingToCompact;
             compaction_end(
                 shared,
                 reason,
                 retry,
                 None,
                 false,
-                Some(format!("Compaction failed: {message}")),
+                Some(format!("Compaction failed: {error}")),
             );
             shared.end_compaction();
-            return Err(message);
+            return Err(error);
         }
         // An extension may cancel the compaction or supply the summary.
         let cut = Cut {
@@ -123,11 +123,11 @@ impl Shared {
         };
         let supplied =
             match before_compact(shared, instructions, &cut, &first_kept, tokens_before).await {
-                Err(message) => {
+                Err(cancelled) => {
                     // A cancellation is an abort, as pi reports it (no error message in the event).
                     compaction_end(shared, reason, retry, None, true, None);
                     shared.end_compaction();
-                    return Err(message);
+                    return Err(cancelled);
                 }
                 Ok(supplied) => supplied,
             };
@@ -145,7 +145,7 @@ impl Shared {
         let outcome = summarize_cut(shared, reason, &model, cut, instructions, policy).await;
         let (summary, usage) = match outcome {
             Ok(outcome) => outcome,
-            Err(err) => return fail(format!("Summarization failed: {err}")),
+            Err(err) => return fail(SessionError::SummarizationFailed(err)),
         };
         let mut state = shared.state();
         let details = compaction::file_details(&body[..kept_from]);
@@ -357,7 +357,7 @@ async fn before_compact(
     cut: &Cut<'_>,
     first_kept: &str,
     tokens_before: u64,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, SessionError> {
     use crate::agent::extensions::hooks::{BeforeCompactEvent, EventResult};
     if !shared.extensions.wants("session_before_compact") {
         return Ok(None);
@@ -383,7 +383,7 @@ async fn before_compact(
         )
         .await;
     if outcome.cancelled() {
-        return Err("Compaction cancelled".into());
+        return Err(SessionError::CompactionCancelled);
     }
     Ok(outcome
         .results

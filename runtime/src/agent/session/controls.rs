@@ -27,12 +27,15 @@ impl Session {
     }
 
     /// `set_model`: an available model by provider and id.
-    pub fn set_model(&self, provider: &str, id: &str) -> Result<Value, String> {
+    pub fn set_model(&self, provider: &str, id: &str) -> Result<Value, SessionError> {
         let model = self
             .shared
             .models()
             .find_available(provider, id)
-            .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
+            .ok_or_else(|| SessionError::ModelNotFound {
+                provider: provider.to_string(),
+                id: id.to_string(),
+            })?;
         let level = {
             let mut state = self.shared.state();
             state.model = Some(model.clone());
@@ -159,10 +162,10 @@ impl Session {
     }
 
     /// `set_session_name`: refuses an empty name; emits `session_info_changed`.
-    pub fn set_session_name(&self, name: &str) -> Result<(), String> {
+    pub fn set_session_name(&self, name: &str) -> Result<(), SessionError> {
         let name = name.trim();
         if name.is_empty() {
-            return Err("Session name cannot be empty".into());
+            return Err(SessionError::EmptySessionName);
         }
         {
             let mut state = self.shared.state();

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::agent::extensions::Slot;
 use crate::agent::extensions::hooks::{Event, EventResult, InputEvent, InputSource};
-use crate::agent::session::Session;
+use crate::agent::session::{Session, SessionError};
 use crate::content::Content;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::resources::{Location, skills, templates};
@@ -208,14 +208,19 @@ impl Session {
     /// `get_argument_completions`: for an extension's command, what the extension offers (none
     /// when it was built without completions); for a prompt template or a skill, file paths
     /// from the working directory for the last word. An unknown command is an error.
-    pub async fn argument_completions(&self, command: &str, prefix: &str) -> Result<Value, String> {
+    pub async fn argument_completions(
+        &self,
+        command: &str,
+        prefix: &str,
+    ) -> Result<Value, SessionError> {
         let shared = self.shared();
         let name = command.strip_prefix('/').unwrap_or(command);
         let completions = if let Some(slot) = shared.extensions.command(name) {
             shared
                 .extensions
                 .complete_argument(&slot, name, prefix)
-                .await?
+                .await
+                .map_err(SessionError::CompletionsFailed)?
         } else {
             let resources = shared.resources();
             let known = resources.templates.iter().any(|t| t.name == name)
@@ -224,9 +229,7 @@ impl Session {
                         && resources.skills.iter().any(|s| s.name == skill)
                 });
             if !known {
-                return Err(format!(
-                    "Unknown command: {name} (get_commands lists the commands)"
-                ));
+                return Err(SessionError::UnknownCommand(name.to_string()));
             }
             // A directory listing: off the async workers (a slow mount must not stall them).
             let (cwd, prefix) = (shared.cwd.clone(), prefix.to_string());

@@ -36,7 +36,9 @@ use crate::plugin_host::imports::ui::{BoxFuture, ExtensionContext, UiAnswer, UiR
 mod catalog;
 mod compaction_run;
 mod controls;
+pub mod error;
 pub mod file;
+pub mod front_end;
 pub mod index;
 pub mod input;
 mod mcp_watch;
@@ -58,6 +60,7 @@ pub mod user_bash;
 mod workspace;
 
 use crate::agent::session::file::new_session_file;
+pub use error::SessionError;
 pub use shared::{Shared, no_model_message};
 pub use state::{InterruptMode, PiBehaviour, ReloadSources, SessionConfig, State};
 
@@ -278,7 +281,7 @@ impl Session {
     }
 
     /// The session whose shared parts these are.
-    pub fn from_shared(shared: Arc<Shared>) -> Session {
+    pub(in crate::agent) fn from_shared(shared: Arc<Shared>) -> Session {
         Session { shared }
     }
 
@@ -329,8 +332,8 @@ impl Session {
         }
     }
 
-    /// The shared parts.
-    pub fn shared(&self) -> &Arc<Shared> {
+    /// The shared parts (the engine's own: a front-end goes through the session's methods).
+    pub(in crate::agent) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
 
@@ -443,16 +446,13 @@ impl Session {
 
     /// `remove_queued {clientMessageId}`: takes that message out of its queue (announced with
     /// `queue_update`); an error when no queued message has the id.
-    pub fn remove_queued(&self, client_id: &str) -> Result<(), String> {
+    pub fn remove_queued(&self, client_id: &str) -> Result<(), SessionError> {
         let removed = {
             let mut state = self.shared.state();
             state.steering.remove(client_id) || state.follow_up.remove(client_id)
         };
         if !removed {
-            return Err(format!(
-                "No queued message with clientMessageId \"{client_id}\": it was delivered, \
-                 removed, or never queued with that id"
-            ));
+            return Err(SessionError::NotQueued(client_id.to_string()));
         }
         self.shared.emit_queue_update();
         Ok(())
@@ -468,8 +468,8 @@ impl Session {
     }
 
     /// `set_host_tools`: replaces the host's tool set; `{"toolNames"}`.
-    pub fn set_host_tools(&self, tools: Vec<HostToolDefinition>) -> Result<Value, String> {
-        HostToolDefinition::validate_all(&tools)?;
+    pub fn set_host_tools(&self, tools: Vec<HostToolDefinition>) -> Result<Value, SessionError> {
+        HostToolDefinition::validate_all(&tools).map_err(SessionError::InvalidHostTools)?;
         let names: Vec<String> = tools.iter().map(|t| t.name.trim().to_string()).collect();
         self.shared.state().host_tools = tools
             .into_iter()

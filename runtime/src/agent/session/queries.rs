@@ -166,13 +166,13 @@ impl Session {
     }
 
     /// The entry id of the message at `index` in the conversation (pi 0.16's `entryIndex`).
-    pub fn entry_at(&self, index: u64) -> Result<String, String> {
+    pub fn entry_at(&self, index: u64) -> Result<String, SessionError> {
         let state = self.shared.state();
         usize::try_from(index)
             .ok()
             .and_then(|i| state.entry_ids.get(i))
             .cloned()
-            .ok_or_else(|| "Invalid entry index for branching".to_string())
+            .ok_or(SessionError::InvalidEntryIndex)
     }
 
     /// `get_available_models`'s data.
@@ -194,9 +194,12 @@ impl Session {
     }
 
     /// `get_entries`: the session's entries (after `since`, an entry id) and the leaf.
-    pub fn entries_json(&self, since: Option<&str>) -> Result<Value, String> {
+    pub fn entries_json(&self, since: Option<&str>) -> Result<Value, SessionError> {
         let state = self.shared.state();
-        let entries = state.store.entries_since(since)?;
+        let entries = state
+            .store
+            .entries_since(since)
+            .map_err(|_| SessionError::EntryNotFound(since.unwrap_or_default().to_string()))?;
         Ok(json!({"entries": entries, "leafId": state.store.leaf_id()}))
     }
 

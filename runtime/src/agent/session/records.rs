@@ -26,12 +26,13 @@ impl Session {
         command: &str,
         exclude_from_context: bool,
         on_output: &(dyn Fn(&str) + Send + Sync),
-    ) -> Result<Value, String> {
+    ) -> Result<Value, SessionError> {
         let result = self
             .shared
             .bash
             .run(command, &self.shared.cwd, &self.shared.sandbox(), on_output)
-            .await?;
+            .await
+            .map_err(SessionError::Bash)?;
         let mut message = result.message(command);
         // pi 1.5's `excludeFromContext`: recorded, shown to hosts, never sent to the model.
         message.exclude_from_context = exclude_from_context.then_some(true);

@@ -74,9 +74,9 @@ impl Session {
     /// `switch_session`: aborts any run and opens another session file; a missing or invalid
     /// file is an error (never created or truncated). Restores the file's model when it is
     /// available and its thinking level.
-    pub async fn switch_session(&self, path: &str) -> Result<Value, String> {
+    pub async fn switch_session(&self, path: &str) -> Result<Value, SessionError> {
         let full = self.shared.cwd.join(path);
-        let (store, problems) = SessionFile::open(&full).map_err(|err| err.to_string())?;
+        let (store, problems) = SessionFile::open(&full)?;
         for problem in problems {
             tracing::warn!("{problem}");
         }
@@ -112,7 +112,7 @@ impl Session {
 
     /// `fork` (and `branch`): a new session with the conversation up to (not including) the
     /// user message `entry_id`; returns that message's text so the host can edit and resend it.
-    pub async fn fork(&self, entry_id: &str) -> Result<Value, String> {
+    pub async fn fork(&self, entry_id: &str) -> Result<Value, SessionError> {
         if self.fork_cancelled(entry_id).await {
             return Ok(json!({"text": "", "cancelled": true}));
         }
@@ -142,7 +142,7 @@ impl Session {
     }
 
     /// `clone`: a copy of the current branch in a new session file, which becomes the session.
-    pub async fn clone_session(&self) -> Result<Value, String> {
+    pub async fn clone_session(&self) -> Result<Value, SessionError> {
         let (leaf, empty) = {
             let state = self.shared.state();
             (
@@ -151,10 +151,10 @@ impl Session {
             )
         };
         let Some(leaf) = leaf else {
-            return Err("Cannot clone session: no current entry selected".into());
+            return Err(SessionError::CloneNoLeaf);
         };
         if empty {
-            return Err("Cannot clone session: it has no messages yet".into());
+            return Err(SessionError::CloneEmpty);
         }
         if self.fork_cancelled(&leaf).await {
             return Ok(json!({"cancelled": true}));
@@ -171,18 +171,18 @@ impl Session {
         Ok(json!({"cancelled": false}))
     }
 
-    pub(super) fn fork_now(&self, entry_id: &str) -> Result<Value, String> {
+    pub(super) fn fork_now(&self, entry_id: &str) -> Result<Value, SessionError> {
         let mut state = self.shared.state();
         let entry = state
             .store
             .entry(entry_id)
             .cloned()
-            .ok_or_else(|| "Invalid entry ID for forking".to_string())?;
+            .ok_or(SessionError::InvalidForkEntry)?;
         let message = entry
             .get("message")
             .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
         let Some(AgentMessage::User(user)) = message else {
-            return Err("Invalid entry ID for forking".into());
+            return Err(SessionError::InvalidForkEntry);
         };
         let parent = entry
             .get("parentId")

@@ -4,8 +4,8 @@ use super::*;
 
 impl Session {
     /// `set_todos`: replaces the todo list with `phases` (normalised); `{"todoPhases"}`.
-    pub fn set_todos(&self, phases: &Value) -> Result<Value, String> {
-        let phases = todos::normalize(phases)?;
+    pub fn set_todos(&self, phases: &Value) -> Result<Value, SessionError> {
+        let phases = todos::normalize(phases).map_err(SessionError::InvalidTodos)?;
         self.shared.set_todo_list(phases.clone());
         Ok(json!({ "todoPhases": phases }))
     }

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::Session;
+use super::{Session, SessionError};
 use crate::agent::tools::{SessionTool, ToolSelection, session_tools};
 
 impl Session {
@@ -66,7 +66,7 @@ impl Session {
     /// `set_active_tools {names}`: exactly these plugin and extension tools are active from the
     /// next turn on (host tools always are: `set_host_tools` chooses them). An unknown name is
     /// an error naming it and the tools there are; nothing changes then.
-    pub fn set_active_tools(&self, names: Vec<String>) -> Result<Value, String> {
+    pub fn set_active_tools(&self, names: Vec<String>) -> Result<Value, SessionError> {
         let available = self.available_tools();
         let known = |name: &str| {
             available
@@ -84,11 +84,10 @@ impl Session {
                 .filter(|t| !matches!(t, SessionTool::Host(_)))
                 .map(SessionTool::name)
                 .collect();
-            return Err(format!(
-                "Unknown tools: {} (the tools there are: {}; get_tools lists them)",
-                unknown.join(", "),
-                there.join(", ")
-            ));
+            return Err(SessionError::UnknownTools {
+                unknown: unknown.into_iter().map(str::to_string).collect(),
+                available: there.into_iter().map(str::to_string).collect(),
+            });
         }
         self.shared().state().tools = ToolSelection {
             only: Some(names.clone()),

@@ -12,12 +12,9 @@ impl Session {
     /// `navigate_tree`: makes `entry_id` the leaf. For a user message the leaf becomes its
     /// parent and its text comes back as `editorText` (to edit and resend, as pi does); the
     /// conversation becomes the path to the new leaf. Refused while a run streams.
-    pub async fn navigate_tree(&self, entry_id: &str) -> Result<Value, String> {
+    pub async fn navigate_tree(&self, entry_id: &str) -> Result<Value, SessionError> {
         if self.is_streaming() || self.shared.state().compacting > 0 {
-            return Err(
-                "Cannot navigate the session tree while the agent is running (abort it first)"
-                    .into(),
-            );
+            return Err(SessionError::NavigateWhileRunning);
         }
         let (entry, old_leaf, session_id) = {
             let state = self.shared.state();
@@ -25,7 +22,7 @@ impl Session {
                 .store
                 .entry(entry_id)
                 .cloned()
-                .ok_or_else(|| format!("Entry not found: {entry_id}"))?;
+                .ok_or_else(|| SessionError::EntryNotFound(entry_id.to_string()))?;
             let leaf = state.store.leaf_id().map(str::to_string);
             (entry, leaf, state.store.id().to_string())
         };
@@ -63,15 +60,15 @@ impl Session {
             // While the extensions were asked, a run, a compaction or a switch may have started:
             // the move would then cut under it.
             if state.streaming || state.compacting > 0 {
-                return Err(
-                    "Cannot navigate the session tree: a run or a compaction started meanwhile"
-                        .into(),
-                );
+                return Err(SessionError::NavigateRaced);
             }
             if state.store.id() != session_id || state.store.leaf_id() != old_leaf.as_deref() {
-                return Err("The session changed meanwhile; navigate again".into());
+                return Err(SessionError::SessionChangedMeanwhile);
             }
-            state.store.set_leaf(leaf.as_deref())?;
+            state
+                .store
+                .set_leaf(leaf.as_deref())
+                .map_err(|_| SessionError::EntryNotFound(leaf.clone().unwrap_or_default()))?;
             let context = state.store.context();
             state.load_context(context);
         }
@@ -86,10 +83,10 @@ impl Session {
 
     /// `set_entry_label`: labels the entry `entry_id` (an empty or absent label clears it) with
     /// a pi label entry.
-    pub fn set_entry_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String> {
+    pub fn set_entry_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), SessionError> {
         let mut state = self.shared.state();
         if state.store.entry(entry_id).is_none() {
-            return Err(format!("Entry not found: {entry_id}"));
+            return Err(SessionError::EntryNotFound(entry_id.to_string()));
         }
         let mut fields = serde_json::Map::new();
         fields.insert("targetId".into(), json!(entry_id));

@@ -7,12 +7,13 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
 use crate::agent::models::ModelRegistry;
+use crate::agent::session::Session;
+use crate::agent::session::front_end::WeakSession;
 use crate::agent::session::input::Input;
-use crate::agent::session::{Session, Shared};
 use crate::agent_dir::AgentDir;
 use crate::cli::Args;
 use crate::plugin_host::PluginHost;
@@ -22,7 +23,7 @@ use crate::settings::Settings;
 /// Prints what the extension shows and answers its dialogs from the queue.
 struct Terminal {
     answers: Mutex<VecDeque<String>>,
-    shared: OnceLock<Weak<Shared>>,
+    session: OnceLock<WeakSession>,
     failed: AtomicBool,
 }
 
@@ -86,10 +87,10 @@ impl Terminal {
                 }
             },
         };
-        if let Some(shared) = self.shared.get().and_then(Weak::upgrade) {
+        if let Some(session) = self.session.get().and_then(WeakSession::upgrade) {
             let id = id.to_string();
             tokio::spawn(async move {
-                let _ = shared.ui.answer(&id, reply);
+                let _ = session.answer_dialog(&id, reply);
             });
         }
     }
@@ -165,11 +166,11 @@ pub async fn command(
     };
     let terminal = Arc::new(Terminal {
         answers: Mutex::new(answers.into()),
-        shared: OnceLock::new(),
+        session: OnceLock::new(),
         failed: AtomicBool::new(false),
     });
     let session = Session::new(Arc::new(host), terminal.clone(), models, config);
-    let _ = terminal.shared.set(Arc::downgrade(session.shared()));
+    let _ = terminal.session.set(session.downgrade());
     session.start_extensions().await;
     match session.process_input(line, Vec::new()).await {
         Input::Command(call) => call.run_to_end(&session).await,
@@ -198,7 +199,7 @@ pub async fn command(
             return ExitCode::from(2);
         }
     }
-    session.shared().ui.cancel_all();
+    session.cancel_dialogs();
     if terminal.failed.load(Ordering::SeqCst) {
         ExitCode::FAILURE
     } else {

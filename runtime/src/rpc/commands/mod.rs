@@ -45,7 +45,9 @@ impl<'a> Command<'a> {
     }
 
     /// Writes the response (and pi 0.16's `error` event for a failure, when asked for).
-    pub fn respond(&self, result: Result<Option<Value>, String>) {
+    /// The error is rendered as its text (pi's, for the engine's `SessionError`s).
+    pub fn respond<E: std::fmt::Display>(&self, result: Result<Option<Value>, E>) {
+        let result = result.map_err(|err| err.to_string());
         let error = result.as_ref().err().cloned();
         let protocol = self.events.protocol();
         let result =
@@ -67,12 +69,12 @@ impl<'a> Command<'a> {
 
     /// A success without data.
     pub fn ok(&self) {
-        self.respond(Ok(None));
+        self.respond(Ok::<_, String>(None));
     }
 
     /// A success with `data`.
     pub fn data(&self, data: Value) {
-        self.respond(Ok(Some(data)));
+        self.respond(Ok::<_, String>(Some(data)));
     }
 
     /// Runs `apply` with a required field's value, or answers the field's error.
@@ -100,11 +102,11 @@ pub fn side_channel(session: &Session, events: &RpcEvents, tagged: &Map<String, 
     };
     match kind {
         "extension_ui_response" => {
-            if let Err(error) = session.shared().ui.on_response(frame) {
+            if let Err(error) = session.answer_dialog_frame(frame) {
                 events.out().send(&response(
                     tagged.get("id"),
                     "extension_ui_response",
-                    Err(error),
+                    Err(error.to_string()),
                 ));
             }
             true
@@ -167,7 +169,7 @@ pub async fn command(
     // Plugins compiling after start-up (new third-party ones) are part of every answer but the
     // priority ones': `get_state` and the liveness commands never wait for a compile.
     if !PRIORITY.contains(&kind) {
-        session.shared().host.deferred_settled().await;
+        session.plugins_settled().await;
     }
     let command = Command {
         session: &session,
@@ -188,4 +190,12 @@ pub async fn command(
     if !handled {
         command.respond(Err(format!("Unknown command: {kind}")));
     }
+}
+
+/// An engine result with its error as the text RPC answers (pi's), for a command whose fields
+/// were read first.
+pub(super) fn rendered<T>(
+    result: Result<T, crate::agent::session::SessionError>,
+) -> Result<T, String> {
+    result.map_err(|err| err.to_string())
 }

@@ -1,6 +1,6 @@
 //! The model and the thinking level.
 
-use super::Command;
+use super::{Command, rendered};
 use crate::agent::model::ThinkingLevel;
 
 /// Answers the model and thinking commands; false for any other.
@@ -12,7 +12,7 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
             fields
                 .string("provider")
                 .and_then(|p| Ok((p, fields.string("modelId")?)))
-                .and_then(|(p, m)| session.set_model(p, m))
+                .and_then(|(p, m)| rendered(session.set_model(p, m)))
                 .map(Some),
         ),
         "cycle_model" => command.data(session.cycle_model()),

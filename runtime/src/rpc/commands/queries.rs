@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::Command;
+use super::{Command, rendered};
 use crate::agent::session::Session;
 
 /// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
@@ -15,8 +15,6 @@ fn pending_ui_requests(session: &Session) -> Value {
 /// `remainingMs` when it has a timeout.
 pub(crate) fn open_dialog_frames(session: &Session) -> Vec<Value> {
     session
-        .shared()
-        .ui
         .open_dialogs()
         .into_iter()
         .map(|dialog| {
@@ -48,7 +46,7 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
                 command
                     .fields
                     .opt_string("since")
-                    .and_then(|since| session.entries_json(since))
+                    .and_then(|since| rendered(session.entries_json(since)))
                     .map(Some),
             );
             return true;

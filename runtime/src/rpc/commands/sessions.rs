@@ -2,7 +2,7 @@
 //! compaction and export; and
 //! the sessions on disk (`list_sessions`, `delete_session`).
 
-use super::Command;
+use super::{Command, rendered};
 
 /// Answers the session commands; false for any other.
 pub(super) async fn handle(command: &Command<'_>) -> bool {
@@ -17,13 +17,15 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .opt_string("scope")
                 .and_then(|scope| Ok((scope, fields.opt_u64("limit")?)))
                 .and_then(|(scope, limit)| Ok((scope, limit, fields.opt_string("cursor")?)))
-                .and_then(|(scope, limit, cursor)| session.list_sessions(scope, limit, cursor))
+                .and_then(|(scope, limit, cursor)| {
+                    rendered(session.list_sessions(scope, limit, cursor))
+                })
                 .map(Some),
         ),
         "delete_session" => command.respond(
             fields
                 .string("path")
-                .and_then(|path| session.delete_session(path))
+                .and_then(|path| rendered(session.delete_session(path)))
                 .map(Some),
         ),
         "switch_session" => match fields.string("sessionPath") {
@@ -34,7 +36,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             // pi 0.16's `branch` named the message by its position (`entryIndex`).
             let entry = match (command.kind, command.frame.get("entryIndex")) {
                 ("branch", Some(index)) => match index.as_u64() {
-                    Some(index) => session.entry_at(index),
+                    Some(index) => rendered(session.entry_at(index)),
                     None => Err("Field \"entryIndex\" must be a non-negative integer".into()),
                 },
                 _ => fields.string("entryId").map(str::to_string),
@@ -53,13 +55,13 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             fields
                 .string("entryId")
                 .and_then(|id| Ok((id, fields.opt_string("label")?)))
-                .and_then(|(id, label)| session.set_entry_label(id, label))
+                .and_then(|(id, label)| rendered(session.set_entry_label(id, label)))
                 .map(|()| None),
         ),
         "reset" => {
             let outcome = session.new_session(None).await;
             if outcome["cancelled"] == true {
-                command.respond(Err("Reset cancelled by an extension".into()))
+                command.respond(Err("Reset cancelled by an extension"))
             } else {
                 command.ok()
             }
@@ -67,7 +69,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
         "set_session_name" => command.respond(
             fields
                 .string("name")
-                .and_then(|name| session.set_session_name(name))
+                .and_then(|name| rendered(session.set_session_name(name)))
                 .map(|()| None),
         ),
         "compact" => match fields.opt_string("customInstructions") {

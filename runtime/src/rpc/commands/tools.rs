@@ -1,6 +1,6 @@
 //! Tools and commands the host runs: host tools, the user's `bash`, and the todo list.
 
-use super::Command;
+use super::{Command, rendered};
 
 /// Answers the tool commands; false for any other.
 pub(super) async fn handle(command: &Command<'_>) -> bool {
@@ -9,7 +9,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
         "set_host_tools" => command.respond(
             fields
                 .parse("tools")
-                .and_then(|tools| session.set_host_tools(tools))
+                .and_then(|tools| rendered(session.set_host_tools(tools)))
                 .map(Some),
         ),
         "get_tools" => command.data(session.tools_json()),
@@ -29,7 +29,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
         "set_active_tools" => command.respond(
             fields
                 .parse("names")
-                .and_then(|names| session.set_active_tools(names))
+                .and_then(|names| rendered(session.set_active_tools(names)))
                 .map(Some),
         ),
         "bash" => match fields
@@ -53,7 +53,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             session.abort_bash();
         }
         "set_todos" => command.respond(match command.frame.get("phases") {
-            Some(phases) => session.set_todos(phases).map(Some),
+            Some(phases) => rendered(session.set_todos(phases)).map(Some),
             None => Err("Missing required field \"phases\"".into()),
         }),
         _ => return false,

@@ -309,10 +309,10 @@ pub async fn accept(
     session: Session,
     feed: tokio::io::DuplexStream,
 ) {
-    session.shared().ui.announce_answers();
+    session.announce_dialog_answers();
     // Held weakly from here on (the RPC loop's flush waits for every holder to let go).
     let session = {
-        let weak = Arc::downgrade(session.shared());
+        let weak = session.downgrade();
         drop(session);
         weak
     };

@@ -34,7 +34,7 @@ pub struct Context {
 }
 
 /// Why a session file could not be opened.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum OpenError {
     /// No file there.
     #[error("Session file not found: {0}")]

@@ -1,0 +1,132 @@
+//! What a front-end reaches besides the commands: the session's open dialogs, a weak handle
+//! (for the tasks and watchers that must not keep a closed session alive), readiness, and
+//! read-only views of the conversation. The session's shared parts stay inside the engine.
+
+use std::sync::{Arc, Weak};
+
+use serde_json::{Map, Value};
+
+use super::{Session, SessionError, Shared};
+use crate::agent::conversation::message::{AgentMessage, AssistantMessage};
+use crate::agent::extensions::ui::OpenDialog;
+use crate::agent::model::{Model, ThinkingLevel};
+use crate::plugin_host::imports::ui::UiAnswer;
+
+/// A handle that does not keep its session alive.
+#[derive(Clone, Default)]
+pub struct WeakSession(Weak<Shared>);
+
+impl WeakSession {
+    /// The session, while it is open.
+    pub fn upgrade(&self) -> Option<Session> {
+        self.0.upgrade().map(Session::from_shared)
+    }
+}
+
+impl Session {
+    /// A handle that does not keep the session alive.
+    pub fn downgrade(&self) -> WeakSession {
+        WeakSession(Arc::downgrade(self.shared()))
+    }
+
+    /// Every extension dialog still open, oldest first.
+    pub fn open_dialogs(&self) -> Vec<OpenDialog> {
+        self.shared().ui.open_dialogs()
+    }
+
+    /// True while the dialog `id` waits for its answer.
+    pub fn dialog_open(&self, id: &str) -> bool {
+        self.shared().ui.is_open(id)
+    }
+
+    /// Answers the dialog `id`.
+    pub fn answer_dialog(&self, id: &str, answer: UiAnswer) -> Result<(), SessionError> {
+        self.shared()
+            .ui
+            .answer(id, answer)
+            .map_err(SessionError::DialogResponse)
+    }
+
+    /// Answers a dialog from the host's `extension_ui_response` frame.
+    pub fn answer_dialog_frame(&self, frame: &Map<String, Value>) -> Result<(), SessionError> {
+        self.shared()
+            .ui
+            .on_response(frame)
+            .map_err(SessionError::DialogResponse)
+    }
+
+    /// Cancels every open dialog (the host went away).
+    pub fn cancel_dialogs(&self) {
+        self.shared().ui.cancel_all();
+    }
+
+    /// Tells the host each dialog answer from now on (an attached client sees them).
+    pub fn announce_dialog_answers(&self) {
+        self.shared().ui.announce_answers();
+    }
+
+    /// Shows the host a notice, as pi's built-ins do (`kind`: `info`, `warning` or `error`).
+    pub fn notify(&self, message: &str, kind: &'static str) {
+        self.shared().notify(message, kind);
+    }
+
+    /// Waits until the plugins still compiling at start-up are in.
+    pub async fn plugins_settled(&self) {
+        self.shared().host.deferred_settled().await;
+    }
+
+    /// Waits until no compaction runs.
+    pub async fn wait_compaction(&self) {
+        self.shared().wait_compaction().await;
+    }
+
+    /// The model and the thinking level now, read together.
+    pub fn model_and_thinking(&self) -> (Option<Model>, ThinkingLevel) {
+        let state = self.shared().state();
+        (state.model().cloned(), state.thinking())
+    }
+
+    /// The models that can be used (those with a key).
+    pub fn usable_models(&self) -> Vec<Model> {
+        self.shared().models().available()
+    }
+
+    /// The context window of a model of the registry.
+    pub fn context_window(&self, provider: &str, id: &str) -> Option<u64> {
+        self.shared()
+            .models()
+            .find(provider, id)
+            .map(|model| model.context_window)
+    }
+
+    /// What the conversation's answers cost so far.
+    pub fn total_cost(&self) -> f64 {
+        self.with_messages(|messages| {
+            messages
+                .iter()
+                .map(|message| match message {
+                    AgentMessage::Assistant(answer) => answer.usage.cost.total,
+                    _ => 0.0,
+                })
+                .sum()
+        })
+    }
+
+    /// Reads the conversation under the session's lock.
+    pub fn with_messages<R>(&self, read: impl FnOnce(&[AgentMessage]) -> R) -> R {
+        read(self.shared().state().messages())
+    }
+
+    /// The conversation's last message when it is an answer.
+    pub fn last_answer(&self) -> Option<AssistantMessage> {
+        self.with_messages(|messages| match messages.last() {
+            Some(AgentMessage::Assistant(answer)) => Some(answer.clone()),
+            _ => None,
+        })
+    }
+
+    /// Stops the session's MCP servers (the session is closing).
+    pub async fn shut_down_mcp(&self) {
+        self.shared().mcp().shut_down().await;
+    }
+}

@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
+use super::answers::{Deleted, SessionPage};
 use super::{Session, SessionError};
 use crate::agent::session::index::{self as session_index, MAX_PAGE};
 
@@ -21,7 +20,7 @@ impl Session {
         scope: Option<&str>,
         limit: Option<u64>,
         cursor: Option<&str>,
-    ) -> Result<Value, SessionError> {
+    ) -> Result<SessionPage, SessionError> {
         let dirs = self.session_dirs(scope.unwrap_or("cwd"))?;
         let limit = match limit {
             None => DEFAULT_PAGE,
@@ -51,16 +50,15 @@ impl Session {
                 sessions.push(summary.to_json());
             }
         }
-        let mut page = json!({ "sessions": sessions });
-        if let Some(next) = next {
-            page["nextCursor"] = json!(next.to_string());
-        }
-        Ok(page)
+        Ok(SessionPage {
+            sessions,
+            next_cursor: next.map(|next| next.to_string()),
+        })
     }
 
     /// `delete_session {path}`: removes a session file of the sessions directory (any working
     /// directory's); refuses the open session, other files, and paths elsewhere.
-    pub fn delete_session(&self, path: &str) -> Result<Value, SessionError> {
+    pub fn delete_session(&self, path: &str) -> Result<Deleted, SessionError> {
         let file = Path::new(path)
             .canonicalize()
             .map_err(|_| SessionError::NoSessionFile(path.to_string()))?;
@@ -91,7 +89,9 @@ impl Session {
             path: path.to_string(),
             reason: err.to_string(),
         })?;
-        Ok(json!({ "deleted": file.display().to_string() }))
+        Ok(Deleted {
+            deleted: file.display().to_string(),
+        })
     }
 
     /// The directories `scope` covers: this working directory's sessions directory, or for

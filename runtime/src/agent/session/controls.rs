@@ -1,6 +1,7 @@
 //! Commands that change how the session runs: the model and thinking level, queue and
 //! interrupt modes, automatic compaction and retry, the session's name.
 
+use super::answers::{ClearedQueues, CycledModel, ThinkingLevelChange};
 use super::*;
 
 impl Session {
@@ -27,7 +28,7 @@ impl Session {
     }
 
     /// `set_model`: an available model by provider and id.
-    pub fn set_model(&self, provider: &str, id: &str) -> Result<Value, SessionError> {
+    pub fn set_model(&self, provider: &str, id: &str) -> Result<Model, SessionError> {
         let model = self
             .shared
             .models()
@@ -46,12 +47,12 @@ impl Session {
                 .unwrap_or(state.thinking)
         };
         self.apply_thinking(level);
-        Ok(json!(model))
+        Ok(model)
     }
 
     /// `cycle_model`: the next model (of the scoped ones whose provider has a key, else of the
     /// available ones), or `null` when there is at most one.
-    pub fn cycle_model(&self) -> Value {
+    pub fn cycle_model(&self) -> Option<CycledModel> {
         let scoped: Vec<(Model, Option<ThinkingLevel>)> = {
             let state = self.shared.state();
             state
@@ -73,7 +74,7 @@ impl Session {
                 .collect()
         };
         if candidates.len() <= 1 {
-            return Value::Null;
+            return None;
         }
         let (current_index, previous_reasoning, level, defaults) = {
             let state = self.shared.state();
@@ -104,7 +105,11 @@ impl Session {
             state.record_model();
         }
         let level = self.apply_thinking(wanted);
-        json!({"model": next, "thinkingLevel": level.as_str(), "isScoped": is_scoped})
+        Some(CycledModel {
+            model: next,
+            thinking_level: level,
+            is_scoped,
+        })
     }
 
     /// `set_thinking_level`.
@@ -113,12 +118,12 @@ impl Session {
     }
 
     /// `cycle_thinking_level`: `{"level"}`, or `null` for a non-reasoning model.
-    pub fn cycle_thinking_level(&self) -> Value {
+    pub fn cycle_thinking_level(&self) -> Option<ThinkingLevelChange> {
         let (available, current) = {
             let state = self.shared.state();
             match &state.model {
                 Some(model) if model.reasoning => (ThinkingLevel::available(model), state.thinking),
-                _ => return Value::Null,
+                _ => return None,
             }
         };
         let index = available
@@ -126,7 +131,7 @@ impl Session {
             .position(|l| *l == current)
             .map_or(0, |i| (i + 1) % available.len());
         let level = self.apply_thinking(available[index]);
-        json!({"level": level.as_str()})
+        Some(ThinkingLevelChange { level })
     }
 
     /// `set_steering_mode`.
@@ -180,7 +185,7 @@ impl Session {
 
     /// `clear_queue` (pi 1.5): empties both queues; returns the texts removed,
     /// `{steering, followUp}`, and emits `queue_update` (even when they were empty).
-    pub fn clear_queue(&self) -> Value {
+    pub fn clear_queue(&self) -> ClearedQueues {
         let (steering, follow_up) = {
             let mut state = self.shared.state();
             (state.steering.drain(), state.follow_up.drain())
@@ -188,6 +193,9 @@ impl Session {
         self.shared.emit_queue_update();
         let texts =
             |items: Vec<Queued>| -> Vec<String> { items.into_iter().map(|q| q.text).collect() };
-        json!({"steering": texts(steering), "followUp": texts(follow_up)})
+        ClearedQueues {
+            steering: texts(steering),
+            follow_up: texts(follow_up),
+        }
     }
 }

@@ -33,6 +33,7 @@ use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::convert::details_value;
 use crate::plugin_host::imports::ui::{BoxFuture, ExtensionContext, UiAnswer, UiRequest};
 
+pub mod answers;
 mod catalog;
 mod compaction_run;
 mod controls;
@@ -468,7 +469,10 @@ impl Session {
     }
 
     /// `set_host_tools`: replaces the host's tool set; `{"toolNames"}`.
-    pub fn set_host_tools(&self, tools: Vec<HostToolDefinition>) -> Result<Value, SessionError> {
+    pub fn set_host_tools(
+        &self,
+        tools: Vec<HostToolDefinition>,
+    ) -> Result<answers::HostToolNames, SessionError> {
         HostToolDefinition::validate_all(&tools).map_err(SessionError::InvalidHostTools)?;
         let names: Vec<String> = tools.iter().map(|t| t.name.trim().to_string()).collect();
         self.shared.state().host_tools = tools
@@ -478,7 +482,7 @@ impl Session {
                 t
             })
             .collect();
-        Ok(json!({"toolNames": names}))
+        Ok(answers::HostToolNames { tool_names: names })
     }
 
     /// The host-tool bridge (for `host_tool_result` / `host_tool_update` frames).

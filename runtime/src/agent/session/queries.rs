@@ -1,6 +1,10 @@
 //! Read-only queries: `get_state`, `get_messages`, `get_session_stats`, fork and branch
 //! messages, entries and the tree, the available models and thinking levels.
 
+use super::answers::{
+    Entries, LastAssistantText, ModelList, SessionTree, ThinkingLevels, UserMessageList,
+    UserMessageRef,
+};
 use super::*;
 
 impl Session {
@@ -117,7 +121,7 @@ impl Session {
     }
 
     /// `get_last_assistant_text`'s data: `{"text"}` or `{}`.
-    pub fn last_assistant_text(&self) -> Value {
+    pub fn last_assistant_text(&self) -> LastAssistantText {
         let state = self.shared.state();
         let text = state.messages.iter().rev().find_map(|m| match m {
             AgentMessage::Assistant(a)
@@ -128,41 +132,42 @@ impl Session {
             }
             _ => None,
         });
-        match text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()) {
-            Some(text) => json!({"text": text}),
-            None => json!({}),
+        LastAssistantText {
+            text: text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
         }
     }
 
     /// `get_fork_messages`'s data: every user message with text, `{"entryId","text"}`.
-    pub fn fork_messages(&self) -> Value {
+    pub fn fork_messages(&self) -> UserMessageList {
         let state = self.shared.state();
-        let messages: Vec<Value> = state
+        let messages = state
             .store
             .user_messages()
             .into_iter()
-            .map(|(id, text)| json!({"entryId": id, "text": text}))
+            .map(|(entry_id, text)| UserMessageRef {
+                entry_id,
+                text,
+                entry_index: None,
+            })
             .collect();
-        json!({"messages": messages})
+        UserMessageList { messages }
     }
 
     /// `get_branch_messages`: as `get_fork_messages`, each with pi 0.16's `entryIndex` (its
     /// position in the conversation) when it is in the current context.
-    pub fn branch_messages(&self) -> Value {
+    pub fn branch_messages(&self) -> UserMessageList {
         let state = self.shared.state();
-        let messages: Vec<Value> = state
+        let messages = state
             .store
             .user_messages()
             .into_iter()
-            .map(|(id, text)| {
-                let mut item = json!({"entryId": id, "text": text});
-                if let Some(index) = state.entry_ids.iter().position(|e| *e == id) {
-                    item["entryIndex"] = json!(index);
-                }
-                item
+            .map(|(entry_id, text)| UserMessageRef {
+                entry_index: state.entry_ids.iter().position(|e| *e == entry_id),
+                entry_id,
+                text,
             })
             .collect();
-        json!({"messages": messages})
+        UserMessageList { messages }
     }
 
     /// The entry id of the message at `index` in the conversation (pi 0.16's `entryIndex`).
@@ -176,36 +181,41 @@ impl Session {
     }
 
     /// `get_available_models`'s data.
-    pub fn available_models(&self) -> Value {
-        json!({"models": self.shared.models().available()})
+    pub fn available_models(&self) -> ModelList {
+        ModelList {
+            models: self.shared.models().available(),
+        }
     }
 
     /// `get_available_thinking_levels`: the levels of the current model (`off` only without
     /// reasoning).
-    pub fn available_thinking_levels(&self) -> Value {
-        let levels: Vec<&str> = match &self.shared.state().model {
-            Some(model) if model.reasoning => ThinkingLevel::available(model)
-                .into_iter()
-                .map(ThinkingLevel::as_str)
-                .collect(),
-            _ => vec![ThinkingLevel::Off.as_str()],
+    pub fn available_thinking_levels(&self) -> ThinkingLevels {
+        let levels = match &self.shared.state().model {
+            Some(model) if model.reasoning => ThinkingLevel::available(model),
+            _ => vec![ThinkingLevel::Off],
         };
-        json!({ "levels": levels })
+        ThinkingLevels { levels }
     }
 
     /// `get_entries`: the session's entries (after `since`, an entry id) and the leaf.
-    pub fn entries_json(&self, since: Option<&str>) -> Result<Value, SessionError> {
+    pub fn entries(&self, since: Option<&str>) -> Result<Entries, SessionError> {
         let state = self.shared.state();
         let entries = state
             .store
             .entries_since(since)
             .map_err(|_| SessionError::EntryNotFound(since.unwrap_or_default().to_string()))?;
-        Ok(json!({"entries": entries, "leafId": state.store.leaf_id()}))
+        Ok(Entries {
+            entries,
+            leaf_id: state.store.leaf_id().map(str::to_string),
+        })
     }
 
     /// `get_tree`: the session tree and the leaf.
-    pub fn tree_json(&self) -> Value {
+    pub fn tree(&self) -> SessionTree {
         let state = self.shared.state();
-        json!({"tree": state.store.tree(), "leafId": state.store.leaf_id()})
+        SessionTree {
+            tree: state.store.tree(),
+            leaf_id: state.store.leaf_id().map(str::to_string),
+        }
     }
 }

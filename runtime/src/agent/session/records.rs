@@ -2,6 +2,7 @@
 //! command.
 
 use super::*;
+use crate::agent::session::user_bash::BashResult;
 
 impl Session {
     /// Reads the session's record under its lock: its file, its name and the conversation at
@@ -26,7 +27,7 @@ impl Session {
         command: &str,
         exclude_from_context: bool,
         on_output: &(dyn Fn(&str) + Send + Sync),
-    ) -> Result<Value, SessionError> {
+    ) -> Result<BashResult, SessionError> {
         let result = self
             .shared
             .bash
@@ -48,7 +49,7 @@ impl Session {
                 state.append(record);
             }
         }
-        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+        Ok(result)
     }
 
     /// `abort_bash`: kills the running `bash` command.

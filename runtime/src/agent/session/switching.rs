@@ -1,14 +1,15 @@
 //! Replacing the session: a new session, switching to a file, forking and cloning (with the
 //! extensions' `session_before_switch` / `session_before_fork` hooks).
 
+use super::answers::{ForkOutcome, SwitchOutcome};
 use super::*;
 
 impl Session {
     /// `new_session`: aborts any run and starts an empty session (with `parentSession` in its
     /// header when given); the thinking level is recorded in it, as pi does.
-    pub async fn new_session(&self, parent_session: Option<&str>) -> Value {
+    pub async fn new_session(&self, parent_session: Option<&str>) -> SwitchOutcome {
         if self.switch_cancelled(SwitchReason::New, None).await {
-            return json!({"cancelled": true});
+            return SwitchOutcome { cancelled: true };
         }
         let previous = self.session_file();
         self.abort().await;
@@ -22,7 +23,7 @@ impl Session {
             state.record_thinking();
         }
         self.after_switch("new", previous);
-        json!({"cancelled": false})
+        SwitchOutcome { cancelled: false }
     }
 
     /// Asks the extensions whether a switch may happen (`session_before_switch`).
@@ -74,7 +75,7 @@ impl Session {
     /// `switch_session`: aborts any run and opens another session file; a missing or invalid
     /// file is an error (never created or truncated). Restores the file's model when it is
     /// available and its thinking level.
-    pub async fn switch_session(&self, path: &str) -> Result<Value, SessionError> {
+    pub async fn switch_session(&self, path: &str) -> Result<SwitchOutcome, SessionError> {
         let full = self.shared.cwd.join(path);
         let (store, problems) = SessionFile::open(&full)?;
         for problem in problems {
@@ -84,7 +85,7 @@ impl Session {
             .switch_cancelled(SwitchReason::Resume, Some(full.display().to_string()))
             .await
         {
-            return Ok(json!({"cancelled": true}));
+            return Ok(SwitchOutcome { cancelled: true });
         }
         let previous = self.session_file();
         self.abort().await;
@@ -107,14 +108,17 @@ impl Session {
         };
         self.apply_thinking(level);
         self.after_switch("resume", previous);
-        Ok(json!({"cancelled": false}))
+        Ok(SwitchOutcome { cancelled: false })
     }
 
     /// `fork` (and `branch`): a new session with the conversation up to (not including) the
     /// user message `entry_id`; returns that message's text so the host can edit and resend it.
-    pub async fn fork(&self, entry_id: &str) -> Result<Value, SessionError> {
+    pub async fn fork(&self, entry_id: &str) -> Result<ForkOutcome, SessionError> {
         if self.fork_cancelled(entry_id).await {
-            return Ok(json!({"text": "", "cancelled": true}));
+            return Ok(ForkOutcome {
+                text: String::new(),
+                cancelled: true,
+            });
         }
         let previous = self.session_file();
         let forked = self.fork_now(entry_id)?;
@@ -142,7 +146,7 @@ impl Session {
     }
 
     /// `clone`: a copy of the current branch in a new session file, which becomes the session.
-    pub async fn clone_session(&self) -> Result<Value, SessionError> {
+    pub async fn clone_session(&self) -> Result<SwitchOutcome, SessionError> {
         let (leaf, empty) = {
             let state = self.shared.state();
             (
@@ -157,7 +161,7 @@ impl Session {
             return Err(SessionError::CloneEmpty);
         }
         if self.fork_cancelled(&leaf).await {
-            return Ok(json!({"cancelled": true}));
+            return Ok(SwitchOutcome { cancelled: true });
         }
         self.abort().await;
         let previous = self.session_file();
@@ -168,10 +172,10 @@ impl Session {
             self.replace_store(&mut state, cloned);
         }
         self.forked_from(previous);
-        Ok(json!({"cancelled": false}))
+        Ok(SwitchOutcome { cancelled: false })
     }
 
-    pub(super) fn fork_now(&self, entry_id: &str) -> Result<Value, SessionError> {
+    pub(super) fn fork_now(&self, entry_id: &str) -> Result<ForkOutcome, SessionError> {
         let mut state = self.shared.state();
         let entry = state
             .store
@@ -199,6 +203,9 @@ impl Session {
             }
         };
         self.replace_store(&mut state, branched);
-        Ok(json!({"text": user.content.text(), "cancelled": false}))
+        Ok(ForkOutcome {
+            text: user.content.text(),
+            cancelled: false,
+        })
     }
 }

@@ -1,13 +1,16 @@
 //! The todo list: `set_todos`, and replacing the list (with its auto-clear).
 
+use super::answers::TodoList;
 use super::*;
 
 impl Session {
     /// `set_todos`: replaces the todo list with `phases` (normalised); `{"todoPhases"}`.
-    pub fn set_todos(&self, phases: &Value) -> Result<Value, SessionError> {
+    pub fn set_todos(&self, phases: &Value) -> Result<TodoList, SessionError> {
         let phases = todos::normalize(phases).map_err(SessionError::InvalidTodos)?;
         self.shared.set_todo_list(phases.clone());
-        Ok(json!({ "todoPhases": phases }))
+        Ok(TodoList {
+            todo_phases: phases,
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use super::answers::ActiveTools;
 use super::{Session, SessionError};
 use crate::agent::tools::{SessionTool, ToolSelection, session_tools};
 
@@ -66,7 +67,7 @@ impl Session {
     /// `set_active_tools {names}`: exactly these plugin and extension tools are active from the
     /// next turn on (host tools always are: `set_host_tools` chooses them). An unknown name is
     /// an error naming it and the tools there are; nothing changes then.
-    pub fn set_active_tools(&self, names: Vec<String>) -> Result<Value, SessionError> {
+    pub fn set_active_tools(&self, names: Vec<String>) -> Result<ActiveTools, SessionError> {
         let available = self.available_tools();
         let known = |name: &str| {
             available
@@ -93,7 +94,9 @@ impl Session {
             only: Some(names.clone()),
             ..ToolSelection::default()
         };
-        Ok(json!({ "activeTools": names }))
+        Ok(ActiveTools {
+            active_tools: names,
+        })
     }
 
     /// Every tool the session could offer, active or not.

@@ -6,13 +6,14 @@
 //! (`{targetId, oldLeafId}`), which an extension cancels by answering `cancel`, so that
 //! extensions built before it existed still load — and told after with `session_tree`.
 
+use super::answers::TreeMove;
 use super::*;
 
 impl Session {
     /// `navigate_tree`: makes `entry_id` the leaf. For a user message the leaf becomes its
     /// parent and its text comes back as `editorText` (to edit and resend, as pi does); the
     /// conversation becomes the path to the new leaf. Refused while a run streams.
-    pub async fn navigate_tree(&self, entry_id: &str) -> Result<Value, SessionError> {
+    pub async fn navigate_tree(&self, entry_id: &str) -> Result<TreeMove, SessionError> {
         if self.is_streaming() || self.shared.state().compacting > 0 {
             return Err(SessionError::NavigateWhileRunning);
         }
@@ -38,7 +39,11 @@ impl Session {
             )
             .await;
         if outcome.cancelled() {
-            return Ok(json!({"cancelled": true}));
+            return Ok(TreeMove {
+                cancelled: true,
+                leaf_id: None,
+                editor_text: None,
+            });
         }
         // A user message (or a custom message, as pi has it) goes back to the editor.
         let user = match entry.get("type").and_then(Value::as_str) {
@@ -74,11 +79,11 @@ impl Session {
         }
         let moved = json!({"newLeafId": leaf, "oldLeafId": old_leaf});
         self.shared.extensions.observe("session_tree", || moved);
-        let mut answer = json!({"cancelled": false, "leafId": leaf});
-        if let Some(text) = user {
-            answer["editorText"] = json!(text);
-        }
-        Ok(answer)
+        Ok(TreeMove {
+            cancelled: false,
+            leaf_id: Some(leaf),
+            editor_text: user,
+        })
     }
 
     /// `set_entry_label`: labels the entry `entry_id` (an empty or absent label clears it) with

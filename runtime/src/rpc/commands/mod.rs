@@ -73,8 +73,8 @@ impl<'a> Command<'a> {
     }
 
     /// A success with `data`.
-    pub fn data(&self, data: Value) {
-        self.respond(Ok::<_, String>(Some(data)));
+    pub fn data<T: serde::Serialize>(&self, data: T) {
+        self.respond(Ok::<_, String>(data_of(data)));
     }
 
     /// Runs `apply` with a required field's value, or answers the field's error.
@@ -198,4 +198,9 @@ pub(super) fn rendered<T>(
     result: Result<T, crate::agent::session::SessionError>,
 ) -> Result<T, String> {
     result.map_err(|err| err.to_string())
+}
+
+/// An engine answer as a response's `data` (its serde form is pi's JSON).
+pub(super) fn data_of<T: serde::Serialize>(data: T) -> Option<Value> {
+    Some(serde_json::to_value(data).unwrap_or(Value::Null))
 }

@@ -1,6 +1,6 @@
 //! The model and the thinking level.
 
-use super::{Command, rendered};
+use super::{Command, data_of, rendered};
 use crate::agent::model::ThinkingLevel;
 
 /// Answers the model and thinking commands; false for any other.
@@ -13,7 +13,7 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
                 .string("provider")
                 .and_then(|p| Ok((p, fields.string("modelId")?)))
                 .and_then(|(p, m)| rendered(session.set_model(p, m)))
-                .map(Some),
+                .map(data_of),
         ),
         "cycle_model" => command.data(session.cycle_model()),
         "set_thinking_level" => command.with(fields.string("level"), |level| {

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Command, rendered};
+use super::{Command, data_of, rendered};
 use crate::agent::session::Session;
 
 /// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
@@ -34,10 +34,10 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
         "get_state" => session.state_json(),
         "get_messages" => session.messages_json(),
         "get_session_stats" => session.stats_json(),
-        "get_last_assistant_text" => session.last_assistant_text(),
-        "get_fork_messages" => session.fork_messages(),
-        "get_branch_messages" => session.branch_messages(),
-        "get_tree" => session.tree_json(),
+        "get_last_assistant_text" => as_json(session.last_assistant_text()),
+        "get_fork_messages" => as_json(session.fork_messages()),
+        "get_branch_messages" => as_json(session.branch_messages()),
+        "get_tree" => as_json(session.tree()),
         "get_commands" => session.commands_json(),
         "get_plugins" => session.plugins_json(),
         "get_pending_ui_requests" => pending_ui_requests(session),
@@ -46,8 +46,8 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
                 command
                     .fields
                     .opt_string("since")
-                    .and_then(|since| rendered(session.entries_json(since)))
-                    .map(Some),
+                    .and_then(|since| rendered(session.entries(since)))
+                    .map(data_of),
             );
             return true;
         }
@@ -55,4 +55,9 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
     };
     command.data(data);
     true
+}
+
+/// An answer's JSON.
+fn as_json<T: serde::Serialize>(answer: T) -> Value {
+    serde_json::to_value(answer).unwrap_or(Value::Null)
 }

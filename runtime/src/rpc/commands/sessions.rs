@@ -2,7 +2,7 @@
 //! compaction and export; and
 //! the sessions on disk (`list_sessions`, `delete_session`).
 
-use super::{Command, rendered};
+use super::{Command, data_of, rendered};
 
 /// Answers the session commands; false for any other.
 pub(super) async fn handle(command: &Command<'_>) -> bool {
@@ -20,16 +20,16 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .and_then(|(scope, limit, cursor)| {
                     rendered(session.list_sessions(scope, limit, cursor))
                 })
-                .map(Some),
+                .map(data_of),
         ),
         "delete_session" => command.respond(
             fields
                 .string("path")
                 .and_then(|path| rendered(session.delete_session(path)))
-                .map(Some),
+                .map(data_of),
         ),
         "switch_session" => match fields.string("sessionPath") {
-            Ok(path) => command.respond(session.switch_session(path).await.map(Some)),
+            Ok(path) => command.respond(session.switch_session(path).await.map(data_of)),
             Err(err) => command.respond(Err(err)),
         },
         "fork" | "branch" => {
@@ -42,13 +42,13 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 _ => fields.string("entryId").map(str::to_string),
             };
             match entry {
-                Ok(id) => command.respond(session.fork(&id).await.map(Some)),
+                Ok(id) => command.respond(session.fork(&id).await.map(data_of)),
                 Err(err) => command.respond(Err(err)),
             }
         }
-        "clone" => command.respond(session.clone_session().await.map(Some)),
+        "clone" => command.respond(session.clone_session().await.map(data_of)),
         "navigate_tree" => match fields.string("entryId") {
-            Ok(id) => command.respond(session.navigate_tree(id).await.map(Some)),
+            Ok(id) => command.respond(session.navigate_tree(id).await.map(data_of)),
             Err(err) => command.respond(Err(err)),
         },
         "set_entry_label" => command.respond(
@@ -60,7 +60,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
         ),
         "reset" => {
             let outcome = session.new_session(None).await;
-            if outcome["cancelled"] == true {
+            if outcome.cancelled {
                 command.respond(Err("Reset cancelled by an extension"))
             } else {
                 command.ok()
@@ -73,14 +73,14 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .map(|()| None),
         ),
         "compact" => match fields.opt_string("customInstructions") {
-            Ok(instructions) => command.respond(session.compact(instructions).await.map(Some)),
+            Ok(instructions) => command.respond(session.compact(instructions).await.map(data_of)),
             Err(err) => command.respond(Err(err)),
         },
         "export_html" => command.respond(
             fields
                 .opt_string("outputPath")
                 .and_then(|path| crate::export::export_session(session, path))
-                .map(Some),
+                .map(data_of),
         ),
         _ => return false,
     }

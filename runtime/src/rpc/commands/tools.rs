@@ -1,6 +1,6 @@
 //! Tools and commands the host runs: host tools, the user's `bash`, and the todo list.
 
-use super::{Command, rendered};
+use super::{Command, data_of, rendered};
 
 /// Answers the tool commands; false for any other.
 pub(super) async fn handle(command: &Command<'_>) -> bool {
@@ -10,7 +10,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             fields
                 .parse("tools")
                 .and_then(|tools| rendered(session.set_host_tools(tools)))
-                .map(Some),
+                .map(data_of),
         ),
         "get_tools" => command.data(session.tools_json()),
         "reload" => command.data(session.reload().await),
@@ -22,7 +22,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 session
                     .argument_completions(name, prefix.unwrap_or(""))
                     .await
-                    .map(Some),
+                    .map(data_of),
             ),
             Err(err) => command.respond(Err(err)),
         },
@@ -30,7 +30,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             fields
                 .parse("names")
                 .and_then(|names| rendered(session.set_active_tools(names)))
-                .map(Some),
+                .map(data_of),
         ),
         "bash" => match fields
             .string("command")
@@ -42,7 +42,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 let result = session
                     .bash(line, exclude.unwrap_or(false), &streamed)
                     .await;
-                command.respond(result.map(Some))
+                command.respond(result.map(data_of))
             }
             Err(err) => command.respond(Err(err)),
         },
@@ -53,7 +53,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
             session.abort_bash();
         }
         "set_todos" => command.respond(match command.frame.get("phases") {
-            Some(phases) => rendered(session.set_todos(phases)).map(Some),
+            Some(phases) => rendered(session.set_todos(phases)).map(data_of),
             None => Err("Missing required field \"phases\"".into()),
         }),
         _ => return false,

@@ -124,7 +124,7 @@ async fn a_session_runs_end_to_end_with_an_in_memory_sink() {
     ];
     assert_eq!(kinds, expected);
     assert_eq!(*sink.deltas.lock().unwrap(), "I see notes.txt");
-    let messages = session.messages_json();
+    let messages = session.with_messages(|messages| json!({ "messages": messages }));
     // The session's own record of its prompt and tools comes first (pi 1.5's system message).
     assert_eq!(messages["messages"][0]["role"], "system");
     let tool_result = &messages["messages"][3];
@@ -154,7 +154,7 @@ async fn a_run_claimed_and_never_started_gives_the_session_back() {
         .await
         .expect("the run ends")
         .expect("the run's task completes");
-    let messages = session.messages_json();
+    let messages = session.with_messages(|messages| json!({ "messages": messages }));
     let texts: Vec<&str> = messages["messages"]
         .as_array()
         .unwrap()

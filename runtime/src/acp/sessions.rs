@@ -111,13 +111,10 @@ pub(super) fn commands(session: &Session) -> Vec<acp::AvailableCommand> {
         )
         .input(hint("what the summary should keep")),
     ];
-    let listed = session.commands_json();
-    for command in listed["commands"].as_array().into_iter().flatten() {
-        let Some(name) = command["name"].as_str() else {
-            continue;
-        };
-        let description = command["description"].as_str().unwrap_or_default();
-        list.push(acp::AvailableCommand::new(name, description).input(hint("arguments")));
+    for command in session.commands().commands {
+        list.push(
+            acp::AvailableCommand::new(command.name, command.description).input(hint("arguments")),
+        );
     }
     list
 }

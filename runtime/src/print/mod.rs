@@ -109,7 +109,9 @@ pub async fn run(
     };
     let session = Session::new(host, sink, models, config);
     if let Some(events) = &json {
-        events.out().send(&session.session_header());
+        events
+            .out()
+            .send(&serde_json::Value::Object(session.session_header()));
     }
     session.start_extensions().await;
     // SIGTERM and SIGHUP abort the run and exit with 128 + the signal, as pi's print mode.

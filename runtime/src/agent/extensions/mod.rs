@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::event::{EventSink, SessionEvent};
+use crate::agent::session::path_completion::{Completion, MAX_COMPLETIONS};
 use crate::content::ToolOutput;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension::{
@@ -311,7 +312,7 @@ impl Extensions {
         slot: &Slot,
         command: &str,
         prefix: &str,
-    ) -> Result<Vec<Value>, String> {
+    ) -> Result<Vec<Completion>, String> {
         // An extension busy for long (a tool, a command, a dialog) offers none now: a
         // completion waits a moment for it, not for the whole call.
         let Ok(mut instance) = tokio::time::timeout(COMPLETION_WAIT, slot.instance.lock()).await
@@ -328,17 +329,11 @@ impl Extensions {
             })?;
         Ok(completions
             .into_iter()
-            .take(crate::agent::session::path_completion::MAX_COMPLETIONS)
-            .map(|c| {
-                let mut item = serde_json::Map::new();
-                item.insert("value".into(), Value::String(c.value));
-                if let Some(label) = c.label {
-                    item.insert("label".into(), Value::String(label));
-                }
-                if let Some(description) = c.description {
-                    item.insert("description".into(), Value::String(description));
-                }
-                Value::Object(item)
+            .take(MAX_COMPLETIONS)
+            .map(|c| Completion {
+                value: c.value,
+                label: c.label,
+                description: c.description,
             })
             .collect())
     }

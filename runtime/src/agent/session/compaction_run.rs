@@ -4,10 +4,14 @@
 
 use super::*;
 use crate::agent::conversation::message::Usage;
+use crate::agent::session::answers::CompactionResult;
 
 impl Session {
     /// `compact`: aborts any run, then summarizes the older conversation; the compaction result.
-    pub async fn compact(&self, instructions: Option<&str>) -> Result<Value, SessionError> {
+    pub async fn compact(
+        &self,
+        instructions: Option<&str>,
+    ) -> Result<CompactionResult, SessionError> {
         self.abort().await;
         self.shared.compact(instructions, "manual", false).await
     }
@@ -23,7 +27,7 @@ impl Shared {
         instructions: Option<&str>,
         reason: &str,
         retry: bool,
-    ) -> Result<Value, SessionError> {
+    ) -> Result<CompactionResult, SessionError> {
         let shared = self;
         use crate::agent::conversation::compaction;
         let (model, messages, ids, policy) = {
@@ -138,7 +142,7 @@ impl Shared {
             let context = state.store.context();
             state.load_context(context);
             drop(state);
-            compaction_end(shared, reason, retry, Some(result.clone()), false, None);
+            compaction_end(shared, reason, retry, Some(&result), false, None);
             shared.end_compaction();
             return Ok(result);
         }
@@ -164,7 +168,14 @@ impl Shared {
                 summary.push_str(&format!("\n\n<{tag}>\n{}\n</{tag}>", files.join("\n")));
             }
         }
-        let result = json!({"summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "details": details});
+        let mut result = CompactionResult {
+            summary,
+            first_kept_entry_id: first_kept,
+            tokens_before,
+            estimated_tokens_after: None,
+            usage: None,
+            details,
+        };
         let fields = entry_fields(&state, &result, Some(json!(usage)), false);
         state.store.append("compaction", fields);
         let context = state.store.context();
@@ -172,8 +183,9 @@ impl Shared {
         let tokens_after = crate::agent::conversation::tokens::context_tokens(state.messages());
         drop(state);
         // pi 1.5's result: the estimate of what is left, and the summary request's usage.
-        let result = json!({"summary": result["summary"], "firstKeptEntryId": first_kept, "tokensBefore": tokens_before, "estimatedTokensAfter": tokens_after, "usage": usage, "details": result["details"]});
-        compaction_end(shared, reason, retry, Some(result.clone()), false, None);
+        result.estimated_tokens_after = Some(tokens_after);
+        result.usage = Some(usage);
+        compaction_end(shared, reason, retry, Some(&result), false, None);
         shared.end_compaction();
         Ok(result)
     }
@@ -194,12 +206,14 @@ struct Cut<'a> {
 /// and `systemMessage`, the system message in force (the compacted context's leading one).
 fn entry_fields(
     state: &State,
-    result: &Value,
+    result: &CompactionResult,
     usage: Option<Value>,
     from_hook: bool,
 ) -> serde_json::Map<String, Value> {
-    let mut fields = result.as_object().cloned().unwrap_or_default();
-    let usage = usage.or_else(|| result.get("usage").cloned());
+    let mut fields = match serde_json::to_value(result) {
+        Ok(Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
     if let Some(usage) = usage.filter(|u| !u.is_null()) {
         fields.insert("usage".into(), usage);
     }
@@ -325,10 +339,11 @@ fn compaction_end(
     shared: &Shared,
     reason: &str,
     retry: bool,
-    result: Option<Value>,
+    result: Option<&CompactionResult>,
     aborted: bool,
     error_message: Option<String>,
 ) {
+    let result = result.and_then(|result| serde_json::to_value(result).ok());
     let will_retry = retry && result.is_some();
     let automatic = reason != "manual";
     let auto = automatic.then(|| SessionEvent::AutoCompactionEnd {
@@ -357,7 +372,7 @@ async fn before_compact(
     cut: &Cut<'_>,
     first_kept: &str,
     tokens_before: u64,
-) -> Result<Option<Value>, SessionError> {
+) -> Result<Option<CompactionResult>, SessionError> {
     use crate::agent::extensions::hooks::{BeforeCompactEvent, EventResult};
     if !shared.extensions.wants("session_before_compact") {
         return Ok(None);
@@ -394,12 +409,14 @@ async fn before_compact(
                     .details
                     .and_then(|d| serde_json::from_str::<Value>(&d).ok())
                     .unwrap_or(Value::Null);
-                Some(json!({
-                    "summary": summary.summary,
-                    "firstKeptEntryId": summary.first_kept_entry_id,
-                    "tokensBefore": summary.tokens_before,
-                    "details": details,
-                }))
+                Some(CompactionResult {
+                    summary: summary.summary,
+                    first_kept_entry_id: summary.first_kept_entry_id,
+                    tokens_before: summary.tokens_before,
+                    estimated_tokens_after: None,
+                    usage: None,
+                    details,
+                })
             }
             _ => None,
         }))

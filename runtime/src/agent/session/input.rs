@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
 use crate::agent::extensions::Slot;
 use crate::agent::extensions::hooks::{Event, EventResult, InputEvent, InputSource};
+use crate::agent::session::answers::{
+    CommandInfo, CommandList, CommandSource, Completions, SourceInfo,
+};
 use crate::agent::session::{Session, SessionError};
 use crate::content::Content;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
@@ -154,38 +155,46 @@ impl Session {
     }
 
     /// `get_commands`: extension commands, then templates, then skills.
-    pub fn commands_json(&self) -> Value {
+    pub fn commands(&self) -> CommandList {
         let shared = self.shared();
         let resources = shared.resources();
         let mut commands = Vec::new();
         if shared.mcp().enabled {
-            commands.push(json!({
-                "name": "mcp",
-                "description": "Show the MCP servers and their state; /mcp reconnect <server> connects one again",
-                "source": "extension",
-                "sourceInfo": {"path": "builtin:mcp", "source": "builtin", "scope": "temporary", "origin": "top-level"},
-            }));
+            commands.push(CommandInfo {
+                name: "mcp".into(),
+                description: "Show the MCP servers and their state; /mcp reconnect <server> connects one again".into(),
+                source: CommandSource::Extension,
+                source_info: SourceInfo {
+                    path: "builtin:mcp".into(),
+                    source: "builtin",
+                    scope: "temporary",
+                    origin: "top-level",
+                },
+                location: None,
+                path: None,
+            });
         }
         for slot in shared.extensions.slots().iter() {
             for command in &slot.meta.commands {
-                commands.push(json!({
-                    "name": command.name,
-                    "description": command.description,
-                    "source": "extension",
-                    "sourceInfo": source_info(&slot.plugin.path, "plugin", Location::Path),
-                    "path": slot.plugin.path,
-                }));
+                commands.push(CommandInfo {
+                    name: command.name.clone(),
+                    description: command.description.clone(),
+                    source: CommandSource::Extension,
+                    source_info: source_info(&slot.plugin.path, "plugin", Location::Path),
+                    location: None,
+                    path: Some(slot.plugin.path.clone()),
+                });
             }
         }
         for template in &resources.templates {
-            commands.push(json!({
-                "name": template.name,
-                "description": template.description,
-                "source": "prompt",
-                "sourceInfo": source_info(&template.path, "local", template.location),
-                "location": template.location.as_str(),
-                "path": template.path,
-            }));
+            commands.push(CommandInfo {
+                name: template.name.clone(),
+                description: template.description.clone(),
+                source: CommandSource::Prompt,
+                source_info: source_info(&template.path, "local", template.location),
+                location: Some(template.location.as_str()),
+                path: Some(template.path.clone()),
+            });
         }
         for skill in resources
             .skills
@@ -193,16 +202,21 @@ impl Session {
             .filter(|_| !resources.dirs.no_skill_commands)
         {
             let path = skill.path.display().to_string();
-            commands.push(json!({
-                "name": format!("skill:{}", skill.name),
-                "description": skill.description,
-                "source": "skill",
-                "sourceInfo": source_info(&path, if skill.plugin.is_some() { "plugin" } else { "local" }, skill.location),
-                "location": skill.location.as_str(),
-                "path": path,
-            }));
+            let source = if skill.plugin.is_some() {
+                "plugin"
+            } else {
+                "local"
+            };
+            commands.push(CommandInfo {
+                name: format!("skill:{}", skill.name),
+                description: skill.description.clone(),
+                source: CommandSource::Skill,
+                source_info: source_info(&path, source, skill.location),
+                location: Some(skill.location.as_str()),
+                path: Some(path),
+            });
         }
-        json!({ "commands": commands })
+        CommandList { commands }
     }
 
     /// `get_argument_completions`: for an extension's command, what the extension offers (none
@@ -212,7 +226,7 @@ impl Session {
         &self,
         command: &str,
         prefix: &str,
-    ) -> Result<Value, SessionError> {
+    ) -> Result<Completions, SessionError> {
         let shared = self.shared();
         let name = command.strip_prefix('/').unwrap_or(command);
         let completions = if let Some(slot) = shared.extensions.command(name) {
@@ -239,17 +253,22 @@ impl Session {
             .await
             .unwrap_or_default()
         };
-        Ok(json!({ "completions": completions }))
+        Ok(Completions { completions })
     }
 }
 
-fn source_info(path: &str, source: &str, location: Location) -> Value {
+fn source_info(path: &str, source: &'static str, location: Location) -> SourceInfo {
     let scope = match location {
         Location::User => "user",
         Location::Project => "project",
         Location::Path => "temporary",
     };
-    json!({"path": path, "source": source, "scope": scope, "origin": "top-level"})
+    SourceInfo {
+        path: path.to_string(),
+        source,
+        scope,
+        origin: "top-level",
+    }
 }
 
 fn wit_image(content: &Content) -> Option<wit::Image> {

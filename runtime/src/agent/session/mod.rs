@@ -21,7 +21,7 @@ use super::extensions::hooks::{BeforeSwitchEvent, Event as HookEvent, SwitchReas
 use super::extensions::ui::UiBridge;
 use super::model::{Model, ThinkingLevel};
 use super::models::ModelRegistry;
-use crate::agent::conversation::message::{AgentMessage, js_value};
+use crate::agent::conversation::message::AgentMessage;
 use crate::agent::extensions::context::{Delivery, custom_message};
 use crate::agent::session::file::SessionFile;
 use crate::agent::session::queue::{Queue, QueueMode, Queued};
@@ -586,14 +586,16 @@ impl ExtensionContext for SessionContext {
     }
 
     fn state(&self) -> String {
-        self.session()
-            .map_or_else(|| "{}".into(), |s| s.state_json().to_string())
+        self.session().map_or_else(
+            || "{}".into(),
+            |s| serde_json::to_string(&s.state()).unwrap_or_default(),
+        )
     }
 
     fn messages(&self) -> String {
         self.session().map_or_else(
             || "[]".into(),
-            |s| s.messages_json()["messages"].to_string(),
+            |s| s.with_messages(|messages| serde_json::to_string(messages).unwrap_or_default()),
         )
     }
 

@@ -5,17 +5,28 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
 /// Completions offered at most.
 pub const MAX_COMPLETIONS: usize = 100;
 
 /// Matching entries looked at, at most (a huge directory costs no more than this).
 const MAX_SCANNED: usize = 10_000;
 
+/// One completion of a command's argument.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Completion {
+    /// The whole argument, completed.
+    pub value: String,
+    /// What a menu shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// A line about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
 /// The completions of the last word of `prefix` as a path from `cwd`: each `value` is the
 /// whole argument with that word completed.
-pub fn complete(cwd: &Path, prefix: &str) -> Vec<Value> {
+pub fn complete(cwd: &Path, prefix: &str) -> Vec<Completion> {
     let start = prefix.rfind(char::is_whitespace).map_or(0, |i| {
         i + prefix[i..].chars().next().map_or(1, char::len_utf8)
     });
@@ -59,10 +70,11 @@ pub fn complete(cwd: &Path, prefix: &str) -> Vec<Value> {
         .take(MAX_COMPLETIONS)
         .map(|(name, is_dir)| {
             let shown = if is_dir { format!("{name}/") } else { name };
-            json!({
-                "value": format!("{before}{mention}{dir_part}{shown}"),
-                "label": shown,
-            })
+            Completion {
+                value: format!("{before}{mention}{dir_part}{shown}"),
+                label: Some(shown),
+                description: None,
+            }
         })
         .collect()
 }
@@ -92,7 +104,7 @@ mod tests {
         let values = |prefix: &str| -> Vec<String> {
             complete(dir.path(), prefix)
                 .iter()
-                .map(|c| c["value"].as_str().unwrap().to_string())
+                .map(|c| c.value.clone())
                 .collect()
         };
         assert_eq!(values("review n"), ["review notes.md"]);

@@ -4,10 +4,11 @@
 //! `plugins_changed`, and each plugin that failed to load is an `extension_error`. `reload`
 //! also reads the settings, `models.json` and `auth.json` again and answers with what changed.
 
-use serde_json::{Value, json};
-
 use crate::agent::event::SessionEvent;
 use crate::agent::session::Session;
+use crate::agent::session::answers::{
+    ModelsChange, PluginList, PluginsReload, ReloadSummary, SettingsReload,
+};
 use crate::agent::session::policies::Policies;
 use crate::plugin_host::reload::ReloadReport;
 use crate::settings::Settings;
@@ -49,7 +50,7 @@ impl Session {
     /// `reload`: reads the settings, the plugin directories, skills and templates,
     /// `models.json` and `auth.json` again and answers with what changed. The sandbox, the
     /// engine and the HTTP client keep their start-up settings.
-    pub async fn reload(&self) -> Value {
+    pub async fn reload(&self) -> ReloadSummary {
         let shared = self.shared();
         let sources = &shared.sources;
         let settings = Settings::load(&sources.global_settings, sources.project_dir.as_deref());
@@ -68,12 +69,16 @@ impl Session {
             changed
         };
         let report = shared.host.reload().await;
-        let plugins = json!({
-            "added": report.added,
-            "updated": report.updated,
-            "removed": report.removed,
-            "errors": report.errors.iter().map(|e| format!("{}: {}", e.path, e.reason)).collect::<Vec<_>>(),
-        });
+        let plugins = PluginsReload {
+            added: report.added.clone(),
+            updated: report.updated.clone(),
+            removed: report.removed.clone(),
+            errors: report
+                .errors
+                .iter()
+                .map(|e| format!("{}: {}", e.path, e.reason))
+                .collect(),
+        };
         let (mut added, mut removed) = match self.plugins_reloaded(report).await {
             Some(models) => models,
             None => {
@@ -87,18 +92,24 @@ impl Session {
         problems.extend(model_problems);
         let resources = shared.resources();
         let mcp = shared.reload_mcp();
-        json!({
-            "settings": {"changed": policies_changed, "kept": kept, "problems": problems},
-            "mcp": mcp,
-            "plugins": plugins,
-            "models": {"added": added, "removed": removed},
-            "skills": resources.skills.len(),
-            "promptTemplates": resources.templates.len(),
-        })
+        ReloadSummary {
+            settings: SettingsReload {
+                changed: policies_changed,
+                kept,
+                problems,
+            },
+            mcp,
+            plugins,
+            models: ModelsChange { added, removed },
+            skills: resources.skills.len(),
+            prompt_templates: resources.templates.len(),
+        }
     }
 
     /// `get_plugins`: every loaded plugin, as `pith plugins --json` lists it.
-    pub fn plugins_json(&self) -> Value {
-        json!({ "plugins": self.shared().host.describe_plugins() })
+    pub fn plugins(&self) -> PluginList {
+        PluginList {
+            plugins: self.shared().host.describe_plugins(),
+        }
     }
 }

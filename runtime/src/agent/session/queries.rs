@@ -2,72 +2,57 @@
 //! messages, entries and the tree, the available models and thinking levels.
 
 use super::answers::{
-    Entries, LastAssistantText, ModelList, SessionTree, ThinkingLevels, UserMessageList,
-    UserMessageRef,
+    ContextUsage, Entries, LastAssistantText, ModelList, ProjectTrust, SessionState, SessionStats,
+    SessionTree, ThinkingLevels, TokenTotals, UserMessageList, UserMessageRef,
 };
 use super::*;
 
 impl Session {
-    /// The session file's header (`{"type":"session","version":3,"id",…}`), as `--mode json`
-    /// prints it first.
-    pub fn session_header(&self) -> Value {
-        Value::Object(self.shared.state().store.header().clone())
+    /// The session file's header (`{"type":"session","version":3,"id",…}`, as the file has
+    /// it), as `--mode json` prints it first.
+    pub fn session_header(&self) -> Map<String, Value> {
+        self.shared.state().store.header().clone()
     }
 
-    /// `get_state`'s data.
-    pub fn state_json(&self) -> Value {
+    /// `get_state`.
+    pub fn state(&self) -> SessionState {
         let state = self.shared.state();
-        let mut data = Map::new();
-        data.insert(
-            "model".into(),
-            state.model.as_ref().map_or(Value::Null, |m| json!(m)),
-        );
-        data.insert("thinkingLevel".into(), json!(state.thinking.as_str()));
-        data.insert("isStreaming".into(), json!(state.streaming));
-        data.insert(
-            "isCompacting".into(),
-            json!(state.compacting > state.settling),
-        );
-        data.insert("steeringMode".into(), json!(state.steering.mode.as_str()));
-        data.insert("followUpMode".into(), json!(state.follow_up.mode.as_str()));
-        data.insert("interruptMode".into(), json!(state.interrupt_mode.as_str()));
-        if let Some(path) = state.store.path() {
-            data.insert("sessionFile".into(), json!(path.display().to_string()));
-        }
-        data.insert("sessionId".into(), json!(state.session_id));
-        if let Some(name) = &state.session_name {
-            data.insert("sessionName".into(), json!(name));
-        }
-        data.insert("autoCompactionEnabled".into(), json!(state.auto_compaction));
-        data.insert("messageCount".into(), json!(state.messages.len()));
         let pending = state.steering.len() + state.follow_up.len();
-        data.insert("pendingMessageCount".into(), json!(pending));
-        data.insert("queuedMessageCount".into(), json!(pending));
-        data.insert("todoPhases".into(), json!(state.todos));
-        data.insert("queueMode".into(), json!(state.follow_up.mode.as_str()));
-        data.insert("sandbox".into(), self.shared.sandbox().describe());
         // What of the project's own configuration is not loaded (an untrusted project), so a
         // host can ask the user whether to trust it.
         let trusted = self.shared.resources().dirs.project_trusted;
-        let skipped = if trusted {
+        let not_loaded = if trusted {
             Vec::new()
         } else {
             crate::resources::project_files(&self.shared.cwd)
         };
-        data.insert(
-            "project".into(),
-            json!({"trusted": trusted, "notLoaded": skipped}),
-        );
-        Value::Object(data)
+        SessionState {
+            model: state.model.clone(),
+            thinking_level: state.thinking,
+            is_streaming: state.streaming,
+            is_compacting: state.compacting > state.settling,
+            steering_mode: state.steering.mode,
+            follow_up_mode: state.follow_up.mode,
+            interrupt_mode: state.interrupt_mode,
+            session_file: state.store.path().map(|p| p.display().to_string()),
+            session_id: state.session_id.clone(),
+            session_name: state.session_name.clone(),
+            auto_compaction_enabled: state.auto_compaction,
+            message_count: state.messages.len(),
+            pending_message_count: pending,
+            queued_message_count: pending,
+            todo_phases: state.todos.clone(),
+            queue_mode: state.follow_up.mode,
+            sandbox: self.shared.sandbox().describe(),
+            project: ProjectTrust {
+                trusted,
+                not_loaded,
+            },
+        }
     }
 
-    /// `get_messages`'s data.
-    pub fn messages_json(&self) -> Value {
-        json!({"messages": self.shared.state().messages})
-    }
-
-    /// `get_session_stats`'s data.
-    pub fn stats_json(&self) -> Value {
+    /// `get_session_stats`.
+    pub fn stats(&self) -> SessionStats {
         let state = self.shared.state();
         let (mut users, mut assistants, mut calls, mut results) = (0, 0, 0, 0);
         let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
@@ -99,25 +84,28 @@ impl Session {
         } else {
             0.0
         };
-        let mut stats = json!({
-            "sessionId": state.session_id,
-            "userMessages": users,
-            "assistantMessages": assistants,
-            "toolCalls": calls,
-            "toolResults": results,
-            "totalMessages": state.messages.len(),
-            "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write, "total": input + output + cache_read + cache_write},
-            "cost": js_value(cost),
-            "contextUsage": {"tokens": tokens, "contextWindow": window, "percent": js_value(percent)},
-        });
-        // pi's key order: sessionFile first, when the session is on disk.
-        if let (Some(path), Value::Object(fields)) = (state.store.path(), &stats) {
-            let mut ordered = serde_json::Map::new();
-            ordered.insert("sessionFile".into(), json!(path.display().to_string()));
-            ordered.extend(fields.clone());
-            stats = Value::Object(ordered);
+        SessionStats {
+            session_file: state.store.path().map(|p| p.display().to_string()),
+            session_id: state.session_id.clone(),
+            user_messages: users,
+            assistant_messages: assistants,
+            tool_calls: calls,
+            tool_results: results,
+            total_messages: state.messages.len(),
+            tokens: TokenTotals {
+                input,
+                output,
+                cache_read,
+                cache_write,
+                total: input + output + cache_read + cache_write,
+            },
+            cost,
+            context_usage: ContextUsage {
+                tokens,
+                context_window: window,
+                percent,
+            },
         }
-        stats
     }
 
     /// `get_last_assistant_text`'s data: `{"text"}` or `{}`.

@@ -16,7 +16,8 @@ use crate::agent::tools::todos::TodoPhase;
 use crate::resources::Resources;
 
 /// How steering interacts with tool calls in flight (seed 001's `interruptMode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum InterruptMode {
     /// Steering is checked between tool calls; pending steering skips the remaining calls (pi).
     Immediate,

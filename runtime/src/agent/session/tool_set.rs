@@ -3,9 +3,7 @@
 //! `set_active_tools` chooses the active ones by name (from the next turn on, which records the
 //! change as pi 1.5's system-message update).
 
-use serde_json::{Value, json};
-
-use super::answers::ActiveTools;
+use super::answers::{ActiveTools, McpToolInfo, ToolInfo, ToolKind, ToolList};
 use super::{Session, SessionError};
 use crate::agent::tools::{SessionTool, ToolSelection, session_tools};
 
@@ -13,7 +11,7 @@ impl Session {
     /// `get_tools`: `{"tools": [{name, description, parameters, kind, plugin, active}]}` in the
     /// order the model sees them; `kind` is `plugin`, `extension` or `host`, `plugin` the id of
     /// the plugin that provides it (null for a host tool).
-    pub fn tools_json(&self) -> Value {
+    pub fn tools(&self) -> ToolList {
         let shared = self.shared();
         let selection = shared.state().tools.clone();
         let active_mcp: Vec<String> = shared
@@ -23,45 +21,54 @@ impl Session {
             .filter(|t| selection.allows_mcp(&t.name))
             .map(|t| t.name)
             .collect();
-        let tools: Vec<Value> = self
+        let tools = self
             .available_tools()
             .iter()
             .map(|tool| {
                 let (kind, plugin, active) = match tool {
                     SessionTool::Plugin(spec, plugin) => (
-                        "plugin",
-                        json!(plugin.manifest.id),
+                        ToolKind::Plugin,
+                        Some(plugin.manifest.id.clone()),
                         selection.allows(&spec.name),
                     ),
-                    SessionTool::Extension(spec, plugin) => {
-                        ("extension", json!(plugin), selection.allows(&spec.name))
-                    }
-                    SessionTool::Host(_) => ("host", Value::Null, true),
-                    SessionTool::Mcp(mcp) => ("mcp", Value::Null, active_mcp.contains(&mcp.name)),
+                    SessionTool::Extension(spec, plugin) => (
+                        ToolKind::Extension,
+                        Some(plugin.clone()),
+                        selection.allows(&spec.name),
+                    ),
+                    SessionTool::Host(_) => (ToolKind::Host, None, true),
+                    SessionTool::Mcp(mcp) => (ToolKind::Mcp, None, active_mcp.contains(&mcp.name)),
                 };
-                let mut entry = json!({
-                    "name": tool.name(),
-                    "description": tool.description(),
-                    "parameters": tool.parameters(),
-                    "kind": kind,
-                    "plugin": plugin,
-                    "active": active,
-                });
-                if let SessionTool::Mcp(mcp) = tool {
-                    entry["server"] = json!(mcp.server());
-                    entry["exposure"] = json!(mcp.exposure.as_str());
-                    if let crate::mcp::McpToolKind::Server(server, raw) = &mcp.kind {
-                        entry["serverTool"] = json!(raw);
-                        entry["state"] = json!(crate::mcp::hub::state_word(&server.status()));
+                let mcp = match tool {
+                    SessionTool::Mcp(mcp) => {
+                        let server = match &mcp.kind {
+                            crate::mcp::McpToolKind::Server(server, raw) => {
+                                Some((raw.clone(), crate::mcp::hub::state_word(&server.status())))
+                            }
+                            _ => None,
+                        };
+                        Some(McpToolInfo {
+                            server: mcp.server().map(str::to_string),
+                            exposure: mcp.exposure.as_str(),
+                            server_tool: server.as_ref().map(|(raw, _)| raw.clone()),
+                            state: server.map(|(_, state)| state),
+                            annotations: mcp.annotations.clone(),
+                        })
                     }
-                    if let Some(annotations) = &mcp.annotations {
-                        entry["annotations"] = annotations.clone();
-                    }
+                    _ => None,
+                };
+                ToolInfo {
+                    name: tool.name().to_string(),
+                    description: tool.description().to_string(),
+                    parameters: tool.parameters().clone(),
+                    kind,
+                    plugin,
+                    active,
+                    mcp,
                 }
-                entry
             })
             .collect();
-        json!({ "tools": tools })
+        ToolList { tools }
     }
 
     /// `set_active_tools {names}`: exactly these plugin and extension tools are active from the

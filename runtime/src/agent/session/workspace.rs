@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
+use super::answers::McpReload;
 use super::{Session, Shared};
 
 impl Shared {
@@ -38,7 +37,7 @@ impl Shared {
 
     /// Reads the MCP configuration again; when it changed, the servers start anew (the old
     /// ones are shut down). `{"changed", "servers", "errors"}`.
-    pub fn reload_mcp(self: &Arc<Self>) -> Value {
+    pub fn reload_mcp(self: &Arc<Self>) -> McpReload {
         let fresh = self
             .mcp_setup
             .lock()
@@ -46,7 +45,11 @@ impl Shared {
             .reread();
         let Some(fresh) = fresh else {
             let hub = self.mcp();
-            return json!({"changed": false, "servers": hub.servers().len()});
+            return McpReload {
+                changed: false,
+                servers: hub.servers().len(),
+                errors: None,
+            };
         };
         let hub = fresh.start(&self.cwd, self.sandbox());
         let errors = fresh.config.errors.clone();
@@ -60,7 +63,11 @@ impl Shared {
         );
         tokio::spawn(async move { old.shut_down().await });
         Session::from_shared(self.clone()).report_mcp();
-        json!({"changed": true, "servers": hub.servers().len(), "errors": errors})
+        McpReload {
+            changed: true,
+            servers: hub.servers().len(),
+            errors: Some(errors),
+        }
     }
 }
 

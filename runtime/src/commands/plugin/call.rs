@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
+use crate::agent::session::answers::CommandSource;
 use crate::agent::session::front_end::WeakSession;
 use crate::agent::session::input::Input;
 use crate::agent_dir::AgentDir;
@@ -176,13 +177,12 @@ pub async fn command(
         Input::Command(call) => call.run_to_end(&session).await,
         Input::Handled => println!("handled by an extension's input hook"),
         Input::Prompt { .. } => {
-            let listed = session.commands_json();
-            let names: Vec<&str> = listed["commands"]
-                .as_array()
+            let names: Vec<String> = session
+                .commands()
+                .commands
                 .into_iter()
-                .flatten()
-                .filter(|c| c["source"] == "extension")
-                .filter_map(|c| c["name"].as_str())
+                .filter(|c| c.source == CommandSource::Extension)
+                .map(|c| c.name)
                 .collect();
             eprintln!(
                 "pith: {line:?} is no extension command; the loaded extensions' commands are: {}",

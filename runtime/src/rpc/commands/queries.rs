@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Command, data_of, rendered};
 use crate::agent::session::Session;
+use crate::agent::session::answers::MessageList;
 
 /// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
 /// with `remainingMs` when it has a timeout, oldest first.
@@ -31,15 +32,15 @@ pub(crate) fn open_dialog_frames(session: &Session) -> Vec<Value> {
 pub(super) fn handle(command: &Command<'_>) -> bool {
     let session = command.session;
     let data = match command.kind {
-        "get_state" => session.state_json(),
-        "get_messages" => session.messages_json(),
-        "get_session_stats" => session.stats_json(),
+        "get_state" => as_json(session.state()),
+        "get_messages" => session.with_messages(|messages| as_json(MessageList { messages })),
+        "get_session_stats" => as_json(session.stats()),
         "get_last_assistant_text" => as_json(session.last_assistant_text()),
         "get_fork_messages" => as_json(session.fork_messages()),
         "get_branch_messages" => as_json(session.branch_messages()),
         "get_tree" => as_json(session.tree()),
-        "get_commands" => session.commands_json(),
-        "get_plugins" => session.plugins_json(),
+        "get_commands" => as_json(session.commands()),
+        "get_plugins" => as_json(session.plugins()),
         "get_pending_ui_requests" => pending_ui_requests(session),
         "get_entries" => {
             command.respond(

@@ -12,7 +12,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .and_then(|tools| rendered(session.set_host_tools(tools)))
                 .map(data_of),
         ),
-        "get_tools" => command.data(session.tools_json()),
+        "get_tools" => command.data(session.tools()),
         "reload" => command.data(session.reload().await),
         "get_argument_completions" => match fields
             .string("commandName")

@@ -193,7 +193,7 @@ fn snapshot(session: &Session, client: u64) -> Vec<Value> {
     let mut frames = vec![json!({
         "type": "attached",
         "clientId": client,
-        "state": session.state_json(),
+        "state": session.state(),
         "pendingUiRequests": dialogs,
         "pendingHostToolCalls": calls,
     })];

@@ -1,6 +1,5 @@
-//! What the session's commands answer, typed. Each serializes to the JSON pi's RPC mode
-//! answers (field order included: the front-ends write them as they are); ACP and the other
-//! front-ends read the fields.
+//! What the commands that change the session answer: switches, forks, tree moves, the tool
+//! set, the queues, the model and the thinking level, the catalog and the todo list.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -170,78 +169,4 @@ pub struct TreeMove {
     /// The text of the user message moved to, for the editor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub editor_text: Option<String>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(answer: impl Serialize) -> String {
-        serde_json::to_string(&answer).expect("an answer serializes")
-    }
-
-    #[test]
-    fn answers_are_pi_json_in_pi_order() {
-        assert_eq!(
-            text(ForkOutcome {
-                text: "hi".into(),
-                cancelled: false
-            }),
-            r#"{"text":"hi","cancelled":false}"#
-        );
-        assert_eq!(
-            text(TreeMove {
-                cancelled: false,
-                leaf_id: Some(None),
-                editor_text: Some("edit".into())
-            }),
-            r#"{"cancelled":false,"leafId":null,"editorText":"edit"}"#
-        );
-        assert_eq!(
-            text(TreeMove {
-                cancelled: true,
-                leaf_id: None,
-                editor_text: None
-            }),
-            r#"{"cancelled":true}"#
-        );
-        assert_eq!(text(LastAssistantText { text: None }), "{}");
-        assert_eq!(
-            text(UserMessageList {
-                messages: vec![UserMessageRef {
-                    entry_id: "a1".into(),
-                    text: "t".into(),
-                    entry_index: Some(2)
-                }]
-            }),
-            r#"{"messages":[{"entryId":"a1","text":"t","entryIndex":2}]}"#
-        );
-        assert_eq!(
-            text(ClearedQueues {
-                steering: vec!["s".into()],
-                follow_up: vec![]
-            }),
-            r#"{"steering":["s"],"followUp":[]}"#
-        );
-        assert_eq!(
-            text(ThinkingLevels {
-                levels: vec![ThinkingLevel::Off, ThinkingLevel::Xhigh]
-            }),
-            r#"{"levels":["off","xhigh"]}"#
-        );
-        assert_eq!(
-            text(SessionPage {
-                sessions: vec![],
-                next_cursor: None
-            }),
-            r#"{"sessions":[]}"#
-        );
-        assert_eq!(
-            text(Entries {
-                entries: vec![],
-                leaf_id: None
-            }),
-            r#"{"entries":[],"leafId":null}"#
-        );
-    }
 }

@@ -14,6 +14,27 @@ use tokio::sync::oneshot;
 use crate::agent::event::{EventSink, SessionEvent};
 use crate::plugin_host::imports::ui::{UiAnswer, UiRequest};
 
+/// Why a host's answer reached no dialog (the dialog, if any, stays open).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DialogError {
+    /// The frame has no `id`.
+    #[error("extension_ui_response needs the \"id\" of the extension_ui_request it answers")]
+    NoId,
+    /// A field has the wrong type.
+    #[error("Field \"{key}\" must be {expected}, got {got} (the dialog stays open)")]
+    FieldType {
+        /// The field.
+        key: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// What it was.
+        got: String,
+    },
+    /// No dialog with that id is open.
+    #[error("No open dialog with id \"{0}\": it was answered, cancelled or timed out")]
+    NotOpen(String),
+}
+
 /// The environment variable that lets `setTitle` frames out (seed 001: `1`, `true`, `yes`, `on`).
 pub const EMIT_TITLE_ENV: &str = "PI_RPC_EMIT_TITLE";
 
@@ -136,18 +157,17 @@ impl UiBridge {
     /// Takes an `extension_ui_response` frame and answers the dialog it names. An error (the
     /// dialog is left open) when the frame names no open dialog or an answer has the wrong
     /// type: the message says which and what is expected.
-    pub fn on_response(&self, frame: &Map<String, Value>) -> Result<(), String> {
+    pub fn on_response(&self, frame: &Map<String, Value>) -> Result<(), DialogError> {
         let Some(id) = frame.get("id").and_then(Value::as_str) else {
-            return Err(
-                "extension_ui_response needs the \"id\" of the extension_ui_request it answers"
-                    .into(),
-            );
+            return Err(DialogError::NoId);
         };
         for (key, expected) in [("cancelled", "true"), ("confirmed", "true or false")] {
             if let Some(value) = frame.get(key).filter(|v| !v.is_boolean() && !v.is_null()) {
-                return Err(format!(
-                    "Field \"{key}\" must be {expected}, got {value} (the dialog stays open)"
-                ));
+                return Err(DialogError::FieldType {
+                    key,
+                    expected,
+                    got: value.to_string(),
+                });
             }
         }
         let answer = if frame.get("cancelled").and_then(Value::as_bool) == Some(true) {
@@ -168,11 +188,9 @@ impl UiBridge {
 
     /// Answers the open dialog `id` (from any front-end: an RPC frame, an ACP permission
     /// request); an error when no dialog with that id is open.
-    pub fn answer(&self, id: &str, answer: UiAnswer) -> Result<(), String> {
+    pub fn answer(&self, id: &str, answer: UiAnswer) -> Result<(), DialogError> {
         let Some(waiting) = self.pending().remove(id) else {
-            return Err(format!(
-                "No open dialog with id \"{id}\": it was answered, cancelled or timed out"
-            ));
+            return Err(DialogError::NotOpen(id.to_string()));
         };
         let _ = waiting.answer.send(answer);
         if self

@@ -3,7 +3,10 @@
 //! error response, ACP in its JSON-RPC error); a front-end that acts on the cause matches the
 //! variant instead of the text.
 
+use crate::agent::extensions::ui::DialogError;
 use crate::agent::session::file::OpenError;
+use crate::agent::tools::host_tools::HostToolError;
+use crate::agent::tools::todos::TodoError;
 
 /// A session command's error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -13,9 +16,9 @@ pub enum SessionError {
         "No queued message with clientMessageId \"{0}\": it was delivered, removed, or never queued with that id"
     )]
     NotQueued(String),
-    /// `set_host_tools` with a tool set that is not valid (the text names the tool and the fix).
-    #[error("{0}")]
-    InvalidHostTools(String),
+    /// `set_host_tools` with a tool set that is not valid.
+    #[error(transparent)]
+    InvalidHostTools(#[from] HostToolError),
     /// `set_model` of a model the registry does not have (or has no key for).
     #[error("Model not found: {provider}/{id}")]
     ModelNotFound {
@@ -106,9 +109,9 @@ pub enum SessionError {
     /// The `bash` command could not run (the text names the sandbox's or the system's reason).
     #[error("{0}")]
     Bash(String),
-    /// `set_todos` with phases that are not valid (the text names the field and the fix).
-    #[error("{0}")]
-    InvalidTodos(String),
+    /// `set_todos` with phases that are not valid.
+    #[error(transparent)]
+    InvalidTodos(#[from] TodoError),
     /// `compact` without a model.
     #[error("No model selected")]
     NoModelSelected,
@@ -130,7 +133,7 @@ pub enum SessionError {
     /// An extension's argument completions failed.
     #[error("{0}")]
     CompletionsFailed(String),
-    /// An `extension_ui_response` that cannot answer an open dialog (the text names why).
-    #[error("{0}")]
-    DialogResponse(String),
+    /// A host's answer that reached no dialog.
+    #[error(transparent)]
+    Dialog(#[from] DialogError),
 }

@@ -44,7 +44,7 @@ impl Session {
         self.shared()
             .ui
             .answer(id, answer)
-            .map_err(SessionError::DialogResponse)
+            .map_err(SessionError::Dialog)
     }
 
     /// Answers a dialog from the host's `extension_ui_response` frame.
@@ -52,7 +52,7 @@ impl Session {
         self.shared()
             .ui
             .on_response(frame)
-            .map_err(SessionError::DialogResponse)
+            .map_err(SessionError::Dialog)
     }
 
     /// Cancels every open dialog (the host went away).

@@ -473,7 +473,7 @@ impl Session {
         &self,
         tools: Vec<HostToolDefinition>,
     ) -> Result<answers::HostToolNames, SessionError> {
-        HostToolDefinition::validate_all(&tools).map_err(SessionError::InvalidHostTools)?;
+        HostToolDefinition::validate_all(&tools)?;
         let names: Vec<String> = tools.iter().map(|t| t.name.trim().to_string()).collect();
         self.shared.state().host_tools = tools
             .into_iter()

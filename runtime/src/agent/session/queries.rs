@@ -6,6 +6,7 @@ use super::answers::{
     SessionTree, ThinkingLevels, TokenTotals, UserMessageList, UserMessageRef,
 };
 use super::*;
+use crate::agent::session::file::UnknownEntry;
 
 impl Session {
     /// The session file's header (`{"type":"session","version":3,"id",…}`, as the file has
@@ -191,7 +192,7 @@ impl Session {
         let entries = state
             .store
             .entries_since(since)
-            .map_err(|_| SessionError::EntryNotFound(since.unwrap_or_default().to_string()))?;
+            .map_err(|UnknownEntry(id)| SessionError::EntryNotFound(id))?;
         Ok(Entries {
             entries,
             leaf_id: state.store.leaf_id().map(str::to_string),

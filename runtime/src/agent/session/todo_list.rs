@@ -6,7 +6,7 @@ use super::*;
 impl Session {
     /// `set_todos`: replaces the todo list with `phases` (normalised); `{"todoPhases"}`.
     pub fn set_todos(&self, phases: &Value) -> Result<TodoList, SessionError> {
-        let phases = todos::normalize(phases).map_err(SessionError::InvalidTodos)?;
+        let phases = todos::normalize(phases)?;
         self.shared.set_todo_list(phases.clone());
         Ok(TodoList {
             todo_phases: phases,

@@ -8,6 +8,7 @@
 
 use super::answers::TreeMove;
 use super::*;
+use crate::agent::session::file::UnknownEntry;
 
 impl Session {
     /// `navigate_tree`: makes `entry_id` the leaf. For a user message the leaf becomes its
@@ -73,7 +74,7 @@ impl Session {
             state
                 .store
                 .set_leaf(leaf.as_deref())
-                .map_err(|_| SessionError::EntryNotFound(leaf.clone().unwrap_or_default()))?;
+                .map_err(|UnknownEntry(id)| SessionError::EntryNotFound(id))?;
             let context = state.store.context();
             state.load_context(context);
         }

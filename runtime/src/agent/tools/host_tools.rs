@@ -39,32 +39,41 @@ pub struct HostToolDefinition {
 impl HostToolDefinition {
     /// Checks a definition list as the fork does: non-empty unique names, a description, an
     /// object schema.
-    pub fn validate_all(tools: &[HostToolDefinition]) -> Result<(), String> {
+    pub fn validate_all(tools: &[HostToolDefinition]) -> Result<(), HostToolError> {
         let mut seen = std::collections::HashSet::new();
         for (index, tool) in tools.iter().enumerate() {
             if tool.name.trim().is_empty() {
-                return Err(format!(
-                    "Host tool at index {index} must provide a non-empty name"
-                ));
+                return Err(HostToolError::Unnamed(index));
             }
             if tool.description.trim().is_empty() {
-                return Err(format!(
-                    "Host tool \"{}\" must provide a non-empty description",
-                    tool.name
-                ));
+                return Err(HostToolError::Undescribed(tool.name.clone()));
             }
             if !tool.parameters.is_object() {
-                return Err(format!(
-                    "Host tool \"{}\" must provide a JSON Schema object",
-                    tool.name
-                ));
+                return Err(HostToolError::NoSchema(tool.name.clone()));
             }
             if !seen.insert(tool.name.trim().to_string()) {
-                return Err(format!("Host tool \"{}\" is declared twice", tool.name));
+                return Err(HostToolError::Twice(tool.name.clone()));
             }
         }
         Ok(())
     }
+}
+
+/// Why `set_host_tools` refused a tool set (nothing changes then).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostToolError {
+    /// A tool without a name (its index).
+    #[error("Host tool at index {0} must provide a non-empty name")]
+    Unnamed(usize),
+    /// A tool without a description.
+    #[error("Host tool \"{0}\" must provide a non-empty description")]
+    Undescribed(String),
+    /// A tool whose parameters are no JSON Schema object.
+    #[error("Host tool \"{0}\" must provide a JSON Schema object")]
+    NoSchema(String),
+    /// Two tools with one name.
+    #[error("Host tool \"{0}\" is declared twice")]
+    Twice(String),
 }
 
 enum Reply {

@@ -58,44 +58,90 @@ pub struct TodoPhase {
     pub tasks: Vec<TodoTask>,
 }
 
+/// Why a todo list was refused: the text names the offending field (`phases[0].tasks[1]`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TodoError {
+    /// `phases` is no array.
+    #[error("Field \"phases\" must be an array of phases")]
+    NotAnArray,
+    /// A phase or a task is no object.
+    #[error("{at} must be an object")]
+    NotAnObject {
+        /// Where.
+        at: String,
+    },
+    /// A phase's `tasks` is no array.
+    #[error("{at}.tasks must be an array")]
+    TasksNotAnArray {
+        /// Which phase.
+        at: String,
+    },
+    /// A task without `content`.
+    #[error("{at}.content is required")]
+    NoContent {
+        /// Which task.
+        at: String,
+    },
+    /// A status not known.
+    #[error("{at}.status must be one of {}, got \"{got}\"", STATUSES.map(|s| format!("\"{s}\"")).join(", "))]
+    UnknownStatus {
+        /// Which task.
+        at: String,
+        /// The status given.
+        got: String,
+    },
+    /// A status that is no string.
+    #[error("{at}.status must be a string")]
+    StatusNotAString {
+        /// Which task.
+        at: String,
+    },
+    /// A text field that is no string.
+    #[error("{at}.{key} must be a string")]
+    NotAString {
+        /// Which phase or task.
+        at: String,
+        /// The field.
+        key: String,
+    },
+}
+
 /// Normalises `phases` (a JSON array): ids filled in (`phase-N`, `task-N`), text trimmed,
 /// unknown fields dropped. Errors name the offending field.
-pub fn normalize(phases: &Value) -> Result<Vec<TodoPhase>, String> {
-    let list = phases
-        .as_array()
-        .ok_or("Field \"phases\" must be an array of phases")?;
+pub fn normalize(phases: &Value) -> Result<Vec<TodoPhase>, TodoError> {
+    let list = phases.as_array().ok_or(TodoError::NotAnArray)?;
     let mut task_number = 0;
     let mut normalized = Vec::with_capacity(list.len());
     for (p, phase) in list.iter().enumerate() {
         let at = format!("phases[{p}]");
         let phase = phase
             .as_object()
-            .ok_or_else(|| format!("{at} must be an object"))?;
+            .ok_or_else(|| TodoError::NotAnObject { at: at.clone() })?;
         let name = optional_text(phase, "name", &at)?.unwrap_or_else(|| "Todos".to_string());
         let id = optional_text(phase, "id", &at)?.unwrap_or_else(|| format!("phase-{}", p + 1));
         let tasks = match phase.get("tasks") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(tasks)) => tasks.clone(),
-            Some(_) => return Err(format!("{at}.tasks must be an array")),
+            Some(_) => return Err(TodoError::TasksNotAnArray { at }),
         };
         let mut out = Vec::with_capacity(tasks.len());
         for (t, task) in tasks.iter().enumerate() {
             let at = format!("{at}.tasks[{t}]");
             let task = task
                 .as_object()
-                .ok_or_else(|| format!("{at} must be an object"))?;
+                .ok_or_else(|| TodoError::NotAnObject { at: at.clone() })?;
             task_number += 1;
             let content = optional_text(task, "content", &at)?
-                .ok_or_else(|| format!("{at}.content is required"))?;
+                .ok_or_else(|| TodoError::NoContent { at: at.clone() })?;
             let status = match task.get("status") {
                 None | Some(Value::Null) => TodoStatus::Pending,
-                Some(Value::String(s)) => serde_json::from_value(json!(s)).map_err(|_| {
-                    format!(
-                        "{at}.status must be one of {}, got \"{s}\"",
-                        STATUSES.map(|s| format!("\"{s}\"")).join(", ")
-                    )
-                })?,
-                Some(_) => return Err(format!("{at}.status must be a string")),
+                Some(Value::String(s)) => {
+                    serde_json::from_value(json!(s)).map_err(|_| TodoError::UnknownStatus {
+                        at: at.clone(),
+                        got: s.clone(),
+                    })?
+                }
+                Some(_) => return Err(TodoError::StatusNotAString { at }),
             };
             out.push(TodoTask {
                 id: optional_text(task, "id", &at)?
@@ -119,14 +165,17 @@ fn optional_text(
     object: &Map<String, Value>,
     key: &str,
     at: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, TodoError> {
     match object.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => {
             let text = text.trim();
             Ok((!text.is_empty()).then(|| text.to_string()))
         }
-        Some(_) => Err(format!("{at}.{key} must be a string")),
+        Some(_) => Err(TodoError::NotAString {
+            at: at.to_string(),
+            key: key.to_string(),
+        }),
     }
 }
 
@@ -188,13 +237,17 @@ mod tests {
 
     #[test]
     fn names_the_bad_field() {
-        let err = normalize(&json!([{"tasks": [{"content": "a", "status": "done"}]}])).unwrap_err();
+        let err = normalize(&json!([{"tasks": [{"content": "a", "status": "done"}]}]))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("phases[0].tasks[0].status must be one of \"pending\""),
             "{err}"
         );
         assert_eq!(
-            normalize(&json!([{"tasks": [{"status": "pending"}]}])).unwrap_err(),
+            normalize(&json!([{"tasks": [{"status": "pending"}]}]))
+                .unwrap_err()
+                .to_string(),
             "phases[0].tasks[0].content is required"
         );
         assert!(normalize(&json!({})).is_err());

@@ -33,6 +33,11 @@ pub struct Context {
     pub model: Option<(String, String)>,
 }
 
+/// No entry of the session has this id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Entry not found: {0}")]
+pub struct UnknownEntry(pub String);
+
 /// Why a session file could not be opened.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum OpenError {
@@ -351,11 +356,11 @@ impl SessionFile {
 
     /// Moves the leaf to the entry `id` (`None`: before the first entry), so that the next
     /// entry starts a branch there; an unknown id is an error.
-    pub fn set_leaf(&mut self, id: Option<&str>) -> Result<(), String> {
+    pub fn set_leaf(&mut self, id: Option<&str>) -> Result<(), UnknownEntry> {
         if let Some(id) = id
             && !self.index.contains_key(id)
         {
-            return Err(format!("Entry not found: {id}"));
+            return Err(UnknownEntry(id.to_string()));
         }
         self.leaf = id.map(str::to_string);
         Ok(())
@@ -372,14 +377,14 @@ impl SessionFile {
     }
 
     /// `get_entries`: every entry in file order (header left out), or those after `since`.
-    pub fn entries_since(&self, since: Option<&str>) -> Result<Vec<Value>, String> {
+    pub fn entries_since(&self, since: Option<&str>) -> Result<Vec<Value>, UnknownEntry> {
         let start = match since {
             None => 0,
             Some(id) => {
                 self.index
                     .get(id)
                     .copied()
-                    .ok_or_else(|| format!("Entry not found: {id}"))?
+                    .ok_or_else(|| UnknownEntry(id.to_string()))?
                     + 1
             }
         };

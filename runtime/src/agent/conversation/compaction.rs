@@ -231,7 +231,8 @@ pub async fn summarize(
         crate::agent::run::request::fitted_output(model, (text.len() as u64).div_ceil(4), wanted)
             .unwrap_or(wanted as u32);
     let request = ProviderRequest {
-        model: crate::agent::models::provider_env::wire_model(model)?,
+        model: crate::agent::models::provider_env::wire_model(model)
+            .map_err(|err| err.to_string())?,
         system_prompt: Some(SYSTEM_PROMPT.to_string()),
         messages: vec![pwit::Message::User(vec![wit::Content::Text(text)])],
         tools: Vec::new(),

@@ -5,7 +5,7 @@
 use crate::agent::models::catalog::catalog;
 use crate::agent::models::credentials;
 use crate::agent::models::oauth;
-use crate::agent::models::{ModelRegistry, RequestAuth, Stored};
+use crate::agent::models::{KeyError, ModelRegistry, RequestAuth, Stored};
 
 /// The variable whose token Anthropic takes as `Authorization: Bearer` (never as a key).
 const ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
@@ -13,14 +13,14 @@ const ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
 impl ModelRegistry {
     /// Reads `auth.json` (pi's shape: `{"<provider>": {"type": "api_key", "key": "…"}}`, or an
     /// OAuth entry whose `access` token is used). A file that does not parse is reported.
-    pub fn load_auth(&mut self, path: &std::path::Path) -> Result<(), String> {
+    pub fn load_auth(&mut self, path: &std::path::Path) -> Result<(), KeyError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(format!("{}: {err}", path.display())),
+            Err(err) => return Err(KeyError::file(path, err)),
         };
         let entries: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))?;
+            serde_json::from_str(&text).map_err(|err| KeyError::file(path, err))?;
         for (provider, entry) in entries {
             let text = |field: &str| {
                 entry
@@ -73,7 +73,7 @@ impl ModelRegistry {
     /// the provider's variables, `models.json` is not read), `models.json`'s `apiKey` (resolved
     /// at each request; one that does not resolve is an error, never sent), then the
     /// provider's environment variables.
-    pub fn request_auth(&self, provider: &str) -> Result<RequestAuth, String> {
+    pub fn request_auth(&self, provider: &str) -> Result<RequestAuth, KeyError> {
         let key = |key: String| RequestAuth {
             api_key: Some(key),
             ..RequestAuth::default()
@@ -117,11 +117,9 @@ impl ModelRegistry {
             }
             return credentials::resolve(raw, &credentials::Lookup::PROCESS, false)
                 .map(key)
-                .map_err(|unresolved| {
-                    format!(
-                        "API key auth failed for provider {provider}: {}",
-                        unresolved.message(&format!("API key for provider \"{provider}\""))
-                    )
+                .map_err(|unresolved| KeyError::Unresolved {
+                    provider: provider.to_string(),
+                    detail: unresolved.message(&format!("API key for provider \"{provider}\"")),
                 });
         }
         Ok(self.env_auth(provider))
@@ -130,7 +128,7 @@ impl ModelRegistry {
     /// Renews `provider`'s OAuth token when it is about to expire (pi's 5 minutes), writing it
     /// back to `auth.json`; nothing for other credentials. The error names the provider and
     /// how to log in again.
-    pub async fn refresh_oauth(&self, provider: &str) -> Result<(), String> {
+    pub async fn refresh_oauth(&self, provider: &str) -> Result<(), KeyError> {
         if self.runtime_keys.contains_key(provider) {
             return Ok(());
         }

@@ -11,8 +11,11 @@ use catalog::catalog;
 pub mod catalog;
 pub mod compat_check;
 pub mod credentials;
+pub mod errors;
 pub mod oauth;
 pub mod provider_env;
+
+pub use errors::KeyError;
 
 mod keys;
 use crate::agent::model::{Model, ThinkingLevel};
@@ -291,15 +294,15 @@ impl ModelRegistry {
     /// Reads pi's `models-store.json` (`{"<provider>": {"models": […], "checkedAt": …}}`, the
     /// catalogs pi refreshed from the network): each provider's chat models replace its
     /// built-in ones. A file that does not parse is reported and ignored.
-    pub fn load_store(&mut self, path: &std::path::Path) -> Result<(), String> {
+    pub fn load_store(&mut self, path: &std::path::Path) -> Result<(), KeyError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(format!("{}: {err}", path.display())),
+            Err(err) => return Err(KeyError::file(path, err)),
         };
         let entries: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(text.trim_start_matches('\u{feff}'))
-                .map_err(|err| format!("{}: {err}", path.display()))?;
+                .map_err(|err| KeyError::file(path, err))?;
         for (provider, entry) in entries {
             let Some(models) = entry.get("models").and_then(serde_json::Value::as_array) else {
                 continue;
@@ -320,15 +323,15 @@ impl ModelRegistry {
     /// `compat` of its built-in models. A file that does not parse is reported and ignored;
     /// a `compat` of the wrong type leaves out its model (or its provider's override), and the
     /// returned findings name it, as they name fields pi does not define.
-    pub fn load_custom(&mut self, path: &std::path::Path) -> Result<Vec<String>, String> {
+    pub fn load_custom(&mut self, path: &std::path::Path) -> Result<Vec<String>, KeyError> {
         let mut findings = Vec::new();
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(findings),
-            Err(err) => return Err(format!("{}: {err}", path.display())),
+            Err(err) => return Err(KeyError::file(path, err)),
         };
         let file: ModelsFile =
-            serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))?;
+            serde_json::from_str(&text).map_err(|err| KeyError::file(path, err))?;
         for (provider, config) in file.providers {
             if let Some(key) = &config.api_key {
                 self.config_keys.insert(provider.clone(), key.clone());
@@ -367,17 +370,16 @@ impl ModelRegistry {
                     continue;
                 }
                 let api = custom.api.or_else(|| config.api.clone()).ok_or_else(|| {
-                    format!(
-                        "{}: provider {provider}: model {} has no api",
-                        path.display(),
-                        custom.id
+                    KeyError::file(
+                        path,
+                        format!("provider {provider}: model {} has no api", custom.id),
                     )
                 })?;
                 let base_url = custom
                     .base_url
                     .or_else(|| config.base_url.clone())
                     .ok_or_else(|| {
-                        format!("{}: provider {provider} has no baseUrl", path.display())
+                        KeyError::file(path, format!("provider {provider} has no baseUrl"))
                     })?;
                 let model = Model {
                     name: custom.name.unwrap_or_else(|| custom.id.clone()),

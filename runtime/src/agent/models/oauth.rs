@@ -11,6 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 
+use crate::agent::models::errors::KeyError;
+
 /// Refresh when fewer than this many milliseconds are left.
 const MINIMUM_VALIDITY_MS: i64 = 5 * 60 * 1000;
 /// How long a refresh may take.
@@ -305,11 +307,10 @@ pub async fn refreshed(
     auth_file: &Path,
     provider: &str,
     credential: &OAuthCredential,
-) -> Result<OAuthCredential, String> {
-    let failed = |cause: String| {
-        format!(
-            "OAuth refresh failed for {provider}: {cause} (log in again with pi's /login {provider})"
-        )
+) -> Result<OAuthCredential, KeyError> {
+    let failed = |cause: String| KeyError::OAuthRefresh {
+        provider: provider.to_string(),
+        cause,
     };
     let _lock = FileLock::acquire(auth_file).await.map_err(failed)?;
     let mut entries: Map<String, Value> = match std::fs::read_to_string(auth_file) {

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use crate::agent::model::Model;
+use crate::agent::models::errors::WireError;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
 use crate::plugin_host::provider::model_to_wit;
 
@@ -18,7 +19,7 @@ const AZURE_API: &str = "azure-openai-responses";
 
 /// `model` as its provider plugin receives it; an error (pi's words) when the environment
 /// lacks what the model needs.
-pub fn wire_model(model: &Model) -> Result<pwit::Model, String> {
+pub fn wire_model(model: &Model) -> Result<pwit::Model, WireError> {
     wire_model_in(model, &|name| {
         std::env::var(name).ok().filter(|v| !v.trim().is_empty())
     })
@@ -27,7 +28,7 @@ pub fn wire_model(model: &Model) -> Result<pwit::Model, String> {
 fn wire_model_in(
     model: &Model,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<pwit::Model, String> {
+) -> Result<pwit::Model, WireError> {
     let mut wire = model_to_wit(model);
     // Header values in pi's value forms (`$NAME`, `!command`), resolved at each request.
     for header in wire.headers.iter_mut() {
@@ -37,10 +38,10 @@ fn wire_model_in(
             false,
         )
         .map_err(|unresolved| {
-            unresolved.message(&format!(
+            WireError::Header(unresolved.message(&format!(
                 "model \"{}/{}\" header \"{}\"",
                 model.provider, model.id, header.name
-            ))
+            )))
         })?;
     }
     let mut compat: Map<String, Value> = model
@@ -89,21 +90,21 @@ pub fn with_headers(mut wire: pwit::Model, headers: &[(String, String)]) -> pwit
 }
 
 /// pi's `resolveAzureBaseUrl` and `normalizeAzureBaseUrl`.
-fn azure_base_url(model: &Model, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn azure_base_url(
+    model: &Model,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, WireError> {
     let base = env("AZURE_OPENAI_BASE_URL")
         .map(|url| url.trim().to_string())
         .or_else(|| {
-            env("AZURE_OPENAI_RESOURCE_NAME").map(|name| {
-                format!("https://{}.openai.azure.com/openai/v1", name.trim())
-            })
+            env("AZURE_OPENAI_RESOURCE_NAME")
+                .map(|name| format!("https://{}.openai.azure.com/openai/v1", name.trim()))
         })
         .or_else(|| Some(model.base_url.trim().to_string()).filter(|url| !url.is_empty()))
-        .ok_or_else(|| {
-            "Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME, or give the model a baseUrl in models.json.".to_string()
-        })?;
+        .ok_or(WireError::AzureBaseUrlMissing)?;
     let base = base.trim_end_matches('/');
     let Some((scheme, rest)) = base.split_once("://") else {
-        return Err(format!("Invalid Azure OpenAI base URL: {base}"));
+        return Err(WireError::AzureBaseUrlInvalid(base.to_string()));
     };
     let (authority, path_and_query) = match rest.find('/') {
         Some(at) => rest.split_at(at),
@@ -112,7 +113,7 @@ fn azure_base_url(model: &Model, env: &dyn Fn(&str) -> Option<String>) -> Result
     let host = authority.rsplit('@').next().unwrap_or(authority);
     let host = host.split(':').next().unwrap_or(host);
     if host.is_empty() {
-        return Err(format!("Invalid Azure OpenAI base URL: {base}"));
+        return Err(WireError::AzureBaseUrlInvalid(base.to_string()));
     }
     let path = path_and_query.split('?').next().unwrap_or("");
     let azure_host = [
@@ -200,6 +201,7 @@ mod tests {
         assert!(
             base(&[], "")
                 .unwrap_err()
+                .to_string()
                 .starts_with("Azure OpenAI base URL is required")
         );
         let wire = wire_model_in(

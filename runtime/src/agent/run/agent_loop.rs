@@ -18,7 +18,7 @@ use crate::agent::conversation::message::{AgentMessage, AssistantMessage, StopRe
 use crate::agent::event::{AssistantUpdate, SessionEvent};
 use crate::agent::events;
 use crate::agent::extensions::session_hooks as hooks;
-use crate::agent::run::request::{self, RequestParts};
+use crate::agent::run::request::{self, RequestError, RequestParts};
 use crate::agent::run::retry;
 use crate::agent::run::stream::{Produced, StreamAssembler};
 use crate::agent::session::queue::Queued;
@@ -475,6 +475,7 @@ async fn stream_turn(
     let renewed = registry.refresh_oauth(&model.provider).await;
     let request = renewed
         .and_then(|()| registry.request_auth(&model.provider))
+        .map_err(RequestError::from)
         .and_then(|auth| {
             request::request(RequestParts {
                 model: &model,
@@ -487,10 +488,11 @@ async fn stream_turn(
                 output_limit,
                 settings: &request_settings,
             })
+            .map_err(RequestError::from)
         });
-    match request.and_then(|request| shared.host.complete(request).map_err(|err| err.to_string())) {
-        Err(message) => {
-            assembler.fail(StopReason::Error, message);
+    match request.and_then(|request| Ok(shared.host.complete(request)?)) {
+        Err(error) => {
+            assembler.fail(StopReason::Error, error.to_string());
         }
         Ok(mut stream) => 'stream: loop {
             let batch = tokio::select! {

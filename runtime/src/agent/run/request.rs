@@ -3,9 +3,12 @@
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
 use crate::agent::model::{Model, ThinkingLevel};
+use crate::agent::models::KeyError;
+use crate::agent::models::errors::WireError;
 use crate::agent::run::tool_output::{OutputLimit, content_for_model};
 use crate::agent::tools::SessionTool;
 use crate::content::Content;
+use crate::plugin_host::CallError;
 use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
 use crate::plugin_host::provider::ProviderRequest;
@@ -33,9 +36,24 @@ pub struct RequestParts<'a> {
     pub settings: &'a crate::agent::session::policies::RequestSettings,
 }
 
+/// Why a turn's request could not be sent: its credentials, its model's environment, or the
+/// provider plugin. The text is what the failed answer carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// The credentials did not resolve or renew.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The model's environment lacks what it needs.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// The provider plugin refused the call.
+    #[error(transparent)]
+    Provider(#[from] CallError),
+}
+
 /// Builds the provider request. Errored and aborted answers are passed with their stop reason;
 /// each provider drops them from what it sends, as pi does.
-pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, String> {
+pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, WireError> {
     let mut messages: Vec<pwit::Message> = parts
         .messages
         .iter()

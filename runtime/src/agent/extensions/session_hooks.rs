@@ -121,6 +121,23 @@ pub async fn context(shared: &Shared, messages: &mut Vec<AgentMessage>) {
     }
 }
 
+/// Why a tool call does not run; the text is the tool result the model gets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallRefused {
+    /// No tool of the session has the name.
+    #[error("Tool {0} not found")]
+    UnknownTool(String),
+    /// The arguments do not fit the tool's schema.
+    #[error(transparent)]
+    Invalid(#[from] tools::InvalidArguments),
+    /// An extension blocked it (its reason, or pi's default).
+    #[error("{0}")]
+    Blocked(String),
+    /// An extension's `tool_call` hook failed, which blocks the call as in pi.
+    #[error("{0}")]
+    HookFailed(String),
+}
+
 /// `tool_call`: an extension may block the call (its failure blocks it too, as pi does) or
 /// change its arguments, which are validated again.
 pub async fn tool_call(
@@ -129,7 +146,7 @@ pub async fn tool_call(
     id: &str,
     name: &str,
     args: Value,
-) -> Result<(SessionTool, Value), String> {
+) -> Result<(SessionTool, Value), CallRefused> {
     if !shared.extensions.wants("tool_call") {
         return Ok((tool.clone(), args));
     }
@@ -145,15 +162,17 @@ pub async fn tool_call(
         )
         .await;
     if let Some(failure) = outcome.failure {
-        return Err(failure);
+        return Err(CallRefused::HookFailed(failure));
     }
     let mut args = args;
     for (path, result) in outcome.results {
         match result {
             EventResult::Block(reason) => {
-                return Err(reason
-                    .filter(|r| !r.is_empty())
-                    .unwrap_or_else(|| BLOCKED.to_string()));
+                return Err(CallRefused::Blocked(
+                    reason
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or_else(|| BLOCKED.to_string()),
+                ));
             }
             EventResult::ReplaceArguments(replacement) => {
                 match serde_json::from_str::<Value>(&replacement) {

@@ -252,20 +252,26 @@ pub(super) async fn run_tool_calls(
     for (position, (id, name, raw_args)) in calls.iter().enumerate() {
         began.start(shared, id, name, raw_args);
         let prepared = match tools.iter().find(|t| t.name() == name) {
-            None => Err(format!("Tool {name} not found")),
+            None => Err(hooks::CallRefused::UnknownTool(name.clone())),
             Some(tool) => {
                 let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
-                tools::validate(name, tool.parameters(), &args).map(|args| (tool.clone(), args))
+                tools::validate(name, tool.parameters(), &args)
+                    .map(|args| (tool.clone(), args))
+                    .map_err(hooks::CallRefused::from)
             }
         };
         let prepared = match prepared {
             Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
-            Err(message) => Err(message),
+            Err(refused) => Err(refused),
         };
         match prepared {
-            Err(message) => {
-                results.push(end_call(shared, id, name, error_output(&message), &began))
-            }
+            Err(refused) => results.push(end_call(
+                shared,
+                id,
+                name,
+                error_output(&refused.to_string()),
+                &began,
+            )),
             Ok((tool, args)) => runnable.push(Runnable {
                 id: id.clone(),
                 name: name.clone(),

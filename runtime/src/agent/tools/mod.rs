@@ -266,18 +266,33 @@ pub async fn execute(
 /// Checks `arguments` against a tool's JSON schema, coercing scalar types as pi's validator
 /// does (`"5"` → 5, `5` → `"5"`, `"true"` → true). Returns the coerced arguments, or pi's
 /// validation message.
-pub fn validate(tool: &str, schema: &Value, arguments: &Value) -> Result<Value, String> {
+pub fn validate(tool: &str, schema: &Value, arguments: &Value) -> Result<Value, InvalidArguments> {
     let mut problems = Vec::new();
     let coerced = check(schema, arguments, "", &mut problems);
     if problems.is_empty() {
         return Ok(coerced);
     }
-    let list: Vec<String> = problems.iter().map(|p| format!("  - {p}")).collect();
-    Err(format!(
-        "Validation failed for tool \"{tool}\":\n{}\n\nReceived arguments:\n{}",
-        list.join("\n"),
-        serde_json::to_string_pretty(arguments).unwrap_or_default()
-    ))
+    Err(InvalidArguments {
+        tool: tool.to_string(),
+        problems,
+        received: serde_json::to_string_pretty(arguments).unwrap_or_default(),
+    })
+}
+
+/// A call's arguments that do not fit its tool's schema; the text (pi's) is the tool result
+/// the model gets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Validation failed for tool \"{tool}\":\n{}\n\nReceived arguments:\n{received}",
+    problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n")
+)]
+pub struct InvalidArguments {
+    /// The tool.
+    pub tool: String,
+    /// What does not fit, one line each (`timeout: must be number`).
+    pub problems: Vec<String>,
+    /// The arguments as received, pretty-printed.
+    pub received: String,
 }
 
 fn check(schema: &Value, value: &Value, path: &str, problems: &mut Vec<String>) -> Value {
@@ -400,7 +415,9 @@ mod tests {
             validate("bash", &schema, &json!({"command": "ls", "timeout": "5"})).unwrap(),
             json!({"command": "ls", "timeout": 5})
         );
-        let err = validate("bash", &schema, &json!({"timeout": "x"})).unwrap_err();
+        let err = validate("bash", &schema, &json!({"timeout": "x"}))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "Validation failed for tool \"bash\":\n  - root: must have required property 'command'\n  - timeout: must be number\n\nReceived arguments:\n{\n  \"timeout\": \"x\"\n}"

@@ -4,9 +4,11 @@
 //! that takes the lock only to read or append, so `get_state`, `steer` or `abort` never wait
 //! behind a streaming answer or a slow tool.
 //!
-//! Over 600 lines for one reason: `Shared` and `Session` are defined here with their
-//! constructor and the prompt and queue entry points, which read each other's private parts;
-//! every other concern of the session lives in the sibling modules below.
+//! Over 600 lines for one reason: `Session` is defined here with its constructor, the prompt
+//! and queue entry points, and `SessionContext` (what its extensions reach), which starts runs
+//! through the session's private claim; in a file of its own it would import this one while
+//! this one builds it, an import circle. Every other concern of the session lives in the
+//! sibling modules below (what runs share is in `shared.rs`).
 
 use std::sync::{Arc, Mutex, Weak};
 

@@ -202,5 +202,10 @@ pub(super) fn rendered<T>(
 
 /// An engine answer as a response's `data` (its serde form is pi's JSON).
 pub(super) fn data_of<T: serde::Serialize>(data: T) -> Option<Value> {
-    Some(serde_json::to_value(data).unwrap_or(Value::Null))
+    Some(as_json(data))
+}
+
+/// An engine answer's JSON (its serde form is pi's).
+pub(super) fn as_json<T: serde::Serialize>(answer: T) -> Value {
+    serde_json::to_value(answer).unwrap_or(Value::Null)
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Command, data_of, rendered};
+use super::{Command, as_json, data_of, rendered};
 use crate::agent::session::Session;
 use crate::agent::session::answers::MessageList;
 
@@ -56,9 +56,4 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
     };
     command.data(data);
     true
-}
-
-/// An answer's JSON.
-fn as_json<T: serde::Serialize>(answer: T) -> Value {
-    serde_json::to_value(answer).unwrap_or(Value::Null)
 }

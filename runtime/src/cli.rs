@@ -126,6 +126,10 @@ pub struct Args {
     /// whether the project's own plugins, settings and resources load (see
     /// [`Args::project_trusted`]).
     pub approve: Option<bool>,
+    /// `--approve` / `--no-approve` as given on the command line (the binary fills `approve`
+    /// with the start folder's decision; RPC applies the flag itself to every folder it
+    /// switches to, as pi does).
+    pub trust_flag: Option<bool>,
     /// `--pi-protocol`: which pi's frames to write (`1.5` or `0.73`).
     pub pi_protocol: Option<String>,
     /// `--sandbox <mode>`: `read-only`, `workspace-write` or `full-access`.
@@ -397,8 +401,14 @@ impl Args {
                     }
                     parsed.session_id = Some(id);
                 }
-                "-a" | "--approve" => parsed.approve = Some(true),
-                "-na" | "--no-approve" => parsed.approve = Some(false),
+                "-a" | "--approve" => {
+                    parsed.approve = Some(true);
+                    parsed.trust_flag = Some(true);
+                }
+                "-na" | "--no-approve" => {
+                    parsed.approve = Some(false);
+                    parsed.trust_flag = Some(false);
+                }
                 "--pi-protocol" => parsed.pi_protocol = Some(value(&arg)?),
                 "--sandbox" => parsed.sandbox = Some(value(&arg)?),
                 "--listen" => parsed.listen = Some(value(&arg)?),

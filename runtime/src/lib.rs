@@ -27,3 +27,4 @@ pub mod settings;
 pub mod signals;
 pub mod time;
 pub mod trust;
+pub mod workspaces;

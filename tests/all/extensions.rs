@@ -48,12 +48,14 @@ async fn session_switches_and_forks_are_cancelled_while_work_is_unsaved() {
         {"text": "written"}
     ]);
     let (mut pith, _plugins) = spawn_with(&["examples/switch-guard"], script).await;
+    // pi's session, saved in this folder (a switch to another folder's file moves there).
     let other = pith.work_dir().join("other.jsonl");
-    std::fs::copy(
+    let saved = std::fs::read_to_string(
         support::repo_root().join("tests/fixtures/pi-sessions/pi-session.jsonl"),
-        &other,
     )
-    .unwrap();
+    .unwrap()
+    .replace("$SCRATCH/j_session/work", pith.work_dir().to_str().unwrap());
+    std::fs::write(&other, saved).unwrap();
     pith.call("p", json!({"type": "prompt", "message": "write it"}))
         .await;
     pith.until_agent_end().await;

@@ -20,7 +20,6 @@ mod sink;
 mod stdio;
 mod tools;
 mod updates;
-mod workspace_hosts;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,6 +37,8 @@ use crate::agent_dir::AgentDir;
 use crate::cli::Args;
 use crate::plugin_host::{PluginHost, watch};
 use crate::settings::Settings;
+use crate::workspaces::StartFolder;
+use crate::workspaces::hosts::WorkspaceHosts;
 use sink::{AcpSink, ClientFeatures};
 
 /// An ACP session: the engine session and its sink.
@@ -56,16 +57,12 @@ struct AcpSession {
 
 /// What every ACP session is made from, and the sessions open.
 struct Server {
-    /// The process's plugin host: the start folder's.
-    host: Arc<PluginHost>,
+    /// The start folder (its host is the process's) and what it was started with.
+    start: StartFolder,
     /// The hosts of the other folders sessions work in.
-    workspace_hosts: workspace_hosts::WorkspaceHosts,
+    workspace_hosts: WorkspaceHosts,
     /// The server itself, for the watchers of those hosts.
     this: std::sync::Weak<Server>,
-    args: Args,
-    settings: Settings,
-    workspace: PathBuf,
-    agent_dir: AgentDir,
     features: OnceLock<ClientFeatures>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
     flow: Arc<flow::Flow>,
@@ -112,7 +109,7 @@ impl Server {
             .features
             .set(ClientFeatures::of(&request.client_capabilities));
         // With `--no-session` nothing is saved: nothing to list or load.
-        let saved = !self.args.no_session;
+        let saved = !self.start.args.no_session;
         let mut sessions =
             acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
         if saved {
@@ -160,8 +157,8 @@ impl Server {
 /// (the hosts of other folders have their own watchers).
 fn watch_plugins(server: &Arc<Server>) -> Option<watch::PluginWatcher> {
     let weak = Arc::downgrade(server);
-    let host = Arc::downgrade(&server.host);
-    match watch::watch(server.host.clone(), move |report| {
+    let host = Arc::downgrade(&server.start.host);
+    match watch::watch(server.start.host.clone(), move |report| {
         if let Some(server) = weak.upgrade() {
             server.plugins_reloaded(&host, report);
         }
@@ -195,30 +192,32 @@ pub async fn serve(
     args.continue_session = false;
     args.session_id = None;
     let server = Arc::new_cyclic(|this| Server {
-        host: Arc::new(host),
-        workspace_hosts: workspace_hosts::WorkspaceHosts::default(),
+        start: StartFolder {
+            workspace,
+            args,
+            settings: settings.clone(),
+            agent_dir: agent_dir.clone(),
+            host: Arc::new(host),
+        },
+        workspace_hosts: WorkspaceHosts::default(),
         this: this.clone(),
-        args,
-        settings: settings.clone(),
-        workspace,
-        agent_dir: agent_dir.clone(),
         features: OnceLock::new(),
         sessions: Mutex::new(HashMap::new()),
         flow: Arc::new(flow::Flow::default()),
     });
     let _watching = watch_plugins(&server);
-    if server.host.has_deferred() {
+    if server.start.host.has_deferred() {
         // New or changed third-party plugins compile while the client is served.
         let server = server.clone();
         tokio::spawn(async move {
-            let report = server.host.load_deferred().await;
+            let report = server.start.host.load_deferred().await;
             for error in &report.errors {
                 eprintln!("pith: plugin refused: {error}");
             }
             for session in server.engine_sessions() {
                 session.plugins_reloaded(report.clone()).await;
             }
-            server.host.deferred_done();
+            server.start.host.deferred_done();
         });
     }
     let served = connect(server.clone()).await;

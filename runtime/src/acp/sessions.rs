@@ -13,10 +13,10 @@ use tokio::sync::mpsc;
 use super::sink::{AcpSink, Follow};
 use super::{AcpSession, Server};
 use crate::agent::model::ThinkingLevel;
-use crate::agent::models::ModelRegistry;
 use crate::agent::session::Session;
 use crate::agent::session::file::SessionFile;
 use crate::agent::session::index as session_index;
+use crate::workspaces::Place;
 
 /// The config option naming the model (`provider/id`).
 const MODEL: &str = "model";
@@ -157,7 +157,7 @@ impl Server {
         &self,
         cwd: &std::path::Path,
         mcp_servers: &[acp::McpServer],
-    ) -> Result<(super::places::Place, McpGiven), Error> {
+    ) -> Result<(Place, McpGiven), Error> {
         let place = self.place(cwd)?;
         let ignore = place
             .settings
@@ -173,31 +173,17 @@ impl Server {
         &self,
         client: ConnectionTo<Client>,
         file: Option<SessionFile>,
-        (place, mcp): (super::places::Place, McpGiven),
+        (place, mcp): (Place, McpGiven),
     ) -> Result<Arc<AcpSession>, Error> {
         // Plugins still compiling after start-up (new third-party ones) are part of the session,
         // as they are of every RPC command but the liveness ones.
-        self.host.deferred_settled().await;
+        self.start.host.deferred_settled().await;
         let (host, plugin_notices) = self.host_for(&place).await;
-        let (mut models, problems) = ModelRegistry::load(
-            &host,
-            &self.agent_dir.models_file(),
-            &self.agent_dir.auth_file(),
-        );
-        for problem in problems {
-            tracing::warn!("{problem}");
-        }
-        let mut config = crate::commands::startup::session_config(
-            &place.args,
-            &place.settings,
-            &mut models,
-            place.cwd.clone(),
-            &self.agent_dir,
-        )
-        .map_err(super::internal)?;
-        config.sandbox = place.sandbox.clone();
-        config.resources =
-            crate::resources::Resources::load(config.resources.dirs.clone(), &host).await;
+        let (mut config, models) = self
+            .start
+            .session_config(&place, &host)
+            .await
+            .map_err(super::internal)?;
         // The client's servers join the user's (a client's server replaces one of its name).
         let (given, mut notices) = mcp;
         config.mcp.give(given);
@@ -291,10 +277,10 @@ impl Server {
     /// The session files of the folder `cwd`, newest first.
     fn session_files(&self, cwd: &std::path::Path) -> Vec<(i64, std::path::PathBuf)> {
         let dir = crate::commands::startup::sessions_dir(
-            &self.args,
-            &self.agent_dir,
+            &self.start.args,
+            &self.start.agent_dir,
             cwd,
-            &self.settings,
+            &self.start.settings,
         );
         session_index::session_files(&dir.into_iter().collect::<Vec<_>>())
     }
@@ -427,10 +413,7 @@ impl Server {
     ) -> Result<acp::ListSessionsResponse, Error> {
         let cwd = match &request.cwd {
             Some(cwd) => self.place(cwd)?.cwd,
-            None => self
-                .workspace
-                .canonicalize()
-                .unwrap_or_else(|_| self.workspace.clone()),
+            None => crate::workspaces::canonical(&self.start.workspace),
         };
         let start = match &request.cursor {
             None => 0,

@@ -427,6 +427,7 @@ pub async fn serve(
     for problem in problems {
         eprintln!("pith: {problem}");
     }
+    let cwd_of_start = cwd.clone();
     let mut config = match session_config(args, settings, &mut models, cwd, agent_dir) {
         Ok(config) => config,
         Err(message) => {
@@ -461,10 +462,19 @@ pub async fn serve(
     ));
     let host = Arc::new(host);
     let session = Session::new(host.clone(), events.clone(), models, config);
-    let reloaded = session.downgrade();
+    let start = crate::workspaces::StartFolder {
+        workspace: cwd_of_start,
+        args: args.clone(),
+        settings: settings.clone(),
+        agent_dir: agent_dir.clone(),
+        host: host.clone(),
+    };
+    let slot = crate::rpc::slot::SessionSlot::new(session, start, events.clone());
+    let reloaded = Arc::downgrade(&slot);
+    let watched = Arc::downgrade(&host);
     let _watching = match watch::watch(host.clone(), move |report| {
-        if let Some(session) = reloaded.upgrade() {
-            tokio::spawn(async move { session.plugins_reloaded(report).await });
+        if let Some(slot) = reloaded.upgrade() {
+            slot.plugins_reloaded(&watched, report);
         }
     }) {
         Ok(watcher) => Some(watcher),
@@ -476,18 +486,21 @@ pub async fn serve(
     if host.has_deferred() {
         // New or changed third-party plugins compile while the host is already served; a run
         // waits for them (`PluginHost::deferred_settled`).
-        let session = session.clone();
+        let slot = slot.clone();
         tokio::spawn(async move {
             let report = host.load_deferred().await;
             for error in &report.errors {
                 eprintln!("pith: plugin refused: {error}");
             }
-            session.plugins_reloaded(report).await;
+            let session = slot.current();
+            if session.runs_on(&Arc::downgrade(&host)) {
+                session.plugins_reloaded(report).await;
+            }
             host.deferred_done();
         });
     }
     let Some(listener) = listening else {
-        return crate::rpc::serve(session, events, tokio::io::stdin(), writer).await;
+        return crate::rpc::serve(slot, events, tokio::io::stdin(), writer).await;
     };
     eprintln!("pith: listening on {}", listener.describe());
     // The clients' commands reach the RPC loop through this pipe; it never ends (the agent
@@ -496,13 +509,13 @@ pub async fn serve(
     let accepting = tokio::spawn(crate::rpc::listen::accept(
         listener,
         hub.clone(),
-        session.clone(),
+        slot.clone(),
         feed,
     ));
     // The clients hold the session weakly, so the loop's flush ends once it lets go; then every
     // client is sent what is queued for it (the answer to `shutdown` included), and the
     // listener and the clients stop (dropping the listener removes the socket).
-    let code = crate::rpc::serve(session, events, input, writer).await;
+    let code = crate::rpc::serve(slot, events, input, writer).await;
     hub.drain(std::time::Duration::from_secs(1)).await;
     accepting.abort();
     let _ = accepting.await;

@@ -9,15 +9,16 @@ pub mod listen;
 pub mod profile;
 pub mod recover;
 pub mod render;
+pub mod slot;
 pub mod writer;
 
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::session::Session;
 use events::RpcEvents;
 use framing::{Line, LineReader};
+use slot::SessionSlot;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -47,7 +48,7 @@ pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>,
 /// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
 /// finish, fails pending host-tool calls, and flushes.
 pub async fn serve<R>(
-    session: Session,
+    slot: Arc<SessionSlot>,
     events: Arc<RpcEvents>,
     input: R,
     writer: writer::WriterHandle,
@@ -62,7 +63,7 @@ where
     );
     let mut reader = LineReader::new(input);
     // Extensions start once frames are read, so a dialog in `session_start` can be answered.
-    let starting = session.clone();
+    let starting = slot.current();
     tokio::spawn(async move { starting.start_extensions().await });
     let mut terminated = false;
     let intake = Intake {
@@ -75,7 +76,7 @@ where
             line = reader.next_line() => line,
             _ = terminations.next() => {
                 terminated = true;
-                session.abort().await;
+                slot.current().abort().await;
                 break;
             }
             // `shutdown` answered: stop reading, as at the end of stdin.
@@ -87,15 +88,17 @@ where
         match line {
             Ok(Some(line)) => {
                 tokio::select! {
-                    _ = handle_line(&session, &events, &intake, line) => {}
+                    _ = handle_line(&slot, &events, &intake, line) => {}
                     _ = terminations.next() => {
                         terminated = true;
-                        session.abort().await;
+                        slot.current().abort().await;
                         break;
                     }
                 }
             }
             Ok(None) => {
+                slot.settled().await;
+                let session = slot.current();
                 session.host_tools().close();
                 session.cancel_dialogs();
                 tokio::select! {
@@ -114,12 +117,13 @@ where
         }
     }
     if shut_down {
+        let session = slot.current();
         session.host_tools().close();
         session.cancel_dialogs();
         session.wait_idle().await;
     }
     drop(events);
-    drop(session);
+    drop(slot);
     if terminated {
         // A host that stopped reading cannot hold pith past the grace period.
         let _ = tokio::time::timeout(TERMINATION_GRACE, writer.finished()).await;
@@ -198,12 +202,17 @@ struct Intake {
 /// in flight of its kind ([`MAX_IN_FLIGHT`], or [`MAX_PRIORITY_IN_FLIGHT`] for the priority
 /// ones): when none is free (the host is not reading the responses), reading waits, so pith's
 /// memory stays bounded whatever is piped in.
-async fn handle_line(session: &Session, events: &Arc<RpcEvents>, intake: &Intake, line: Line) {
+async fn handle_line(
+    slot: &Arc<SessionSlot>,
+    events: &Arc<RpcEvents>,
+    intake: &Intake,
+    line: Line,
+) {
     let frame = match parse_frame(line) {
         Ok(frame) => frame,
         Err((id, message)) => return parse_error(events, id, message),
     };
-    if commands::side_channel(session, events, &frame) {
+    if commands::side_channel(&slot.current(), events, &frame) {
         return;
     }
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
@@ -213,11 +222,15 @@ async fn handle_line(session: &Session, events: &Arc<RpcEvents>, intake: &Intake
         &intake.commands
     };
     let place = pool.clone().acquire_owned().await.ok();
+    // Counted as read, so the commands read after it run on the session it leaves.
+    let replacing = commands::REPLACING
+        .contains(&kind)
+        .then(|| slot.replacing());
     tokio::spawn(commands::command(
-        session.clone(),
+        slot.clone(),
         events.clone(),
         frame,
-        place,
+        (place, replacing),
     ));
 }
 

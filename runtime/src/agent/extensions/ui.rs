@@ -90,6 +90,12 @@ impl UiBridge {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// True once [`UiBridge::announce_answers`] was called.
+    pub fn announces_answers(&self) -> bool {
+        self.announce_answers
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
         self.pending
             .lock()

@@ -98,7 +98,7 @@ impl Session {
     /// `all` every working directory's beside it (pi's `--<cwd>--` layout; a `--session-dir`
     /// is its own only one).
     fn session_dirs(&self, scope: &str) -> Result<Vec<PathBuf>, SessionError> {
-        let Some(dir) = self.shared().sessions_dir.clone() else {
+        let Some(dir) = self.shared().sessions_dir() else {
             return Err(SessionError::NotSaved);
         };
         match scope {

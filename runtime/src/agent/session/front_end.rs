@@ -130,3 +130,10 @@ impl Session {
         self.shared().mcp().shut_down().await;
     }
 }
+
+impl Session {
+    /// True when the session runs on `host` (its folder's plugin host).
+    pub fn runs_on(&self, host: &std::sync::Weak<crate::plugin_host::PluginHost>) -> bool {
+        std::sync::Weak::ptr_eq(&Arc::downgrade(&self.shared().host), host)
+    }
+}

@@ -55,7 +55,7 @@ mod records;
 pub mod shared;
 pub mod state;
 pub mod submit;
-mod switching;
+pub mod switching;
 mod todo_list;
 mod tool_set;
 mod tree_moves;
@@ -262,7 +262,7 @@ impl Session {
                 bridge,
                 models: std::sync::RwLock::new(Arc::new(models)),
                 sources: config.sources,
-                sessions_dir: config.sessions_dir,
+                sessions_dir: Mutex::new(config.sessions_dir),
                 cwd: config.cwd,
                 prompt: config.prompt,
                 bash: Default::default(),

@@ -34,8 +34,9 @@ pub struct Shared {
     pub(super) models: std::sync::RwLock<Arc<ModelRegistry>>,
     /// Where the settings and the model files are read from (for `reload`).
     pub sources: ReloadSources,
-    /// Where new sessions are written; in memory when `None`.
-    pub sessions_dir: Option<PathBuf>,
+    /// Where new sessions are written; in memory when `None`. A switch to a file makes its
+    /// folder the place of the next ones (as pi's).
+    pub(super) sessions_dir: Mutex<Option<PathBuf>>,
     /// The working directory.
     pub cwd: PathBuf,
     /// System prompt options.
@@ -71,6 +72,14 @@ impl Shared {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Where new sessions are written now; in memory when `None`.
+    pub fn sessions_dir(&self) -> Option<PathBuf> {
+        self.sessions_dir
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// Sends a session event to the front-end, then to the extensions that observe it.

@@ -3,6 +3,8 @@
 
 use super::answers::{ForkOutcome, SwitchOutcome};
 use super::*;
+use crate::agent::tools::ToolSelection;
+use std::path::Path;
 
 impl Session {
     /// `new_session`: aborts any run and starts an empty session (with `parentSession` in its
@@ -13,7 +15,7 @@ impl Session {
         }
         let previous = self.session_file();
         self.abort().await;
-        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref(), None);
+        let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
         let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
         {
             let mut state = self.shared.state();
@@ -72,23 +74,21 @@ impl Session {
         state.load_context(context);
     }
 
-    /// `switch_session`: aborts any run and opens another session file; a missing or invalid
-    /// file is an error (never created or truncated). Restores the file's model when it is
-    /// available and its thinking level.
-    pub async fn switch_session(&self, path: &str) -> Result<SwitchOutcome, SessionError> {
-        let full = self.shared.cwd.join(path);
-        let (store, problems) = SessionFile::open(&full)?;
-        for problem in problems {
-            tracing::warn!("{problem}");
-        }
+    /// `switch_session` to `store`, opened from `full` (a session of this session's folder; the
+    /// RPC front-end gives one of another folder a new session there): after the extensions'
+    /// `session_before_switch`, any run is aborted and the file becomes the session, its folder
+    /// the place of the next new sessions (as pi's `SessionManager.open`). Restores the file's
+    /// model when it is available and its thinking level.
+    pub async fn switch_to_file(&self, full: &Path, store: SessionFile) -> SwitchOutcome {
         if self
             .switch_cancelled(SwitchReason::Resume, Some(full.display().to_string()))
             .await
         {
-            return Ok(SwitchOutcome { cancelled: true });
+            return SwitchOutcome { cancelled: true };
         }
         let previous = self.session_file();
         self.abort().await;
+        self.files_beside(full);
         let context = store.context();
         let level = {
             let mut state = self.shared.state();
@@ -108,7 +108,87 @@ impl Session {
         };
         self.apply_thinking(level);
         self.after_switch("resume", previous);
-        Ok(SwitchOutcome { cancelled: false })
+        SwitchOutcome { cancelled: false }
+    }
+
+    /// New sessions are written beside `file` from now on (in its folder).
+    fn files_beside(&self, file: &Path) {
+        if let Some(folder) = file.parent() {
+            *self
+                .shared
+                .sessions_dir
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(folder.to_path_buf());
+        }
+    }
+
+    /// Asks the extensions whether the session may be left for the session file `target`
+    /// (`session_before_switch`): false when one cancelled.
+    pub async fn may_switch_to(&self, target: &Path) -> bool {
+        !self
+            .switch_cancelled(SwitchReason::Resume, Some(target.display().to_string()))
+            .await
+    }
+
+    /// Leaves this session for another folder's, which a new session will hold (after
+    /// [`Session::may_switch_to`]): any run is aborted and the session closed (its dialogs
+    /// cancelled, its host-tool calls failed, its MCP servers stopped).
+    pub async fn leave(&self) -> Departure {
+        let carried = {
+            let state = self.shared.state();
+            Carried {
+                steering: state.steering.mode,
+                follow_up: state.follow_up.mode,
+                interrupt: state.interrupt_mode,
+                auto_compaction: state.auto_compaction,
+                auto_retry: state.auto_retry,
+                host_tools: state.host_tools.clone(),
+                tools: state.tools.clone(),
+                announce_answers: self.shared.ui.announces_answers(),
+            }
+        };
+        let departure = Departure {
+            previous_session_file: self.session_file(),
+            model: self.model_and_thinking(),
+            carried,
+        };
+        self.cancel_dialogs();
+        self.abort().await;
+        self.close().await;
+        departure
+    }
+
+    /// Closes the session for good: its dialogs are cancelled, its host-tool calls failed, its
+    /// MCP servers stopped and their files no longer watched.
+    pub async fn close(&self) {
+        self.cancel_dialogs();
+        self.shared.bridge.close();
+        self.shared.mcp().shut_down().await;
+        self.shared
+            .mcp_watcher
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+    }
+
+    /// Takes over what the host set on the session it left (`departure`): the queue and
+    /// interrupt modes, automatic compaction and retry, the host's tools and the active-tool
+    /// choice, as pi keeps them across a switch.
+    pub fn arrive(&self, departure: Departure) {
+        let carried = departure.carried;
+        {
+            let mut state = self.shared.state();
+            state.steering.mode = carried.steering;
+            state.follow_up.mode = carried.follow_up;
+            state.interrupt_mode = carried.interrupt;
+            state.auto_compaction = carried.auto_compaction;
+            state.auto_retry = carried.auto_retry;
+            state.host_tools = carried.host_tools;
+            state.tools = carried.tools;
+        }
+        if carried.announce_answers {
+            self.shared.ui.announce_answers();
+        }
     }
 
     /// `fork` (and `branch`): a new session with the conversation up to (not including) the
@@ -167,7 +247,7 @@ impl Session {
         let previous = self.session_file();
         {
             let mut state = self.shared.state();
-            let (id, path) = new_session_file(self.shared.sessions_dir.as_deref(), None);
+            let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
             let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
             self.replace_store(&mut state, cloned);
         }
@@ -192,7 +272,7 @@ impl Session {
             .get("parentId")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let (id, path) = new_session_file(self.shared.sessions_dir.as_deref(), None);
+        let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
         let branched = match &parent {
             Some(parent) => state
                 .store
@@ -208,4 +288,25 @@ impl Session {
             cancelled: false,
         })
     }
+}
+
+/// What a session left for another folder's hands over (`Session::leave`).
+pub struct Departure {
+    /// The file left (pi's `previousSessionFile`).
+    pub previous_session_file: Option<String>,
+    /// The model and thinking level it had: the next session's when its file names none.
+    pub model: (Option<Model>, ThinkingLevel),
+    carried: Carried,
+}
+
+/// What the host set on a session that the next one keeps.
+struct Carried {
+    steering: QueueMode,
+    follow_up: QueueMode,
+    interrupt: InterruptMode,
+    auto_compaction: bool,
+    auto_retry: bool,
+    host_tools: Vec<HostToolDefinition>,
+    tools: ToolSelection,
+    announce_answers: bool,
 }

@@ -18,6 +18,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::events::RpcEvents;
 use super::fields::Fields;
 use super::response;
+use super::slot::{Replacing, SessionSlot};
 use crate::agent::session::Session;
 use crate::agent::tools::host_tools::HostResult;
 
@@ -25,6 +26,8 @@ use crate::agent::tools::host_tools::HostResult;
 pub(super) struct Command<'a> {
     /// The session.
     pub session: &'a Session,
+    /// Where it is held (a switch to another folder's file replaces it).
+    pub slot: &'a SessionSlot,
     /// The event sink (for the protocol's own settings).
     pub events: &'a RpcEvents,
     /// The command's type.
@@ -144,12 +147,23 @@ pub const PRIORITY: &[&str] = &[
     "shutdown",
 ];
 
-/// Runs one command and writes its response; `place` is its place among the commands in flight.
+/// Commands that replace the session: the commands read after one wait until it is answered.
+pub const REPLACING: &[&str] = &[
+    "switch_session",
+    "new_session",
+    "reset",
+    "fork",
+    "branch",
+    "clone",
+];
+
+/// Runs one command and writes its response; `place` is its place among the commands in flight
+/// (and, for one that replaces the session, its count among those under way).
 pub async fn command(
-    session: Session,
+    slot: Arc<SessionSlot>,
     events: Arc<RpcEvents>,
     frame: Map<String, Value>,
-    place: Option<OwnedSemaphorePermit>,
+    (place, replacing): (Option<OwnedSemaphorePermit>, Option<Replacing>),
 ) {
     let id = frame.get("id").cloned();
     let Some(kind) = frame.get("type").and_then(Value::as_str) else {
@@ -167,12 +181,18 @@ pub async fn command(
         return;
     };
     // Plugins compiling after start-up (new third-party ones) are part of every answer but the
-    // priority ones': `get_state` and the liveness commands never wait for a compile.
+    // priority ones': `get_state` and the liveness commands never wait for a compile, nor for a
+    // switch under way.
+    if !PRIORITY.contains(&kind) && replacing.is_none() {
+        slot.settled().await;
+    }
+    let session = slot.current();
     if !PRIORITY.contains(&kind) {
         session.plugins_settled().await;
     }
     let command = Command {
         session: &session,
+        slot: &slot,
         events: &events,
         kind,
         frame: &frame,
@@ -190,6 +210,7 @@ pub async fn command(
     if !handled {
         command.respond(Err(format!("Unknown command: {kind}")));
     }
+    drop(replacing);
 }
 
 /// An engine result with its error as the text RPC answers (pi's), for a command whose fields

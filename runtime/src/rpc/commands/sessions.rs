@@ -29,7 +29,7 @@ pub(super) async fn handle(command: &Command<'_>) -> bool {
                 .map(data_of),
         ),
         "switch_session" => match fields.string("sessionPath") {
-            Ok(path) => command.respond(session.switch_session(path).await.map(data_of)),
+            Ok(path) => command.respond(command.slot.switch_session(path).await.map(data_of)),
             Err(err) => command.respond(Err(err)),
         },
         "fork" | "branch" => {

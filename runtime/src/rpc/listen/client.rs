@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::{Hub, Outbox, QUEUE_LIMIT, looks_tagged, tag_id};
-use crate::agent::session::front_end::WeakSession;
 use crate::rpc::framing::{Line, LineReader};
 use crate::rpc::{parse_error_frame, parse_frame, response};
 
@@ -26,8 +25,8 @@ const HELLO_WITHIN: Duration = Duration::from_secs(10);
 /// What every client shares.
 pub(crate) struct Context {
     pub hub: Arc<Hub>,
-    /// The session, held weakly: the clients never keep it (and its output) alive.
-    pub session: WeakSession,
+    /// The session's slot, held weakly: the clients never keep it (and its output) alive.
+    pub slot: std::sync::Weak<crate::rpc::slot::SessionSlot>,
     pub feed: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
     pub token: Option<String>,
     /// Places for connections waiting for their hello.
@@ -53,11 +52,11 @@ pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::
         }
         lines.set_limit(crate::rpc::framing::MAX_LINE);
     }
-    let Some(session) = context.session.upgrade() else {
+    let Some(slot) = context.slot.upgrade() else {
         return;
     };
-    let outbox = context.hub.attach(&session);
-    drop(session);
+    let outbox = context.hub.attach(&slot.current());
+    drop(slot);
     let id = outbox.id;
     // Aborted with this task (a stopped listener stops its clients' writers too).
     let writer = AbortOnDrop(tokio::spawn(deliver(outbox, write)));

@@ -29,6 +29,7 @@ use tokio::sync::{Notify, mpsc};
 pub use endpoint::{Endpoint, Listener};
 
 use crate::agent::session::Session;
+use crate::rpc::slot::SessionSlot;
 
 /// Bytes that may wait for one client before it is dropped as lagging.
 pub const QUEUE_LIMIT: usize = 16 << 20;
@@ -306,14 +307,14 @@ impl Write for HubOutput {
 pub async fn accept(
     listener: Listener,
     hub: Arc<Hub>,
-    session: Session,
+    slot: Arc<SessionSlot>,
     feed: tokio::io::DuplexStream,
 ) {
-    session.announce_dialog_answers();
+    slot.current().announce_dialog_answers();
     // Held weakly from here on (the RPC loop's flush waits for every holder to let go).
-    let session = {
-        let weak = session.downgrade();
-        drop(session);
+    let slot = {
+        let weak = Arc::downgrade(&slot);
+        drop(slot);
         weak
     };
     let feed = Arc::new(tokio::sync::Mutex::new(feed));
@@ -334,7 +335,7 @@ pub async fn accept(
         };
         let context = client::Context {
             hub: hub.clone(),
-            session: session.clone(),
+            slot: slot.clone(),
             feed: feed.clone(),
             token: token.clone(),
             greeting: greeting.clone(),

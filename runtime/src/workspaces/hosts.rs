@@ -8,13 +8,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
-use super::Server;
-use super::places::Place;
+use super::{Place, StartFolder};
+use crate::plugin_host::reload::ReloadReport;
 use crate::plugin_host::{PluginHost, watch};
+
+/// What a front-end does when a folder's plugins were reloaded: tell the sessions on that host.
+pub type OnReload = Arc<dyn Fn(&Weak<PluginHost>, ReloadReport) + Send + Sync>;
 
 /// The hosts made so far, by folder.
 #[derive(Default)]
-pub(super) struct WorkspaceHosts {
+pub struct WorkspaceHosts {
     hosts: tokio::sync::Mutex<HashMap<PathBuf, Held>>,
 }
 
@@ -24,19 +27,25 @@ struct Held {
     _watcher: Option<watch::PluginWatcher>,
 }
 
-impl Server {
+impl WorkspaceHosts {
     /// The plugin host of a session at `place` (the process's own in the start folder), and
-    /// what the client is told of plugins there that could not load.
-    pub(super) async fn host_for(&self, place: &Place) -> (Arc<PluginHost>, Vec<String>) {
+    /// what the user is told of plugins there that could not load. A new folder's host is
+    /// watched; `on_reload` hears of its reloads.
+    pub async fn host_for(
+        &self,
+        start: &StartFolder,
+        place: &Place,
+        on_reload: OnReload,
+    ) -> (Arc<PluginHost>, Vec<String>) {
         let Some(sandbox) = &place.sandbox else {
-            return (self.host.clone(), Vec::new());
+            return (start.host.clone(), Vec::new());
         };
-        let mut hosts = self.workspace_hosts.hosts.lock().await;
+        let mut hosts = self.hosts.lock().await;
         if let Some(held) = hosts.get(&place.cwd) {
             return (held.host.clone(), Vec::new());
         }
         let trusted = place.args.approve == Some(true);
-        let (host, errors) = self
+        let (host, errors) = start
             .host
             .for_workspace(&place.cwd, trusted, place.settings.clone(), sandbox.clone())
             .await;
@@ -50,13 +59,8 @@ impl Server {
                 )
             })
             .collect();
-        let server = self.this.clone();
         let watched = Arc::downgrade(&host);
-        let watcher = match watch::watch(host.clone(), move |report| {
-            if let Some(server) = server.upgrade() {
-                server.plugins_reloaded(&watched, report);
-            }
-        }) {
+        let watcher = match watch::watch(host.clone(), move |report| on_reload(&watched, report)) {
             Ok(watcher) => Some(watcher),
             Err(err) => {
                 tracing::warn!(
@@ -74,23 +78,5 @@ impl Server {
             },
         );
         (host, notices)
-    }
-
-    /// Tells the sessions on `host` that its plugins were reloaded.
-    pub(super) fn plugins_reloaded(
-        &self,
-        host: &Weak<PluginHost>,
-        report: crate::plugin_host::reload::ReloadReport,
-    ) {
-        let sessions: Vec<_> = self
-            .sessions()
-            .values()
-            .filter(|open| Weak::ptr_eq(&Arc::downgrade(&open.host), host))
-            .map(|open| open.session.clone())
-            .collect();
-        for session in sessions {
-            let report = report.clone();
-            tokio::spawn(async move { session.plugins_reloaded(report).await });
-        }
     }
 }

@@ -19,6 +19,7 @@ mod engine;
 mod engine_layout;
 mod export_viewer;
 mod extension_dialogs;
+mod extension_lifecycle;
 mod extensions;
 mod fork_features;
 mod hot_reload;

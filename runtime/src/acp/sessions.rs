@@ -400,6 +400,7 @@ impl Server {
         };
         self.cancel_work(&open);
         open.session.abort().await;
+        open.session.quit().await;
         // Its MCP servers go with it.
         open.session.shut_down_mcp().await;
         Ok(())

@@ -40,6 +40,9 @@ pub struct ExtensionMeta {
     pub name: String,
     /// The events it subscribes to, by pi's names.
     pub events: Vec<String>,
+    /// Those pith does not know: never delivered.
+    #[serde(default)]
+    pub unknown_events: Vec<String>,
     /// Its commands.
     pub commands: Vec<CommandMeta>,
     /// Its tools.
@@ -97,15 +100,25 @@ pub(crate) async fn describe_resources(
                     .await),
             )
             .await?;
-        if let Some(unknown) = info.events.iter().find(|e| !is_extension_event(e)) {
-            return Err(invalid(format!(
-                "subscribes to the unknown event \"{unknown}\" (a typo?); the events are \"*\", {}",
+        // An event pith does not know (a typo, or one of a newer pi) is never delivered; the
+        // extension loads, and the name is reported (`pith plugin check` lists it too).
+        let unknown_events: Vec<String> = info
+            .events
+            .iter()
+            .filter(|e| !is_extension_event(e))
+            .cloned()
+            .collect();
+        for unknown in &unknown_events {
+            tracing::warn!(
+                "{}: subscribes to the unknown event \"{unknown}\", which is never delivered (a typo?); the events are \"*\", {}",
+                plugin.manifest.id,
                 EXTENSION_EVENTS.join(", ")
-            )));
+            );
         }
         meta.extension = Some(ExtensionMeta {
             name: info.name,
             events: info.events,
+            unknown_events,
             commands: info
                 .commands
                 .into_iter()

@@ -139,6 +139,9 @@ pub async fn run(
             }
         }
     }
+    if exit.is_none() {
+        session.quit().await;
+    }
     let code = match output {
         Output::Json => exit.unwrap_or(ExitCode::SUCCESS),
         Output::Text => {

@@ -102,7 +102,7 @@ where
                 session.host_tools().close();
                 session.cancel_dialogs();
                 tokio::select! {
-                    _ = session.wait_idle() => {}
+                    _ = async { session.wait_idle().await; session.quit().await } => {}
                     _ = terminations.next() => {
                         terminated = true;
                         session.abort().await;
@@ -121,6 +121,7 @@ where
         session.host_tools().close();
         session.cancel_dialogs();
         session.wait_idle().await;
+        session.quit().await;
     }
     drop(events);
     drop(slot);

@@ -169,7 +169,7 @@ impl SessionSlot {
             .session_config(&place, &host)
             .await
             .map_err(SwitchError::Config)?;
-        let departure = current.leave().await;
+        let departure = current.leave(Some(full)).await;
         // pi writes nothing on stdout for the switch: what the user should know goes to stderr.
         eprintln!(
             "pith: the session now works in {} (its tools, shell, sandbox and project files)",

@@ -6,11 +6,31 @@
 //! `INJECT` adds a custom message; `handled:` inputs are handled, `upper:` ones upper-cased;
 //! bash commands containing `BLOCKME` are blocked; `ls` results are patched; compaction with
 //! the instructions `probe-cancel` is cancelled, `probe-summary` gets the probe's summary.
+//! With the config `lifecycle` set, it shows each `session_start` (numbered in this instance)
+//! and each `session_shutdown`, `model_select`, `user_bash` and `session_compact` it gets as its
+//! `lifecycle` status. It also subscribes to `resources_discover`, an event pith does not fire.
 
 use pith_sdk::extension::*;
 
 struct Probe {
     agent_ends: u32,
+    /// `session_start`s this instance got.
+    starts: u32,
+}
+
+/// The lifecycle events shown as the `lifecycle` status.
+const LIFECYCLE: [&str; 4] = [
+    "session_shutdown",
+    "model_select",
+    "user_bash",
+    "session_compact",
+];
+
+/// Shows `text` as the `lifecycle` status when the config asks for it.
+fn lifecycle(text: &str) {
+    if pith_sdk::host::config("lifecycle").ok().flatten().is_some() {
+        ui::set_status("lifecycle", Some(text));
+    }
 }
 
 fn answer(text: String) {
@@ -19,7 +39,10 @@ fn answer(text: String) {
 
 impl Extension for Probe {
     fn new() -> Self {
-        Probe { agent_ends: 0 }
+        Probe {
+            agent_ends: 0,
+            starts: 0,
+        }
     }
 
     fn describe(&self) -> ExtensionInfo {
@@ -37,6 +60,11 @@ impl Extension for Probe {
                 "tool_result",
                 "session_before_compact",
                 "agent_end",
+                "session_shutdown",
+                "model_select",
+                "user_bash",
+                "session_compact",
+                "resources_discover",
             ]
             .map(String::from)
             .to_vec(),
@@ -68,6 +96,8 @@ impl Extension for Probe {
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
         match event {
             Event::SessionStart => {
+                self.starts += 1;
+                lifecycle(&format!("session_start #{}", self.starts));
                 ui::set_status("probe", Some("started"));
                 if pith_sdk::host::config("start-dialog")
                     .ok()
@@ -135,6 +165,10 @@ impl Extension for Probe {
                 }
                 _ => Ok(EventResult::Continue),
             },
+            Event::Observe((kind, json)) if LIFECYCLE.contains(&kind.as_str()) => {
+                lifecycle(&format!("{kind} {json}"));
+                Ok(EventResult::Continue)
+            }
             Event::Observe((kind, _)) if kind == "agent_end" => {
                 self.agent_ends += 1;
                 Ok(EventResult::Continue)

@@ -178,6 +178,39 @@ impl Extensions {
         }
     }
 
+    /// pi's `session_shutdown`: the session is being left (`reason`: `quit`, `new`, `resume`,
+    /// `fork`; `target`: the session file replacing it). Awaited, as pi awaits it, so an
+    /// extension can finish its work (commit, save) first.
+    pub async fn session_shutdown(&self, reason: &str, target: Option<&str>) {
+        if !self.wants("session_shutdown") {
+            return;
+        }
+        let mut event = serde_json::json!({"type": "session_shutdown", "reason": reason});
+        if let Some(target) = target {
+            event["targetSessionFile"] = Value::from(target);
+        }
+        self.hook(
+            "session_shutdown",
+            Event::Observe(("session_shutdown".into(), event.to_string())),
+        )
+        .await;
+    }
+
+    /// A new session replaced the old one in place (`new_session`, `switch_session`, `fork`,
+    /// `clone`): every extension starts afresh, as pi builds its extensions again for the new
+    /// session, and gets `session_start`.
+    pub async fn restart(&self) {
+        let Some(context) = self.context.get() else {
+            return;
+        };
+        let slots = self.slots();
+        for slot in slots.iter() {
+            *slot.instance.lock().await =
+                ExtensionInstance::new(slot.plugin.clone(), context.clone());
+        }
+        self.session_start(&slots).await;
+    }
+
     /// True when some extension listens to events of `kind`.
     pub fn wants(&self, kind: &str) -> bool {
         self.slots().iter().any(|s| s.meta.wants(kind))

@@ -138,11 +138,12 @@ impl Shared {
         if let Some(result) = supplied {
             let mut state = shared.state();
             let fields = entry_fields(&state, &result, None, true);
-            state.store.append("compaction", fields);
+            let id = state.store.append("compaction", fields);
             let context = state.store.context();
             state.load_context(context);
             drop(state);
             compaction_end(shared, reason, retry, Some(&result), false, None);
+            session_compact(shared, &id, true, reason, retry);
             shared.end_compaction();
             return Ok(result);
         }
@@ -177,7 +178,7 @@ impl Shared {
             details,
         };
         let fields = entry_fields(&state, &result, Some(json!(usage)), false);
-        state.store.append("compaction", fields);
+        let id = state.store.append("compaction", fields);
         let context = state.store.context();
         state.load_context(context);
         let tokens_after = crate::agent::conversation::tokens::context_tokens(state.messages());
@@ -186,9 +187,24 @@ impl Shared {
         result.estimated_tokens_after = Some(tokens_after);
         result.usage = Some(usage);
         compaction_end(shared, reason, retry, Some(&result), false, None);
+        session_compact(shared, &id, false, reason, retry);
         shared.end_compaction();
         Ok(result)
     }
+}
+
+/// pi's `session_compact` to the extensions: the compaction entry `id` was written.
+fn session_compact(shared: &Shared, id: &str, from_extension: bool, reason: &str, retry: bool) {
+    shared.extensions.observe("session_compact", || {
+        let entry = shared.state().store.entry(id).cloned();
+        json!({
+            "type": "session_compact",
+            "compactionEntry": entry,
+            "fromExtension": from_extension,
+            "reason": reason,
+            "willRetry": retry,
+        })
+    });
 }
 
 /// What a compaction summarizes.

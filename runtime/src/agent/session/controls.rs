@@ -27,6 +27,18 @@ impl Session {
         clamped
     }
 
+    /// pi's `model_select` to the extensions (`source`: `set`, `cycle` or `restore`).
+    pub(super) fn model_selected(&self, model: &Model, previous: Option<Model>, source: &str) {
+        self.shared.extensions.observe("model_select", || {
+            serde_json::json!({
+                "type": "model_select",
+                "model": model,
+                "previousModel": previous,
+                "source": source,
+            })
+        });
+    }
+
     /// `set_model`: an available model by provider and id.
     pub fn set_model(&self, provider: &str, id: &str) -> Result<Model, SessionError> {
         let model = self
@@ -39,7 +51,8 @@ impl Session {
             })?;
         let level = {
             let mut state = self.shared.state();
-            state.model = Some(model.clone());
+            let previous = state.model.replace(model.clone());
+            self.model_selected(&model, previous, "set");
             state.record_model();
             state
                 .thinking_defaults
@@ -101,7 +114,8 @@ impl Session {
             .unwrap_or(if raise { ThinkingLevel::Medium } else { level });
         {
             let mut state = self.shared.state();
-            state.model = Some(next.clone());
+            let previous = state.model.replace(next.clone());
+            self.model_selected(&next, previous, "cycle");
             state.record_model();
         }
         let level = self.apply_thinking(wanted);

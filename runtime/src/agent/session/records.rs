@@ -28,6 +28,26 @@ impl Session {
         exclude_from_context: bool,
         on_output: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<BashResult, SessionError> {
+        // pi's `user_bash`, awaited before the command runs (pith runs it itself: a handler's
+        // answer does not replace the run).
+        if self.shared.extensions.wants("user_bash") {
+            let event = serde_json::json!({
+                "type": "user_bash",
+                "command": command,
+                "excludeFromContext": exclude_from_context,
+                "cwd": self.shared.cwd,
+            });
+            self.shared
+                .extensions
+                .hook(
+                    "user_bash",
+                    crate::agent::extensions::hooks::Event::Observe((
+                        "user_bash".into(),
+                        event.to_string(),
+                    )),
+                )
+                .await;
+        }
         let result = self
             .shared
             .bash

@@ -16,6 +16,7 @@ impl Session {
         let previous = self.session_file();
         self.abort().await;
         let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
+        self.shut_down_extensions("new", path.as_deref()).await;
         let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
         {
             let mut state = self.shared.state();
@@ -25,6 +26,7 @@ impl Session {
             state.record_thinking();
         }
         self.after_switch("new", previous);
+        self.shared.extensions.restart().await;
         SwitchOutcome { cancelled: false }
     }
 
@@ -88,6 +90,7 @@ impl Session {
         }
         let previous = self.session_file();
         self.abort().await;
+        self.shut_down_extensions("resume", Some(full)).await;
         self.files_beside(full);
         let context = store.context();
         let level = {
@@ -97,7 +100,10 @@ impl Session {
             if let Some((provider, id)) = &context.model
                 && let Some(model) = self.shared.models().find_available(provider, id)
             {
-                state.model = Some(model);
+                let previous = state.model.replace(model.clone());
+                if previous.as_ref() != Some(&model) {
+                    self.model_selected(&model, previous, "restore");
+                }
             }
             self.replace_store(&mut state, store);
             context
@@ -108,7 +114,23 @@ impl Session {
         };
         self.apply_thinking(level);
         self.after_switch("resume", previous);
+        self.shared.extensions.restart().await;
         SwitchOutcome { cancelled: false }
+    }
+
+    /// pi's `session_shutdown` to the extensions, before the session is replaced.
+    async fn shut_down_extensions(&self, reason: &str, target: Option<&Path>) {
+        let target = target.map(|path| path.display().to_string());
+        self.shared
+            .extensions
+            .session_shutdown(reason, target.as_deref())
+            .await;
+    }
+
+    /// pi's `session_shutdown` with `quit`: the process is ending; awaited, so an extension
+    /// finishes its work first.
+    pub async fn quit(&self) {
+        self.shut_down_extensions("quit", None).await;
     }
 
     /// New sessions are written beside `file` from now on (in its folder).
@@ -133,7 +155,7 @@ impl Session {
     /// Leaves this session for another folder's, which a new session will hold (after
     /// [`Session::may_switch_to`]): any run is aborted and the session closed (its dialogs
     /// cancelled, its host-tool calls failed, its MCP servers stopped).
-    pub async fn leave(&self) -> Departure {
+    pub async fn leave(&self, target: Option<&Path>) -> Departure {
         let carried = {
             let state = self.shared.state();
             Carried {
@@ -154,6 +176,7 @@ impl Session {
         };
         self.cancel_dialogs();
         self.abort().await;
+        self.shut_down_extensions("resume", target).await;
         self.close().await;
         departure
     }
@@ -200,9 +223,12 @@ impl Session {
                 cancelled: true,
             });
         }
+        self.fork_point(entry_id)?;
         let previous = self.session_file();
+        self.shut_down_extensions("fork", None).await;
         let forked = self.fork_now(entry_id)?;
         self.forked_from(previous);
+        self.shared.extensions.restart().await;
         Ok(forked)
     }
 
@@ -245,22 +271,24 @@ impl Session {
         }
         self.abort().await;
         let previous = self.session_file();
+        let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
+        self.shut_down_extensions("fork", path.as_deref()).await;
         {
             let mut state = self.shared.state();
-            let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
             let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
             self.replace_store(&mut state, cloned);
         }
         self.forked_from(previous);
+        self.shared.extensions.restart().await;
         Ok(SwitchOutcome { cancelled: false })
     }
 
-    pub(super) fn fork_now(&self, entry_id: &str) -> Result<ForkOutcome, SessionError> {
-        let mut state = self.shared.state();
+    /// The user message `entry_id` a fork starts before: its text and its parent's id.
+    fn fork_point(&self, entry_id: &str) -> Result<(String, Option<String>), SessionError> {
+        let state = self.shared.state();
         let entry = state
             .store
             .entry(entry_id)
-            .cloned()
             .ok_or(SessionError::InvalidForkEntry)?;
         let message = entry
             .get("message")
@@ -272,6 +300,12 @@ impl Session {
             .get("parentId")
             .and_then(Value::as_str)
             .map(str::to_string);
+        Ok((user.content.text(), parent))
+    }
+
+    pub(super) fn fork_now(&self, entry_id: &str) -> Result<ForkOutcome, SessionError> {
+        let (text, parent) = self.fork_point(entry_id)?;
+        let mut state = self.shared.state();
         let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
         let branched = match &parent {
             Some(parent) => state
@@ -284,7 +318,7 @@ impl Session {
         };
         self.replace_store(&mut state, branched);
         Ok(ForkOutcome {
-            text: user.content.text(),
+            text,
             cancelled: false,
         })
     }

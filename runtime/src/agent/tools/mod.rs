@@ -80,6 +80,18 @@ impl ToolSelection {
         included && !self.exclude.iter().any(|p| glob(p, name))
     }
 
+    /// True when the extension tool `name` is active. As in pi, an extension's tool is active
+    /// once registered, even under a built-in's name (it replaces that built-in, on by default
+    /// or not: `todo`, `grep`, `find`, `ls`), unless `--tools` leaves it out or `-name` or
+    /// `--exclude-tools` takes it out.
+    pub fn allows_extension(&self, name: &str) -> bool {
+        let included = match &self.only {
+            None => !self.remove.iter().any(|n| n == name),
+            Some(patterns) => patterns.iter().any(|p| glob(p, name)),
+        };
+        included && !self.exclude.iter().any(|p| glob(p, name))
+    }
+
     /// The selection with pi's `defaultTools` setting under it: its plain names replace the
     /// default built-ins (an empty list: none), its `+name`/`-name` entries add and remove;
     /// `--tools` with plain names overrides it, and its `+`/`-` entries apply on top.
@@ -185,8 +197,16 @@ pub fn session_tools(
             .position(|b| *b == tool.name())
             .unwrap_or(BUILTIN_TOOLS.len())
     });
+    // An extension's tool replaces a built-in or plugin tool of its name; between extensions
+    // the first loaded keeps it (pi's rule; `pith plugin check` reports both).
+    let mut taken: Vec<String> = Vec::new();
     for (spec, plugin) in extension_tools {
-        if selection.allows(&spec.name) && !host_tools.iter().any(|h| h.name == spec.name) {
+        if taken.contains(&spec.name) {
+            continue;
+        }
+        taken.push(spec.name.clone());
+        if selection.allows_extension(&spec.name) && !host_tools.iter().any(|h| h.name == spec.name)
+        {
             tools.retain(|t| t.name() != spec.name);
             tools.push(SessionTool::Extension(spec, plugin));
         }
@@ -422,6 +442,74 @@ mod tests {
             err,
             "Validation failed for tool \"bash\":\n  - root: must have required property 'command'\n  - timeout: must be number\n\nReceived arguments:\n{\n  \"timeout\": \"x\"\n}"
         );
+    }
+
+    #[test]
+    fn an_extension_tool_replaces_a_built_in_and_the_first_extension_keeps_a_name() {
+        let spec = |name: &str, description: &str| ToolSpec {
+            name: name.into(),
+            label: name.into(),
+            description: description.into(),
+            parameters: json!({"type": "object"}),
+            prompt_snippet: None,
+            prompt_guidelines: Vec::new(),
+        };
+        let extension_tools = || {
+            vec![
+                (spec("todo", "first"), "first-extension".to_string()),
+                (spec("todo", "second"), "second-extension".to_string()),
+                (spec("grep", "theirs"), "second-extension".to_string()),
+            ]
+        };
+        let tools = session_tools(
+            &Arc::new(Vec::new()),
+            &ToolSelection::default(),
+            extension_tools(),
+            Vec::new(),
+            &[],
+        );
+        let shown: Vec<(&str, &str)> = tools
+            .iter()
+            .map(|tool| match tool {
+                SessionTool::Extension(spec, plugin) => (spec.name.as_str(), plugin.as_str()),
+                other => (other.name(), ""),
+            })
+            .collect();
+        // Built-ins off by default (`todo`, `grep`) are the extensions' and active, as in pi.
+        assert_eq!(
+            shown,
+            [("todo", "first-extension"), ("grep", "second-extension")]
+        );
+        // `--tools` and `-name` still choose.
+        let only_read = ToolSelection {
+            only: Some(vec!["read".into()]),
+            ..ToolSelection::default()
+        };
+        assert!(
+            session_tools(
+                &Arc::new(Vec::new()),
+                &only_read,
+                extension_tools(),
+                Vec::new(),
+                &[]
+            )
+            .is_empty()
+        );
+        let without_todo = ToolSelection {
+            remove: vec!["todo".into()],
+            ..ToolSelection::default()
+        };
+        let names: Vec<String> = session_tools(
+            &Arc::new(Vec::new()),
+            &without_todo,
+            extension_tools(),
+            Vec::new(),
+            &[],
+        )
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+        assert_eq!(names, ["grep"]);
     }
 
     #[test]

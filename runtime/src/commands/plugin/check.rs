@@ -107,6 +107,11 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
         .chain(
             meta.extension
                 .iter()
+                .flat_map(|e| e.tools.iter().map(|t| format!("tool {}", t.name))),
+        )
+        .chain(
+            meta.extension
+                .iter()
                 .flat_map(|e| e.commands.iter().map(|c| format!("command /{}", c.name))),
         )
         .chain(meta.skills.iter().map(|s| format!("skill {}", s.name)))
@@ -153,11 +158,69 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
             others.join(", ")
         );
     }
+    if let Some(extension) = &meta.extension {
+        problems += extension_report(plugin, &plugins, &winners, extension);
+    }
     grants(plugin);
     if problems > 0 {
         println!("{problems} warning(s)");
     }
     ExitCode::SUCCESS
+}
+
+/// An extension's events (those pith does not know, never delivered), and its tools that share
+/// a name with a built-in or plugin tool (the extension's replaces it) or with an extension
+/// loaded before it (whose tool is kept, as pi keeps the first registered); returns the number of
+/// warnings.
+fn extension_report(
+    plugin: &crate::plugin_host::plugin::Plugin,
+    plugins: &[std::sync::Arc<crate::plugin_host::plugin::Plugin>],
+    tools: &[(
+        crate::plugin_host::tool::ToolSpec,
+        std::sync::Arc<crate::plugin_host::plugin::Plugin>,
+    )],
+    extension: &crate::plugin_host::resources::ExtensionMeta,
+) -> usize {
+    let mut warnings = 0;
+    println!(
+        "  events: {}",
+        if extension.events.is_empty() {
+            "none".into()
+        } else {
+            extension.events.join(", ")
+        }
+    );
+    for unknown in &extension.unknown_events {
+        warnings += 1;
+        println!(
+            "! the event {unknown} is not one pith knows (a typo?): it is never delivered;              `pith docs plugins` lists the events"
+        );
+    }
+    for tool in &extension.tools {
+        if let Some((_, owner)) = tools.iter().find(|(spec, _)| spec.name == tool.name) {
+            println!(
+                "  note: the tool {} replaces {}'s tool of that name in every session (an                  extension's tool wins over a built-in, as in pi)",
+                tool.name, owner.manifest.id
+            );
+        }
+        let before = plugins
+            .iter()
+            .take_while(|p| p.manifest.id != plugin.manifest.id)
+            .find(|p| {
+                p.meta
+                    .extension
+                    .as_ref()
+                    .is_some_and(|e| e.tools.iter().any(|t| t.name == tool.name))
+            });
+        if let Some(first) = before {
+            warnings += 1;
+            println!(
+                "! the tool {} is also registered by the extension {}, loaded first, whose tool                  is used (the first registered wins, as in pi); rename one",
+                tool.name, first.manifest.id
+            );
+        }
+    }
+    warnings
 }
 
 /// What the manifest asks for, what the user's settings grant now, and how to grant the rest.

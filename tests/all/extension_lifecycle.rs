@@ -1,0 +1,148 @@
+//! pi's session lifecycle for extensions, over the real binary: `session_start` on every new
+//! session with a fresh instance (no state carried over), `session_shutdown` (awaited) before
+//! a replacement and at the end, and `model_select`, `user_bash` and `session_compact` with pi's
+//! payloads. An event pith does not know (`resources_discover`) loads with a warning.
+
+use crate::extensions::is_ui;
+use crate::extensions::notified;
+use crate::support;
+use crate::support::rpc::{Pith, persistent};
+use serde_json::{Value, json};
+
+/// The next `lifecycle` status starting with `prefix` not looked at yet.
+async fn lifecycle(pith: &mut Pith, prefix: &str) -> String {
+    let matches = |f: &Value| {
+        is_ui(f, "setStatus")
+            && f["statusKey"] == "lifecycle"
+            && f["statusText"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(prefix))
+    };
+    if let Some(frame) = pith
+        .frames
+        .iter_mut()
+        .find(|f| matches(f) && f["taken"] != true)
+    {
+        frame["taken"] = json!(true);
+        return frame["statusText"].as_str().unwrap().to_string();
+    }
+    let frame = pith.wait_for(matches).await;
+    if let Some(last) = pith.frames.last_mut() {
+        last["taken"] = json!(true);
+    }
+    frame["statusText"].as_str().unwrap().to_string()
+}
+
+/// The JSON after the event's name in a `lifecycle` status.
+fn payload(status: &str) -> Value {
+    let (_, json) = status.split_once(' ').unwrap();
+    serde_json::from_str(json).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn extensions_follow_pis_session_lifecycle() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let settings = json!({
+        "plugins": {"ext-probe": {"grant": {"config": ["lifecycle"]}, "config": {"lifecycle": "on"}}},
+        "compaction": {"keepRecentTokens": 10}
+    });
+    let mut options = persistent(
+        json!([{"text": "hi"}, {"text": "more"}, {"text": "the summary"}]),
+        &[],
+    );
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.agent_files = vec![("settings.json".into(), settings.to_string())];
+    let mut pith = Pith::spawn(options).await;
+    assert_eq!(
+        lifecycle(&mut pith, "session_start").await,
+        "session_start #1"
+    );
+
+    // Two turns long enough that the first is compacted.
+    for (id, text) in [("p", "hello "), ("q", "and more ")] {
+        pith.call(id, json!({"type": "prompt", "message": text.repeat(40)}))
+            .await;
+        pith.until_agent_end().await;
+    }
+    pith.call(
+        "m",
+        json!({"type": "set_model", "provider": "faux", "modelId": "faux-model"}),
+    )
+    .await;
+    let selected = payload(&lifecycle(&mut pith, "model_select").await);
+    assert_eq!(selected["source"], "set");
+    assert_eq!(selected["model"]["id"], "faux-model");
+    assert_eq!(selected["previousModel"]["id"], "faux-model");
+
+    pith.call("b", json!({"type": "bash", "command": "echo hi"}))
+        .await;
+    let bash = payload(&lifecycle(&mut pith, "user_bash").await);
+    assert_eq!(bash["command"], "echo hi");
+    assert_eq!(bash["excludeFromContext"], false);
+    assert_eq!(bash["cwd"], json!(pith.work_dir()));
+
+    let compacted = pith.call("c", json!({"type": "compact"})).await;
+    assert_eq!(compacted["success"], true, "{compacted}");
+    let compact = payload(&lifecycle(&mut pith, "session_compact").await);
+    assert_eq!(compact["reason"], "manual");
+    assert_eq!(compact["fromExtension"], false);
+    assert_eq!(compact["willRetry"], false);
+    assert_eq!(compact["compactionEntry"]["type"], "compaction");
+    assert_eq!(
+        compact["compactionEntry"]["summary"],
+        compacted["data"]["summary"]
+    );
+
+    // A new session: the old instance hears `session_shutdown` (with the new file), a fresh one
+    // `session_start` — it has seen nothing of the session before.
+    pith.call("n", json!({"type": "new_session"})).await;
+    let shutdown = payload(&lifecycle(&mut pith, "session_shutdown").await);
+    assert_eq!(shutdown["reason"], "new");
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(shutdown["targetSessionFile"], state["data"]["sessionFile"]);
+    assert_eq!(
+        lifecycle(&mut pith, "session_start").await,
+        "session_start #1"
+    );
+    pith.call("k", json!({"type": "prompt", "message": "/count"}))
+        .await;
+    assert_eq!(
+        notified(&mut pith, "agent_end seen").await,
+        "agent_end seen 0"
+    );
+
+    // The end of the input: `session_shutdown` with `quit`, awaited before the process exits.
+    pith.close_stdin();
+    let quit = payload(&lifecycle(&mut pith, "session_shutdown").await);
+    assert_eq!(quit, json!({"type": "session_shutdown", "reason": "quit"}));
+    assert_eq!(pith.exit_code().await, Some(0));
+}
+
+#[test]
+fn plugin_check_lists_an_extensions_tools_and_events_and_names_unknown_ones() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    support::install_plugin(&plugins, "testing/ext-probe");
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_pith"))
+        .args(["plugin", "check", "plugins/ext-probe.toml"])
+        .current_dir(root.path())
+        .env("PITH_AGENT_DIR", root.path().join("agent"))
+        .env("PITH_CACHE_DIR", support::shared_cache())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&checked.stdout).to_string()
+        + &String::from_utf8_lossy(&checked.stderr);
+    // It loads: the unknown event is a warning, not a refusal.
+    assert!(checked.status.success(), "{out}");
+    assert!(out.contains("tool probe_echo"), "{out}");
+    assert!(out.contains("command /count"), "{out}");
+    assert!(
+        out.contains("events: session_start, input, before_agent_start"),
+        "{out}"
+    );
+    assert!(
+        out.contains("! the event resources_discover is not one pith knows"),
+        "{out}"
+    );
+}

@@ -54,7 +54,7 @@ pub fn describe(engine: &Engine, group: &str, precompiled: &[u8]) -> Result<Stri
             let plugin = tool::ToolPlugin::instantiate(&mut store, &component, &linker)
                 .map_err(|err| format!("cannot instantiate: {err:#}"))?;
             let specs = plugin
-                .pith_plugin_tool()
+                .pith_plugin0_1_0_tool()
                 .call_describe(&mut store)
                 .map_err(|err| format!("describe() failed: {err:#}"))?;
             serde_json::to_string(&specs)
@@ -63,7 +63,7 @@ pub fn describe(engine: &Engine, group: &str, precompiled: &[u8]) -> Result<Stri
             let plugin = provider::ProviderPlugin::instantiate(&mut store, &component, &linker)
                 .map_err(|err| format!("cannot instantiate: {err:#}"))?;
             let info = plugin
-                .pith_plugin_provider()
+                .pith_plugin0_1_0_provider()
                 .call_describe(&mut store)
                 .map_err(|err| format!("describe() failed: {err:#}"))?;
             serde_json::to_string(&info)

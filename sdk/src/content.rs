@@ -1,6 +1,6 @@
 //! Constructors for the shared WIT types.
 
-use crate::bindings::imports::pith::plugin::types::{
+use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, Image, ToolError, ToolResult, ToolSpec,
 };
 

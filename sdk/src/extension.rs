@@ -1,14 +1,19 @@
 //! Extensions: implement [`Extension`] and export it with
 //! [`export_extension!`](crate::export_extension). One instance lives for the session.
 
-pub use crate::bindings::extension_world::exports::pith::plugin::completions::Completion;
-pub use crate::bindings::extension_world::exports::pith::plugin::extension::{
+pub use crate::bindings::extension_world::exports::pith::plugin0_1_0::completions::Completion;
+pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension::{
     AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
-    CompactionSummary, Event, EventResult, ExtensionInfo, InputEvent, InputSource, Rule,
-    SwitchReason, ToolCallEvent, ToolResultEvent, ToolResultPatch, TransformedInput,
+    CompactionReason, CompactionSummary, Event, EventResult, ExtensionInfo, InputEvent,
+    InputSource, ModelSelectEvent, ModelSelectSource, Rule, SessionCompactEvent,
+    SessionShutdownEvent, SessionStartEvent, SessionStartReason, ShutdownReason, SwitchReason,
+    ToolCallEvent, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
 };
-pub use crate::bindings::extension_world::pith::plugin::{session, ui};
-pub use crate::bindings::imports::pith::plugin::types::{
+pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
+pub use crate::bindings::extension_world::pith::plugin0_2_0::{
+    models, session_control, session_read,
+};
+pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,
 };
 
@@ -76,7 +81,7 @@ macro_rules! export_extension {
         #[doc(hidden)]
         pub struct __PithExtension;
 
-        impl $crate::bindings::extension_world::exports::pith::plugin::extension::Guest
+        impl $crate::bindings::extension_world::exports::pith::plugin0_2_0::extension::Guest
             for __PithExtension
         {
             fn describe() -> $crate::extension::ExtensionInfo {
@@ -124,7 +129,7 @@ macro_rules! export_extension {
             }
         }
 
-        impl $crate::bindings::extension_world::exports::pith::plugin::completions::Guest
+        impl $crate::bindings::extension_world::exports::pith::plugin0_1_0::completions::Guest
             for __PithExtension
         {
             fn complete_argument(

@@ -1,6 +1,6 @@
 //! What every plugin can ask of the host: logging, granted config values, the workspace.
 
-use crate::bindings::imports::pith::plugin::host as wit;
+use crate::bindings::imports::pith::plugin0_1_0::host as wit;
 
 pub use wit::ConfigError;
 

@@ -1,7 +1,7 @@
 //! Outbound HTTP through the host. Only URLs under the plugin's granted prefixes are allowed.
 
-use crate::bindings::imports::pith::plugin::http as wit;
-use crate::bindings::imports::pith::plugin::types::Header;
+use crate::bindings::imports::pith::plugin0_1_0::http as wit;
+use crate::bindings::imports::pith::plugin0_1_0::types::Header;
 
 pub use wit::{HttpError, Response};
 

@@ -114,7 +114,7 @@ pub mod skill;
 #[cfg(feature = "tool")]
 pub mod tool;
 
-pub use bindings::imports::pith::plugin::types;
+pub use bindings::imports::pith::plugin0_1_0::types;
 pub use serde_json;
 
 #[doc(hidden)]

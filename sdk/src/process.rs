@@ -1,6 +1,6 @@
 //! Child processes through the host; only for plugins granted `process`.
 
-use crate::bindings::imports::pith::plugin::process as wit;
+use crate::bindings::imports::pith::plugin0_1_0::process as wit;
 
 pub use wit::{Child, Command, ExitStatus, Interpreter, Output, ProcessError};
 

@@ -1,7 +1,7 @@
 //! Prompt-template packs: implement [`PromptTemplates`] and export it with
 //! [`export_prompt_templates!`](crate::export_prompt_templates).
 
-pub use crate::bindings::prompt_template_world::exports::pith::plugin::prompt_template::TemplateInfo;
+pub use crate::bindings::prompt_template_world::exports::pith::plugin0_1_0::prompt_template::TemplateInfo;
 
 /// A pack of prompt templates.
 pub trait PromptTemplates {
@@ -18,7 +18,7 @@ macro_rules! export_prompt_templates {
         #[doc(hidden)]
         pub struct __PithPromptTemplates;
 
-        impl $crate::bindings::prompt_template_world::exports::pith::plugin::prompt_template::Guest
+        impl $crate::bindings::prompt_template_world::exports::pith::plugin0_1_0::prompt_template::Guest
             for __PithPromptTemplates
         {
             fn templates() -> ::std::vec::Vec<$crate::prompt_template::TemplateInfo> {

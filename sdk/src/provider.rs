@@ -1,11 +1,11 @@
 //! Provider plugins: implement [`Provider`] and export it with
 //! [`export_provider!`](crate::export_provider).
 
-pub use crate::bindings::imports::pith::plugin::types::{
+pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     AssistantBlock, Content, Header, SignedText, StopReason, ThinkingBlock, ThinkingLevel,
     ToolCall, Usage,
 };
-pub use crate::bindings::provider_world::exports::pith::plugin::provider::{
+pub use crate::bindings::provider_world::exports::pith::plugin0_1_0::provider::{
     AssistantMessage, BlockDelta, BlockStart, CacheRetention, InputKind, Message, Model, ModelCost,
     ProviderInfo, Request, StreamEvent, TextEnd, ThinkingEnd, ToolCallEnd, ToolCallStart,
     ToolDefinition, ToolResultMessage,
@@ -183,7 +183,7 @@ pub trait Provider {
 #[doc(hidden)]
 pub struct __CompletionResource(pub std::cell::RefCell<Box<dyn Completion>>);
 
-impl crate::bindings::provider_world::exports::pith::plugin::provider::GuestCompletion
+impl crate::bindings::provider_world::exports::pith::plugin0_1_0::provider::GuestCompletion
     for __CompletionResource
 {
     fn next(&self) -> Option<Vec<StreamEvent>> {
@@ -198,7 +198,7 @@ macro_rules! export_provider {
         #[doc(hidden)]
         pub struct __PithProvider;
 
-        impl $crate::bindings::provider_world::exports::pith::plugin::provider::Guest for __PithProvider {
+        impl $crate::bindings::provider_world::exports::pith::plugin0_1_0::provider::Guest for __PithProvider {
             type Completion = $crate::provider::__CompletionResource;
 
             fn describe() -> $crate::provider::ProviderInfo {
@@ -208,11 +208,11 @@ macro_rules! export_provider {
             fn complete(
                 request: $crate::provider::Request,
             ) -> ::std::result::Result<
-                $crate::bindings::provider_world::exports::pith::plugin::provider::Completion,
+                $crate::bindings::provider_world::exports::pith::plugin0_1_0::provider::Completion,
                 ::std::string::String,
             > {
                 let completion = <$provider as $crate::provider::Provider>::complete(request)?;
-                Ok($crate::bindings::provider_world::exports::pith::plugin::provider::Completion::new(
+                Ok($crate::bindings::provider_world::exports::pith::plugin0_1_0::provider::Completion::new(
                     $crate::provider::__CompletionResource(::std::cell::RefCell::new(completion)),
                 ))
             }

@@ -25,7 +25,7 @@
 //! # }
 //! ```
 
-use crate::bindings::imports::pith::plugin::search as wit;
+use crate::bindings::imports::pith::plugin0_1_0::search as wit;
 
 pub use wit::{GrepFile, GrepLine, GrepOptions, SearchError, WalkEntry, WalkOptions};
 

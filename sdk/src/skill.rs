@@ -1,6 +1,6 @@
 //! Skill packs: implement [`SkillPack`] and export it with [`export_skills!`](crate::export_skills).
 
-pub use crate::bindings::skill_world::exports::pith::plugin::skill::SkillInfo;
+pub use crate::bindings::skill_world::exports::pith::plugin0_1_0::skill::SkillInfo;
 
 /// A pack of skills.
 pub trait SkillPack {
@@ -17,7 +17,9 @@ macro_rules! export_skills {
         #[doc(hidden)]
         pub struct __PithSkills;
 
-        impl $crate::bindings::skill_world::exports::pith::plugin::skill::Guest for __PithSkills {
+        impl $crate::bindings::skill_world::exports::pith::plugin0_1_0::skill::Guest
+            for __PithSkills
+        {
             fn skills() -> ::std::vec::Vec<$crate::skill::SkillInfo> {
                 <$pack as $crate::skill::SkillPack>::skills()
             }

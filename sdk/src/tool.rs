@@ -1,6 +1,8 @@
 //! Tool plugins: implement [`Tool`] for each tool and list them in [`export_tools!`](crate::export_tools).
 
-pub use crate::bindings::imports::pith::plugin::types::{Content, ToolError, ToolResult, ToolSpec};
+pub use crate::bindings::imports::pith::plugin0_1_0::types::{
+    Content, ToolError, ToolResult, ToolSpec,
+};
 pub use crate::host::{resolve_path, workspace_dir};
 pub use serde_json::{Value, json};
 
@@ -64,7 +66,7 @@ pub trait Tool {
 
 /// Reports the accumulated partial result of the running call (a `tool_execution_update`).
 pub fn report_progress(partial: &ToolResult) {
-    crate::bindings::tool_world::pith::plugin::tool_progress::report(partial);
+    crate::bindings::tool_world::pith::plugin0_1_0::tool_progress::report(partial);
 }
 
 /// Runs `T` when `name` is its name; used by [`export_tools!`](crate::export_tools).
@@ -103,7 +105,7 @@ macro_rules! export_tools {
         #[doc(hidden)]
         pub struct __PithTools;
 
-        impl $crate::bindings::tool_world::exports::pith::plugin::tool::Guest for __PithTools {
+        impl $crate::bindings::tool_world::exports::pith::plugin0_1_0::tool::Guest for __PithTools {
             fn describe() -> ::std::vec::Vec<$crate::tool::ToolSpec> {
                 ::std::vec![$(<$tool as $crate::tool::Tool>::spec()),+]
             }

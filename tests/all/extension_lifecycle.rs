@@ -1,7 +1,10 @@
 //! pi's session lifecycle for extensions, over the real binary: `session_start` on every new
 //! session with a fresh instance (no state carried over), `session_shutdown` (awaited) before
 //! a replacement and at the end, and `model_select`, `user_bash` and `session_compact` with pi's
-//! payloads. An event pith does not know (`resources_discover`) loads with a warning.
+//! payloads — for an extension built for version 0.2 (typed events) and for one built for 0.1
+//! (a committed component, `tests/fixtures/plugins-0.1.0/`, which gets them as `observe`). An
+//! event pith does not know (`resources_discover`) loads with a warning. Version 0.2's imports
+//! read and steer the session.
 
 use crate::extensions::is_ui;
 use crate::extensions::notified;
@@ -42,6 +45,21 @@ fn payload(status: &str) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn extensions_follow_pis_session_lifecycle() {
     let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    lifecycle_of(plugins.path()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_built_for_0_1_follows_it_unchanged() {
+    let plugins = tempfile::tempdir().unwrap();
+    let fixture = support::repo_root().join("tests/fixtures/plugins-0.1.0");
+    for file in ["ext-probe.wasm", "ext-probe.toml"] {
+        std::fs::copy(fixture.join(file), plugins.path().join(file)).unwrap();
+    }
+    lifecycle_of(plugins.path()).await;
+}
+
+/// The lifecycle of a session with the probe of `plugins`.
+async fn lifecycle_of(plugins: &std::path::Path) {
     let settings = json!({
         "plugins": {"ext-probe": {"grant": {"config": ["lifecycle"]}, "config": {"lifecycle": "on"}}},
         "compaction": {"keepRecentTokens": 10}
@@ -50,7 +68,7 @@ async fn extensions_follow_pis_session_lifecycle() {
         json!([{"text": "hi"}, {"text": "more"}, {"text": "the summary"}]),
         &[],
     );
-    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.plugins_dir = Some(plugins.to_path_buf());
     options.agent_files = vec![("settings.json".into(), settings.to_string())];
     let mut pith = Pith::spawn(options).await;
     assert_eq!(
@@ -145,4 +163,36 @@ fn plugin_check_lists_an_extensions_tools_and_events_and_names_unknown_ones() {
         out.contains("! the event resources_discover is not one pith knows"),
         "{out}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_reads_and_steers_its_session() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = persistent(json!([{"text": "hi"}]), &[]);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hello"}))
+        .await;
+    pith.until_agent_end().await;
+    pith.call("s", json!({"type": "prompt", "message": "/session"}))
+        .await;
+    let seen = notified(&mut pith, "session:").await;
+    assert_eq!(
+        seen,
+        "session: id true file true cwd true leaf true label Ok(()) Some(\"probe-label\") \
+         model Some(\"faux/faux-model\") found true auth true set Err(SetModelError::UnknownModel) \
+         tools Err([\"nope\"]) Ok(()) active [\"read\"] all true window Some(200000) thinking ThinkingLevel::Off"
+    );
+    // The changes are the session's: the label is in the tree, the tools are the active ones.
+    let tools = pith.call("t", json!({"type": "get_tools"})).await;
+    let active: Vec<&str> = tools["data"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["active"] == true)
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(active, ["read"]);
+    let tree = pith.call("r", json!({"type": "get_tree"})).await;
+    assert!(tree.to_string().contains("probe-label"), "{tree}");
 }

@@ -372,7 +372,8 @@ fn check_names_each_failure_and_its_fix() {
     assert!(wit.status.success(), "{}", text(&wit));
     for file in [
         "worlds.wit",
-        "tool.wit",
+        "extension.wit",
+        "deps/pith-plugin-0.1.0/tool.wit",
         "deps/filesystem.wit",
         "deps/io.wit",
     ] {

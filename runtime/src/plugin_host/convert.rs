@@ -2,8 +2,36 @@
 
 use serde_json::Value;
 
-use super::bindings::imports::pith::plugin::types as wit;
+use super::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::content::{Content, ToolOutput};
+use crate::model::ThinkingLevel;
+
+impl From<ThinkingLevel> for wit::ThinkingLevel {
+    /// A level as plugins get it (`max` is their `xhigh`).
+    fn from(level: ThinkingLevel) -> wit::ThinkingLevel {
+        match level {
+            ThinkingLevel::Off => wit::ThinkingLevel::Off,
+            ThinkingLevel::Minimal => wit::ThinkingLevel::Minimal,
+            ThinkingLevel::Low => wit::ThinkingLevel::Low,
+            ThinkingLevel::Medium => wit::ThinkingLevel::Medium,
+            ThinkingLevel::High => wit::ThinkingLevel::High,
+            ThinkingLevel::Xhigh | ThinkingLevel::Max => wit::ThinkingLevel::Xhigh,
+        }
+    }
+}
+
+impl From<wit::ThinkingLevel> for ThinkingLevel {
+    fn from(level: wit::ThinkingLevel) -> ThinkingLevel {
+        match level {
+            wit::ThinkingLevel::Off => ThinkingLevel::Off,
+            wit::ThinkingLevel::Minimal => ThinkingLevel::Minimal,
+            wit::ThinkingLevel::Low => ThinkingLevel::Low,
+            wit::ThinkingLevel::Medium => ThinkingLevel::Medium,
+            wit::ThinkingLevel::High => ThinkingLevel::High,
+            wit::ThinkingLevel::Xhigh => ThinkingLevel::Xhigh,
+        }
+    }
+}
 
 impl From<wit::Content> for Content {
     fn from(content: wit::Content) -> Content {

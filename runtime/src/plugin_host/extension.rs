@@ -7,11 +7,15 @@ use std::sync::Arc;
 use wasmtime::Store;
 
 use super::bindings::completions_world::ExtensionCompletions;
-use super::bindings::completions_world::exports::pith::plugin::completions::Completion;
-use super::bindings::extension_world::ExtensionPluginCore;
-use super::bindings::extension_world::exports::pith::plugin::extension::{Event, EventResult};
-use super::bindings::imports::pith::plugin::types::{ToolError, ToolResult};
+use super::bindings::completions_world::exports::pith::plugin0_1_0::completions::Completion;
+use super::bindings::extension_world::ExtensionPluginCore as CoreV1;
+use super::bindings::extension_world_v2::ExtensionPluginCore as CoreV2;
+use super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::{
+    Event, EventResult,
+};
+use super::bindings::imports::pith::plugin0_1_0::types::{ToolError, ToolResult};
 use super::imports::ui::ExtensionContext;
+use super::plugin::ExtensionPre;
 use super::plugin::Plugin;
 use super::sandbox::StoreState;
 use super::{CallError, CallOptions, PluginHost};
@@ -19,8 +23,15 @@ use super::{CallError, CallOptions, PluginHost};
 /// A started instance's exports: the core, and the completions when it has them.
 #[derive(Clone)]
 struct Exports {
-    core: Arc<ExtensionPluginCore>,
+    core: Core,
     completions: Option<Arc<ExtensionCompletions>>,
+}
+
+/// The core exports, by the version of the world the extension was built for.
+#[derive(Clone)]
+enum Core {
+    V1(Arc<CoreV1>),
+    V2(Arc<CoreV2>),
 }
 
 /// An extension's instance and its store.
@@ -53,11 +64,20 @@ impl ExtensionInstance {
     ) -> Result<Result<EventResult, String>, CallError> {
         self.call(host, move |store, bindings| {
             Box::pin(async move {
-                bindings
-                    .core
-                    .pith_plugin_extension()
-                    .call_on_event(&mut *store, &event)
-                    .await
+                match bindings.core {
+                    Core::V2(core) => {
+                        core.pith_plugin0_2_0_extension()
+                            .call_on_event(&mut *store, &event)
+                            .await
+                    }
+                    Core::V1(core) => {
+                        let answer = core
+                            .pith_plugin0_1_0_extension()
+                            .call_on_event(&mut *store, &super::extension_v1::event(event))
+                            .await?;
+                        Ok(answer.map(super::extension_v1::result))
+                    }
+                }
             })
         })
         .await
@@ -73,11 +93,18 @@ impl ExtensionInstance {
         let (name, args) = (name.to_string(), args.to_string());
         self.call(host, move |store, bindings| {
             Box::pin(async move {
-                bindings
-                    .core
-                    .pith_plugin_extension()
-                    .call_run_command(&mut *store, &name, &args)
-                    .await
+                match bindings.core {
+                    Core::V2(core) => {
+                        core.pith_plugin0_2_0_extension()
+                            .call_run_command(&mut *store, &name, &args)
+                            .await
+                    }
+                    Core::V1(core) => {
+                        core.pith_plugin0_1_0_extension()
+                            .call_run_command(&mut *store, &name, &args)
+                            .await
+                    }
+                }
             })
         })
         .await
@@ -95,11 +122,18 @@ impl ExtensionInstance {
             (name.to_string(), call_id.to_string(), arguments.to_string());
         self.call(host, move |store, bindings| {
             Box::pin(async move {
-                bindings
-                    .core
-                    .pith_plugin_extension()
-                    .call_execute_tool(&mut *store, &name, &call_id, &arguments)
-                    .await
+                match bindings.core {
+                    Core::V2(core) => {
+                        core.pith_plugin0_2_0_extension()
+                            .call_execute_tool(&mut *store, &name, &call_id, &arguments)
+                            .await
+                    }
+                    Core::V1(core) => {
+                        core.pith_plugin0_1_0_extension()
+                            .call_execute_tool(&mut *store, &name, &call_id, &arguments)
+                            .await
+                    }
+                }
             })
         })
         .await
@@ -119,7 +153,7 @@ impl ExtensionInstance {
                 match &bindings.completions {
                     Some(completions) => {
                         completions
-                            .pith_plugin_completions()
+                            .pith_plugin0_1_0_completions()
                             .call_complete_argument(&mut *store, &command, &prefix)
                             .await
                     }
@@ -186,12 +220,24 @@ async fn instantiate(
             None,
             Box::new(move |store| {
                 Box::pin(async move {
-                    let instance = pre.instance_pre().instantiate_async(&mut *store).await?;
-                    let core = ExtensionPluginCore::new(&mut *store, &instance)?;
+                    let (instance, core) = match pre {
+                        ExtensionPre::V2(pre) => {
+                            let instance =
+                                pre.instance_pre().instantiate_async(&mut *store).await?;
+                            let core = CoreV2::new(&mut *store, &instance)?;
+                            (instance, Core::V2(Arc::new(core)))
+                        }
+                        ExtensionPre::V1(pre) => {
+                            let instance =
+                                pre.instance_pre().instantiate_async(&mut *store).await?;
+                            let core = CoreV1::new(&mut *store, &instance)?;
+                            (instance, Core::V1(Arc::new(core)))
+                        }
+                    };
                     // Built before `completions` existed: it has none.
                     let completions = ExtensionCompletions::new(&mut *store, &instance).ok();
                     Ok(Exports {
-                        core: Arc::new(core),
+                        core,
                         completions: completions.map(Arc::new),
                     })
                 })

@@ -21,6 +21,7 @@ pub mod discovery;
 pub mod engine;
 pub mod error;
 pub mod extension;
+mod extension_v1;
 pub mod grants;
 pub mod guarded_fs;
 pub mod imports;
@@ -428,7 +429,7 @@ impl PluginHost {
                 plugin,
                 options,
                 fresh_call!(pre, |instance, store| instance
-                    .pith_plugin_tool()
+                    .pith_plugin0_1_0_tool()
                     .call_execute(&mut *store, &name, &call_id, &arguments)
                     .await),
             )

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use wasmtime::component::InstancePre;
 
 use super::bindings::{
-    extension_world, prompt_template_world, provider_world, skill_world, tool_world,
+    extension_world, extension_world_v2, prompt_template_world, provider_world, skill_world,
+    tool_world,
 };
 use super::discovery::{EmbeddedPlugin, Origin};
 use super::grants::Capabilities;
@@ -71,7 +72,7 @@ impl PluginMeta {
     pub fn from_described(kinds: &[Kind], json: &str) -> Result<PluginMeta, String> {
         let mut meta = PluginMeta::default();
         if kinds.contains(&Kind::Tool) {
-            let specs: Vec<super::bindings::imports::pith::plugin::types::ToolSpec> =
+            let specs: Vec<super::bindings::imports::pith::plugin0_1_0::types::ToolSpec> =
                 serde_json::from_str(json).map_err(|err| err.to_string())?;
             meta.tools = specs
                 .into_iter()
@@ -90,6 +91,15 @@ impl PluginMeta {
 /// The version of [`PluginMeta`]'s layout, part of its cache key.
 pub const META_VERSION: u32 = 3;
 
+/// An extension's entry points, by the version of the extension world it was built for.
+#[derive(Clone)]
+pub enum ExtensionPre {
+    /// Built for `pith:plugin@0.1.0` (its events and answers are adapted).
+    V1(extension_world::ExtensionPluginCorePre<StoreState>),
+    /// Built for `pith:plugin@0.2.0`.
+    V2(extension_world_v2::ExtensionPluginCorePre<StoreState>),
+}
+
 /// A compiled component, pre-instantiated against the host's imports, with the typed entry
 /// points of the kinds it claims (each checked against its world's exports).
 pub struct Loaded {
@@ -100,7 +110,7 @@ pub struct Loaded {
     /// The provider world's entry points.
     pub provider: Option<provider_world::ProviderPluginPre<StoreState>>,
     /// The extension world's entry points.
-    pub extension: Option<extension_world::ExtensionPluginCorePre<StoreState>>,
+    pub extension: Option<ExtensionPre>,
     /// The skill world's entry points.
     pub skill: Option<skill_world::SkillPluginPre<StoreState>>,
     /// The prompt-template world's entry points.
@@ -110,10 +120,7 @@ pub struct Loaded {
 impl Loaded {
     /// Checks the pre-instantiated component against the worlds of `kinds`.
     pub fn new(pre: InstancePre<StoreState>, kinds: &[Kind]) -> Result<Loaded, String> {
-        let check = |kind: Kind, result: wasmtime::Result<()>| {
-            result
-                .map_err(|err| format!("does not implement the {kind} world: {}", error_text(&err)))
-        };
+        let check = |kind: Kind, result: wasmtime::Result<()>| implemented(kind, result);
         let mut loaded = Loaded {
             component: pre.component().clone(),
             tool: None,
@@ -133,11 +140,18 @@ impl Loaded {
                     provider_world::ProviderPluginPre::new(pre.clone())
                         .map(|p| loaded.provider = Some(p)),
                 )?,
-                Kind::Extension => check(
-                    kind,
-                    extension_world::ExtensionPluginCorePre::new(pre.clone())
-                        .map(|p| loaded.extension = Some(p)),
-                )?,
+                Kind::Extension => {
+                    // Version 0.2's world, else 0.1's (the error names what 0.1 lacks).
+                    let extension =
+                        match extension_world_v2::ExtensionPluginCorePre::new(pre.clone()) {
+                            Ok(v2) => ExtensionPre::V2(v2),
+                            Err(_) => ExtensionPre::V1(implemented(
+                                kind,
+                                extension_world::ExtensionPluginCorePre::new(pre.clone()),
+                            )?),
+                        };
+                    loaded.extension = Some(extension);
+                }
                 Kind::Skill => check(
                     kind,
                     skill_world::SkillPluginPre::new(pre.clone()).map(|p| loaded.skill = Some(p)),
@@ -151,6 +165,11 @@ impl Loaded {
         }
         Ok(loaded)
     }
+}
+
+/// `result` of checking a component against `kind`'s world, its error saying so.
+fn implemented<T>(kind: Kind, result: wasmtime::Result<T>) -> Result<T, String> {
+    result.map_err(|err| format!("does not implement the {kind} world: {}", error_text(&err)))
 }
 
 /// The text of an error and its causes.

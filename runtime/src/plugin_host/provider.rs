@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::PluginHost;
-use super::bindings::provider_world::exports::pith::plugin::provider as wit;
+use super::bindings::provider_world::exports::pith::plugin0_1_0::provider as wit;
 use super::call::CallOptions;
 use super::error::CallError;
 use super::grants::UrlPrefix;
@@ -78,7 +78,7 @@ pub fn model_from_wit(model: wit::Model) -> Model {
 
 /// pi's model JSON as the WIT model a provider receives.
 pub fn model_to_wit(model: &Model) -> wit::Model {
-    use super::bindings::imports::pith::plugin::types::Header;
+    use super::bindings::imports::pith::plugin0_1_0::types::Header;
     wit::Model {
         id: model.id.clone(),
         name: model.name.clone(),
@@ -184,7 +184,7 @@ impl PluginHost {
                     Box::new(move |store| {
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;
-                            let provider = instance.pith_plugin_provider();
+                            let provider = instance.pith_plugin0_1_0_provider();
                             let completion =
                                 match provider.call_complete(&mut *store, &request).await? {
                                     Ok(completion) => completion,

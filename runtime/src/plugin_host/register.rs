@@ -249,7 +249,7 @@ impl PluginHost {
                     plugin,
                     describe(),
                     fresh_call!(pre, |instance, store| instance
-                        .pith_plugin_tool()
+                        .pith_plugin0_1_0_tool()
                         .call_describe(&mut *store)
                         .await),
                 )
@@ -269,7 +269,7 @@ impl PluginHost {
                     plugin,
                     describe(),
                     fresh_call!(pre, |instance, store| instance
-                        .pith_plugin_provider()
+                        .pith_plugin0_1_0_provider()
                         .call_describe(&mut *store)
                         .await),
                 )
@@ -306,23 +306,28 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine.engine());
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     super::guarded_fs::add_to_linker(&mut linker)?;
-    use bindings::imports::pith::plugin as shared;
+    use bindings::imports::pith::plugin0_1_0 as shared;
     shared::types::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::http::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::process::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     shared::search::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-    bindings::tool_world::pith::plugin::tool_progress::add_to_linker::<_, HasSelf<_>>(
+    bindings::tool_world::pith::plugin0_1_0::tool_progress::add_to_linker::<_, HasSelf<_>>(
         &mut linker,
         |s| s,
     )?;
-    bindings::extension_world::pith::plugin::ui::add_to_linker::<_, HasSelf<_>>(
+    bindings::extension_world::pith::plugin0_1_0::ui::add_to_linker::<_, HasSelf<_>>(
         &mut linker,
         |s| s,
     )?;
-    bindings::extension_world::pith::plugin::session::add_to_linker::<_, HasSelf<_>>(
+    bindings::extension_world::pith::plugin0_1_0::session::add_to_linker::<_, HasSelf<_>>(
         &mut linker,
         |s| s,
     )?;
+    // Version 0.2's imports for extensions.
+    use bindings::extension_world_v2::pith::plugin0_2_0 as v2;
+    v2::models::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    v2::session_read::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    v2::session_control::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::call::fresh_call;
+use super::plugin::ExtensionPre;
 use super::plugin::{Loaded, Plugin, PluginMeta};
 use super::tool::ToolSpec;
 use super::{CallError, CallOptions, PluginHost};
@@ -90,16 +91,30 @@ pub(crate) async fn describe_resources(
         reason,
     };
     if let Some(pre) = loaded.extension.clone() {
-        let info = host
-            .run_call(
-                plugin,
-                CallOptions::default(),
-                fresh_call!(pre, |instance, store| instance
-                    .pith_plugin_extension()
-                    .call_describe(&mut *store)
-                    .await),
-            )
-            .await?;
+        let info = match pre {
+            ExtensionPre::V2(pre) => {
+                host.run_call(
+                    plugin,
+                    CallOptions::default(),
+                    fresh_call!(pre, |instance, store| instance
+                        .pith_plugin0_2_0_extension()
+                        .call_describe(&mut *store)
+                        .await),
+                )
+                .await?
+            }
+            ExtensionPre::V1(pre) => super::extension_v1::info(
+                host.run_call(
+                    plugin,
+                    CallOptions::default(),
+                    fresh_call!(pre, |instance, store| instance
+                        .pith_plugin0_1_0_extension()
+                        .call_describe(&mut *store)
+                        .await),
+                )
+                .await?,
+            ),
+        };
         // An event pith does not know (a typo, or one of a newer pi) is never delivered; the
         // extension loads, and the name is reported (`pith plugin check` lists it too).
         let unknown_events: Vec<String> = info
@@ -152,7 +167,7 @@ pub(crate) async fn describe_resources(
                 plugin,
                 CallOptions::default(),
                 fresh_call!(pre, |instance, store| instance
-                    .pith_plugin_skill()
+                    .pith_plugin0_1_0_skill()
                     .call_skills(&mut *store)
                     .await),
             )
@@ -172,7 +187,7 @@ pub(crate) async fn describe_resources(
                 plugin,
                 CallOptions::default(),
                 fresh_call!(pre, |instance, store| instance
-                    .pith_plugin_prompt_template()
+                    .pith_plugin0_1_0_prompt_template()
                     .call_templates(&mut *store)
                     .await),
             )
@@ -202,7 +217,7 @@ impl PluginHost {
             plugin,
             CallOptions::default(),
             fresh_call!(pre, |instance, store| instance
-                .pith_plugin_skill()
+                .pith_plugin0_1_0_skill()
                 .call_load(&mut *store, &name)
                 .await),
         )
@@ -227,7 +242,7 @@ impl PluginHost {
             plugin,
             CallOptions::default(),
             fresh_call!(pre, |instance, store| instance
-                .pith_plugin_prompt_template()
+                .pith_plugin0_1_0_prompt_template()
                 .call_expand(&mut *store, &name, &args)
                 .await),
         )

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::bindings::imports::pith::plugin::types as wit;
+use super::bindings::imports::pith::plugin0_1_0::types as wit;
 use super::convert::details_value;
 
 /// A tool as the model and hosts see it (from the plugin's `describe()`).

@@ -184,13 +184,14 @@ impl SessionSlot {
             config.model = Some(model);
         }
         let session = Session::new(host, self.events.clone(), models, config);
+        let previous = departure.previous_session_file.clone();
         session.arrive(departure);
         *self
             .current
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = session.clone();
         drop(current);
-        session.start_extensions().await;
+        session.start_extensions_resumed(previous).await;
         Ok(SwitchOutcome { cancelled: false })
     }
 }

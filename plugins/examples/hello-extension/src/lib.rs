@@ -27,7 +27,7 @@ impl Extension for Hello {
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
         match event {
-            Event::SessionStart => {
+            Event::SessionStart(_) => {
                 ui::notify("hello from an extension", None);
                 Ok(EventResult::Continue)
             }

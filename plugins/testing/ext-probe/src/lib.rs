@@ -18,13 +18,11 @@ struct Probe {
     starts: u32,
 }
 
-/// The lifecycle events shown as the `lifecycle` status.
-const LIFECYCLE: [&str; 4] = [
-    "session_shutdown",
-    "model_select",
-    "user_bash",
-    "session_compact",
-];
+/// An enum case's name as pi spells it (`ModelSelectSource::Set` → `set`).
+fn case(value: impl std::fmt::Debug) -> String {
+    let shown = format!("{value:?}");
+    shown.rsplit("::").next().unwrap_or_default().to_lowercase()
+}
 
 /// Shows `text` as the `lifecycle` status when the config asks for it.
 fn lifecycle(text: &str) {
@@ -77,6 +75,7 @@ impl Extension for Probe {
                 command("say", "Send a user message"),
                 command("name", "Name the session"),
                 command("title", "Set the window title"),
+                command("session", "Read and steer the session (version 0.2's imports)"),
             ],
             rules: vec![Rule {
                 name: "probe-rule".into(),
@@ -95,7 +94,7 @@ impl Extension for Probe {
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
         match event {
-            Event::SessionStart => {
+            Event::SessionStart(_) => {
                 self.starts += 1;
                 lifecycle(&format!("session_start #{}", self.starts));
                 ui::set_status("probe", Some("started"));
@@ -165,8 +164,48 @@ impl Extension for Probe {
                 }
                 _ => Ok(EventResult::Continue),
             },
-            Event::Observe((kind, json)) if LIFECYCLE.contains(&kind.as_str()) => {
-                lifecycle(&format!("{kind} {json}"));
+            // Shown as pi's JSON, as an extension built for 0.1 gets them (`observe`).
+            Event::SessionShutdown(shutdown) => {
+                let mut json = serde_json::json!({
+                    "type": "session_shutdown",
+                    "reason": case(shutdown.reason),
+                });
+                if let Some(target) = shutdown.target_session_file {
+                    json["targetSessionFile"] = target.into();
+                }
+                lifecycle(&format!("session_shutdown {json}"));
+                Ok(EventResult::Continue)
+            }
+            Event::ModelSelect(select) => {
+                let model = |m: &models::ModelInfo| serde_json::json!({"provider": m.provider, "id": m.id});
+                let json = serde_json::json!({
+                    "type": "model_select",
+                    "model": model(&select.model),
+                    "previousModel": select.previous_model.as_ref().map(model),
+                    "source": case(select.source),
+                });
+                lifecycle(&format!("model_select {json}"));
+                Ok(EventResult::Continue)
+            }
+            Event::UserBash(bash) => {
+                let json = serde_json::json!({
+                    "type": "user_bash",
+                    "command": bash.command,
+                    "excludeFromContext": bash.exclude_from_context,
+                    "cwd": bash.cwd,
+                });
+                lifecycle(&format!("user_bash {json}"));
+                Ok(EventResult::Continue)
+            }
+            Event::SessionCompact(compact) => {
+                let json = serde_json::json!({
+                    "type": "session_compact",
+                    "compactionEntry": {"type": "compaction", "id": compact.entry_id, "summary": compact.summary},
+                    "fromExtension": compact.from_extension,
+                    "reason": case(compact.reason),
+                    "willRetry": compact.will_retry,
+                });
+                lifecycle(&format!("session_compact {json}"));
                 Ok(EventResult::Continue)
             }
             Event::Observe((kind, _)) if kind == "agent_end" => {
@@ -254,6 +293,40 @@ impl Extension for Probe {
             "title" => {
                 ui::set_title(args);
                 ui::notify("title set", None);
+                Ok(())
+            }
+            "session" => {
+                // Reads, then changes, then reads again; one notify with what it saw.
+                let leaf = session_read::leaf_id().unwrap_or_default();
+                let labelled = session_control::set_label(&leaf, Some("probe-label"));
+                let model = models::current().map(|m| format!("{}/{}", m.provider, m.id));
+                let found = models::find("faux", "faux-model").is_some();
+                let set = session_control::set_model("faux", "no-such-model");
+                let tools = session_control::set_active_tools(&["read".into(), "nope".into()]);
+                let narrowed = session_control::set_active_tools(&["read".into()]);
+                let usage = session_read::context_usage().map(|u| u.context_window);
+                ui::notify(
+                    &format!(
+                        "session: id {} file {} cwd {} leaf {} label {:?} {:?} model {:?} found {} auth {} set {:?} tools {:?} {:?} active {:?} all {} window {:?} thinking {:?}",
+                        !session_read::session_id().is_empty(),
+                        session_read::session_file().is_some(),
+                        !session_read::cwd().is_empty(),
+                        !leaf.is_empty(),
+                        labelled,
+                        session_read::label(&leaf),
+                        model,
+                        found,
+                        models::has_configured_auth("faux"),
+                        set,
+                        tools,
+                        narrowed,
+                        session_control::active_tools(),
+                        session_control::all_tools().len() > 1,
+                        usage,
+                        models::current_thinking_level(),
+                    ),
+                    None,
+                );
                 Ok(())
             }
             "count" => {

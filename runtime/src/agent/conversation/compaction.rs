@@ -10,8 +10,8 @@ use crate::agent::model::{Model, ThinkingLevel};
 use crate::agent::session::policies::CompactionPolicy;
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
-use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
+use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::provider::{ProviderRequest, StreamEvent};
 
 /// The system prompt of a summary request.

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::agent::conversation::message::{AgentMessage, CustomMessage, now_ms};
 use crate::content::Content;
-pub use crate::plugin_host::bindings::extension_world::pith::plugin::session::Delivery;
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+pub use crate::plugin_host::bindings::extension_world::pith::plugin0_1_0::session::Delivery;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::convert::details_value;
 
 /// An extension's custom message as pi's `custom` message.

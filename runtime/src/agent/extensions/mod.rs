@@ -16,8 +16,8 @@ use crate::agent::event::{EventSink, SessionEvent};
 use crate::agent::session::path_completion::{Completion, MAX_COMPLETIONS};
 use crate::content::ToolOutput;
 use crate::plugin_host::PluginHost;
-use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension::{
-    Event, EventResult,
+use crate::plugin_host::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::{
+    Event, EventResult, SessionShutdownEvent, SessionStartEvent, SessionStartReason, ShutdownReason,
 };
 use crate::plugin_host::extension::ExtensionInstance;
 use crate::plugin_host::imports::ui::ExtensionContext;
@@ -26,8 +26,9 @@ use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::resources::ExtensionMeta;
 use crate::plugin_host::tool::ToolSpec;
 
-/// The WIT event and result types, for the session's hook points.
-pub use crate::plugin_host::bindings::extension_world::exports::pith::plugin::extension as hooks;
+/// The WIT event and result types (version 0.2; an extension built for 0.1 gets them adapted),
+/// for the session's hook points.
+pub use crate::plugin_host::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension as hooks;
 
 /// One loaded extension.
 pub struct Slot {
@@ -65,8 +66,8 @@ pub struct Extensions {
     out: Arc<dyn EventSink>,
     context: OnceLock<Arc<dyn ExtensionContext>>,
     slots: Mutex<Arc<Vec<Arc<Slot>>>>,
-    observed: mpsc::UnboundedSender<(String, Value)>,
-    observer: Mutex<Option<mpsc::UnboundedReceiver<(String, Value)>>>,
+    observed: mpsc::UnboundedSender<(String, Event)>,
+    observer: Mutex<Option<mpsc::UnboundedReceiver<(String, Event)>>>,
     /// Observed events queued so far, and delivered so far: a command waits until the
     /// extensions have seen every event emitted before it.
     observed_sent: std::sync::atomic::AtomicU64,
@@ -142,9 +143,19 @@ impl Extensions {
         fresh
     }
 
-    /// Starts delivering observed events and sends `session_start` to every extension. Runs
-    /// after the RPC reader is up, so a dialog opened in `session_start` can be answered.
+    /// Starts delivering observed events and sends `session_start` (`startup`) to every
+    /// extension. Runs after the RPC reader is up, so a dialog opened in `session_start` can be
+    /// answered.
     pub async fn start(self: &Arc<Self>) {
+        self.start_as(SessionStartReason::Startup, None).await;
+    }
+
+    /// [`Extensions::start`] for a session that replaced another (`reason`, the file left).
+    pub async fn start_as(
+        self: &Arc<Self>,
+        reason: SessionStartReason,
+        previous_session_file: Option<String>,
+    ) {
         let receiver = self
             .observer
             .lock()
@@ -154,52 +165,49 @@ impl Extensions {
             // Held weakly: the task ends with the session (its sender goes with it).
             let extensions = Arc::downgrade(self);
             tokio::spawn(async move {
-                while let Some((kind, frame)) = receiver.recv().await {
+                while let Some((kind, event)) = receiver.recv().await {
                     let Some(extensions) = extensions.upgrade() else {
                         break;
                     };
-                    let text = frame.to_string();
-                    extensions
-                        .hook(&kind, Event::Observe((kind.clone(), text)))
-                        .await;
+                    extensions.hook(&kind, event).await;
                     extensions.observed_done.send_modify(|done| *done += 1);
                 }
             });
         }
-        self.session_start(&self.slots()).await;
+        self.session_start(&self.slots(), reason, previous_session_file)
+            .await;
     }
 
-    /// Sends `session_start` to `slots`.
-    pub async fn session_start(&self, slots: &[Arc<Slot>]) {
+    /// Sends `session_start` (with pi's `reason` and the session file left) to `slots`.
+    pub async fn session_start(
+        &self,
+        slots: &[Arc<Slot>],
+        reason: SessionStartReason,
+        previous_session_file: Option<String>,
+    ) {
+        let event = Event::SessionStart(SessionStartEvent {
+            reason,
+            previous_session_file,
+        });
         for slot in slots {
-            let _ = self
-                .call_slot(slot, "session_start", Event::SessionStart)
-                .await;
+            let _ = self.call_slot(slot, "session_start", event.clone()).await;
         }
     }
 
-    /// pi's `session_shutdown`: the session is being left (`reason`: `quit`, `new`, `resume`,
-    /// `fork`; `target`: the session file replacing it). Awaited, as pi awaits it, so an
-    /// extension can finish its work (commit, save) first.
-    pub async fn session_shutdown(&self, reason: &str, target: Option<&str>) {
-        if !self.wants("session_shutdown") {
-            return;
-        }
-        let mut event = serde_json::json!({"type": "session_shutdown", "reason": reason});
-        if let Some(target) = target {
-            event["targetSessionFile"] = Value::from(target);
-        }
-        self.hook(
-            "session_shutdown",
-            Event::Observe(("session_shutdown".into(), event.to_string())),
-        )
-        .await;
+    /// pi's `session_shutdown`: the session is being left (`target`: the session file replacing
+    /// it). Awaited, as pi awaits it, so an extension can finish its work (commit, save) first.
+    pub async fn session_shutdown(&self, reason: ShutdownReason, target: Option<String>) {
+        let event = Event::SessionShutdown(SessionShutdownEvent {
+            reason,
+            target_session_file: target,
+        });
+        self.hook("session_shutdown", event).await;
     }
 
     /// A new session replaced the old one in place (`new_session`, `switch_session`, `fork`,
     /// `clone`): every extension starts afresh, as pi builds its extensions again for the new
-    /// session, and gets `session_start`.
-    pub async fn restart(&self) {
+    /// session, and gets `session_start` with `reason` and the file left.
+    pub async fn restart(&self, reason: SessionStartReason, previous: Option<String>) {
         let Some(context) = self.context.get() else {
             return;
         };
@@ -208,7 +216,7 @@ impl Extensions {
             *slot.instance.lock().await =
                 ExtensionInstance::new(slot.plugin.clone(), context.clone());
         }
-        self.session_start(&slots).await;
+        self.session_start(&slots, reason, previous).await;
     }
 
     /// True when some extension listens to events of `kind`.
@@ -222,10 +230,22 @@ impl Extensions {
         self.observe_after(kind, || {}, json);
     }
 
+    /// Queues a typed event (made only when someone listens) for the extensions that listen to
+    /// `kind`, in order with the observed ones.
+    pub fn observe_typed(&self, kind: &str, event: impl FnOnce() -> Event) {
+        self.queue(kind, || {}, event);
+    }
+
     /// Runs `write` (the front-end's copy of the event), then queues the event as
     /// [`Extensions::observe`] does; a command that starts once `write` has run waits for the
     /// extensions to see the event.
     pub fn observe_after(&self, kind: &str, write: impl FnOnce(), json: impl FnOnce() -> Value) {
+        self.queue(kind, write, || {
+            Event::Observe((kind.to_string(), json().to_string()))
+        });
+    }
+
+    fn queue(&self, kind: &str, write: impl FnOnce(), event: impl FnOnce() -> Event) {
         let wanted = !kind.is_empty() && self.wants(kind);
         if wanted {
             self.observed_sent
@@ -233,7 +253,7 @@ impl Extensions {
         }
         write();
         if wanted {
-            let _ = self.observed.send((kind.to_string(), json()));
+            let _ = self.observed.send((kind.to_string(), event()));
         }
     }
 

@@ -10,7 +10,7 @@ use crate::agent::conversation::system_prompt;
 use crate::agent::session::shared::Shared;
 use crate::agent::tools::{self, SessionTool};
 use crate::content::{Content, ToolOutput};
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::resources::context_files;
 
 /// pi's result text for a call an extension blocked without a reason.

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::model::Model;
 use crate::agent::models::errors::WireError;
-use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
+use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::provider::model_to_wit;
 
 /// The API whose endpoint comes from the environment.
@@ -80,7 +80,7 @@ pub fn with_headers(mut wire: pwit::Model, headers: &[(String, String)]) -> pwit
     for (name, value) in headers {
         wire.headers.retain(|h| !h.name.eq_ignore_ascii_case(name));
         wire.headers.push(
-            crate::plugin_host::bindings::imports::pith::plugin::types::Header {
+            crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::Header {
                 name: name.clone(),
                 value: value.clone(),
             },

@@ -9,8 +9,8 @@ use crate::agent::run::tool_output::{OutputLimit, content_for_model};
 use crate::agent::tools::SessionTool;
 use crate::content::Content;
 use crate::plugin_host::CallError;
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
-use crate::plugin_host::bindings::provider_world::exports::pith::plugin::provider as pwit;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
+use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::provider::ProviderRequest;
 
 /// What a request is built from.
@@ -94,7 +94,7 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, WireError> {
             })
             .collect(),
         api_key: parts.auth.api_key,
-        thinking: thinking(parts.thinking),
+        thinking: wit::ThinkingLevel::from(parts.thinking),
         thinking_budgets: parts.settings.thinking_budgets.clone(),
         max_tokens: fitted_output(
             parts.model,
@@ -242,17 +242,6 @@ pub fn fit_to_window(context_window: u64, input: u64, max_tokens: u64) -> u64 {
 pub fn fitted_output(model: &Model, input: u64, max_tokens: u64) -> Option<u32> {
     let fitted = fit_to_window(model.context_window, input, max_tokens);
     (max_tokens > 0 && fitted < max_tokens).then(|| fitted.min(u32::MAX as u64) as u32)
-}
-
-fn thinking(level: ThinkingLevel) -> wit::ThinkingLevel {
-    match level {
-        ThinkingLevel::Off => wit::ThinkingLevel::Off,
-        ThinkingLevel::Minimal => wit::ThinkingLevel::Minimal,
-        ThinkingLevel::Low => wit::ThinkingLevel::Low,
-        ThinkingLevel::Medium => wit::ThinkingLevel::Medium,
-        ThinkingLevel::High => wit::ThinkingLevel::High,
-        ThinkingLevel::Xhigh | ThinkingLevel::Max => wit::ThinkingLevel::Xhigh,
-    }
 }
 
 fn user(content: Vec<Content>) -> pwit::Message {

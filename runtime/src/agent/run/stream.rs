@@ -12,7 +12,7 @@ use crate::agent::conversation::message::{
 };
 use crate::agent::event::{UpdateKind, UpdatePayload};
 use crate::agent::model::Model;
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::provider::StreamEvent;
 
 /// What one stream event produced.

@@ -125,16 +125,24 @@ impl Shared {
             prefix,
             previous: previous.as_deref(),
         };
-        let supplied =
-            match before_compact(shared, instructions, &cut, &first_kept, tokens_before).await {
-                Err(cancelled) => {
-                    // A cancellation is an abort, as pi reports it (no error message in the event).
-                    compaction_end(shared, reason, retry, None, true, None);
-                    shared.end_compaction();
-                    return Err(cancelled);
-                }
-                Ok(supplied) => supplied,
-            };
+        let supplied = match before_compact(
+            shared,
+            instructions,
+            &cut,
+            &first_kept,
+            tokens_before,
+            (reason, retry),
+        )
+        .await
+        {
+            Err(cancelled) => {
+                // A cancellation is an abort, as pi reports it (no error message in the event).
+                compaction_end(shared, reason, retry, None, true, None);
+                shared.end_compaction();
+                return Err(cancelled);
+            }
+            Ok(supplied) => supplied,
+        };
         if let Some(result) = supplied {
             let mut state = shared.state();
             let fields = entry_fields(&state, &result, None, true);
@@ -143,7 +151,7 @@ impl Shared {
             state.load_context(context);
             drop(state);
             compaction_end(shared, reason, retry, Some(&result), false, None);
-            session_compact(shared, &id, true, reason, retry);
+            session_compact(shared, (&id, &result), true, reason, retry);
             shared.end_compaction();
             return Ok(result);
         }
@@ -187,24 +195,42 @@ impl Shared {
         result.estimated_tokens_after = Some(tokens_after);
         result.usage = Some(usage);
         compaction_end(shared, reason, retry, Some(&result), false, None);
-        session_compact(shared, &id, false, reason, retry);
+        session_compact(shared, (&id, &result), false, reason, retry);
         shared.end_compaction();
         Ok(result)
     }
 }
 
-/// pi's `session_compact` to the extensions: the compaction entry `id` was written.
-fn session_compact(shared: &Shared, id: &str, from_extension: bool, reason: &str, retry: bool) {
-    shared.extensions.observe("session_compact", || {
-        let entry = shared.state().store.entry(id).cloned();
-        json!({
-            "type": "session_compact",
-            "compactionEntry": entry,
-            "fromExtension": from_extension,
-            "reason": reason,
-            "willRetry": retry,
+/// pi's `session_compact` to the extensions: the compaction `result` was written as entry `id`.
+fn session_compact(
+    shared: &Shared,
+    (id, result): (&str, &CompactionResult),
+    from_extension: bool,
+    reason: &str,
+    retry: bool,
+) {
+    use crate::agent::extensions::hooks::{Event, SessionCompactEvent};
+    shared.extensions.observe_typed("session_compact", || {
+        Event::SessionCompact(SessionCompactEvent {
+            entry_id: id.to_string(),
+            summary: result.summary.clone(),
+            first_kept_entry_id: result.first_kept_entry_id.clone(),
+            tokens_before: result.tokens_before,
+            from_extension,
+            reason: compaction_reason(reason),
+            will_retry: retry,
         })
     });
+}
+
+/// A compaction's reason (`manual`, `threshold`, `overflow`) as the extensions get it.
+fn compaction_reason(reason: &str) -> crate::agent::extensions::hooks::CompactionReason {
+    use crate::agent::extensions::hooks::CompactionReason;
+    match reason {
+        "threshold" => CompactionReason::Threshold,
+        "overflow" => CompactionReason::Overflow,
+        _ => CompactionReason::Manual,
+    }
 }
 
 /// What a compaction summarizes.
@@ -388,6 +414,7 @@ async fn before_compact(
     cut: &Cut<'_>,
     first_kept: &str,
     tokens_before: u64,
+    (reason, will_retry): (&str, bool),
 ) -> Result<Option<CompactionResult>, SessionError> {
     use crate::agent::extensions::hooks::{BeforeCompactEvent, EventResult};
     if !shared.extensions.wants("session_before_compact") {
@@ -410,6 +437,8 @@ async fn before_compact(
                 custom_instructions: instructions.map(str::to_string),
                 preparation: preparation.to_string(),
                 branch_entries: branch.to_string(),
+                reason: compaction_reason(reason),
+                will_retry,
             }),
         )
         .await;

@@ -3,6 +3,7 @@
 
 use super::answers::{ClearedQueues, CycledModel, ThinkingLevelChange};
 use super::*;
+use crate::agent::extensions::hooks::ModelSelectSource;
 
 impl Session {
     /// Sets the thinking level, clamped; emits `thinking_level_changed` when it changed.
@@ -27,14 +28,20 @@ impl Session {
         clamped
     }
 
-    /// pi's `model_select` to the extensions (`source`: `set`, `cycle` or `restore`).
-    pub(super) fn model_selected(&self, model: &Model, previous: Option<Model>, source: &str) {
-        self.shared.extensions.observe("model_select", || {
-            serde_json::json!({
-                "type": "model_select",
-                "model": model,
-                "previousModel": previous,
-                "source": source,
+    /// pi's `model_select` to the extensions (`source`: set, cycle or restore).
+    pub(super) fn model_selected(
+        &self,
+        model: &Model,
+        previous: Option<Model>,
+        source: crate::agent::extensions::hooks::ModelSelectSource,
+    ) {
+        use crate::agent::extensions::hooks::{Event, ModelSelectEvent};
+        use crate::plugin_host::imports::session_access::model_info;
+        self.shared.extensions.observe_typed("model_select", || {
+            Event::ModelSelect(ModelSelectEvent {
+                model: model_info(model),
+                previous_model: previous.as_ref().map(model_info),
+                source,
             })
         });
     }
@@ -52,7 +59,7 @@ impl Session {
         let level = {
             let mut state = self.shared.state();
             let previous = state.model.replace(model.clone());
-            self.model_selected(&model, previous, "set");
+            self.model_selected(&model, previous, ModelSelectSource::Set);
             state.record_model();
             state
                 .thinking_defaults
@@ -115,7 +122,7 @@ impl Session {
         {
             let mut state = self.shared.state();
             let previous = state.model.replace(next.clone());
-            self.model_selected(&next, previous, "cycle");
+            self.model_selected(&next, previous, ModelSelectSource::Cycle);
             state.record_model();
         }
         let level = self.apply_thinking(wanted);

@@ -11,7 +11,7 @@ use crate::agent::session::answers::{
 };
 use crate::agent::session::{Session, SessionError};
 use crate::content::Content;
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::resources::{Location, skills, templates};
 
 /// What to do with an input.

@@ -31,7 +31,7 @@ use crate::agent::tools::host_tools::{HostToolBridge, HostToolDefinition};
 use crate::agent::tools::todos::{self, TodoPhase};
 use crate::content::Content;
 use crate::plugin_host::PluginHost;
-use crate::plugin_host::bindings::imports::pith::plugin::types as wit;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::convert::details_value;
 use crate::plugin_host::imports::ui::{BoxFuture, ExtensionContext, UiAnswer, UiRequest};
 
@@ -40,6 +40,7 @@ mod catalog;
 mod compaction_run;
 mod controls;
 pub mod error;
+mod extension_access;
 pub mod file;
 pub mod front_end;
 pub mod index;
@@ -293,6 +294,18 @@ impl Session {
         self.shared.extensions.start().await;
     }
 
+    /// Starts the extensions of a session that replaced the one at `previous` (another
+    /// folder's, `switch_session`): their `session_start` has pi's `resume` reason.
+    pub async fn start_extensions_resumed(&self, previous: Option<String>) {
+        self.shared
+            .extensions
+            .start_as(
+                crate::agent::extensions::hooks::SessionStartReason::Resume,
+                previous,
+            )
+            .await;
+    }
+
     /// Adds an extension's message: queued while a run streams (steering by default), kept for
     /// the next prompt (`next-turn`), else appended, and a run started when `trigger_turn`.
     pub fn send_extension_message(
@@ -513,6 +526,10 @@ impl SessionContext {
 }
 
 impl ExtensionContext for SessionContext {
+    fn access(&self) -> Option<&dyn crate::plugin_host::imports::session_access::SessionAccess> {
+        Some(self)
+    }
+
     fn sandbox(&self) -> Option<Arc<crate::sandbox::SandboxPolicy>> {
         self.shared
             .upgrade()

@@ -43,7 +43,15 @@ impl Session {
             updated: report.updated,
             removed: report.removed,
         });
-        shared.extensions.session_start(&fresh).await;
+        // A plugin loaded while the session runs starts with it (pi's `reload` reason).
+        shared
+            .extensions
+            .session_start(
+                &fresh,
+                crate::agent::extensions::hooks::SessionStartReason::Reload,
+                None,
+            )
+            .await;
         Some(models)
     }
 

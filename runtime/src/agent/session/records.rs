@@ -31,22 +31,13 @@ impl Session {
         // pi's `user_bash`, awaited before the command runs (pith runs it itself: a handler's
         // answer does not replace the run).
         if self.shared.extensions.wants("user_bash") {
-            let event = serde_json::json!({
-                "type": "user_bash",
-                "command": command,
-                "excludeFromContext": exclude_from_context,
-                "cwd": self.shared.cwd,
+            use crate::agent::extensions::hooks::{Event, UserBashEvent};
+            let event = Event::UserBash(UserBashEvent {
+                command: command.to_string(),
+                exclude_from_context,
+                cwd: self.shared.cwd.display().to_string(),
             });
-            self.shared
-                .extensions
-                .hook(
-                    "user_bash",
-                    crate::agent::extensions::hooks::Event::Observe((
-                        "user_bash".into(),
-                        event.to_string(),
-                    )),
-                )
-                .await;
+            self.shared.extensions.hook("user_bash", event).await;
         }
         let result = self
             .shared

@@ -3,6 +3,7 @@
 
 use super::answers::{ForkOutcome, SwitchOutcome};
 use super::*;
+use crate::agent::extensions::hooks::{SessionStartReason, ShutdownReason};
 use crate::agent::tools::ToolSelection;
 use std::path::Path;
 
@@ -16,7 +17,8 @@ impl Session {
         let previous = self.session_file();
         self.abort().await;
         let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
-        self.shut_down_extensions("new", path.as_deref()).await;
+        self.shut_down_extensions(ShutdownReason::New, path.as_deref())
+            .await;
         let store = SessionFile::create(path, &id, &self.shared.cwd, parent_session);
         {
             let mut state = self.shared.state();
@@ -25,8 +27,11 @@ impl Session {
             self.replace_store(&mut state, store);
             state.record_thinking();
         }
-        self.after_switch("new", previous);
-        self.shared.extensions.restart().await;
+        self.after_switch("new", previous.clone());
+        self.shared
+            .extensions
+            .restart(SessionStartReason::New, previous)
+            .await;
         SwitchOutcome { cancelled: false }
     }
 
@@ -90,7 +95,8 @@ impl Session {
         }
         let previous = self.session_file();
         self.abort().await;
-        self.shut_down_extensions("resume", Some(full)).await;
+        self.shut_down_extensions(ShutdownReason::Resume, Some(full))
+            .await;
         self.files_beside(full);
         let context = store.context();
         let level = {
@@ -102,7 +108,11 @@ impl Session {
             {
                 let previous = state.model.replace(model.clone());
                 if previous.as_ref() != Some(&model) {
-                    self.model_selected(&model, previous, "restore");
+                    self.model_selected(
+                        &model,
+                        previous,
+                        crate::agent::extensions::hooks::ModelSelectSource::Restore,
+                    );
                 }
             }
             self.replace_store(&mut state, store);
@@ -113,24 +123,27 @@ impl Session {
                 .unwrap_or(state.thinking)
         };
         self.apply_thinking(level);
-        self.after_switch("resume", previous);
-        self.shared.extensions.restart().await;
+        self.after_switch("resume", previous.clone());
+        self.shared
+            .extensions
+            .restart(SessionStartReason::Resume, previous)
+            .await;
         SwitchOutcome { cancelled: false }
     }
 
     /// pi's `session_shutdown` to the extensions, before the session is replaced.
-    async fn shut_down_extensions(&self, reason: &str, target: Option<&Path>) {
+    async fn shut_down_extensions(&self, reason: ShutdownReason, target: Option<&Path>) {
         let target = target.map(|path| path.display().to_string());
         self.shared
             .extensions
-            .session_shutdown(reason, target.as_deref())
+            .session_shutdown(reason, target)
             .await;
     }
 
     /// pi's `session_shutdown` with `quit`: the process is ending; awaited, so an extension
     /// finishes its work first.
     pub async fn quit(&self) {
-        self.shut_down_extensions("quit", None).await;
+        self.shut_down_extensions(ShutdownReason::Quit, None).await;
     }
 
     /// New sessions are written beside `file` from now on (in its folder).
@@ -176,7 +189,8 @@ impl Session {
         };
         self.cancel_dialogs();
         self.abort().await;
-        self.shut_down_extensions("resume", target).await;
+        self.shut_down_extensions(ShutdownReason::Resume, target)
+            .await;
         self.close().await;
         departure
     }
@@ -225,10 +239,13 @@ impl Session {
         }
         self.fork_point(entry_id)?;
         let previous = self.session_file();
-        self.shut_down_extensions("fork", None).await;
+        self.shut_down_extensions(ShutdownReason::Fork, None).await;
         let forked = self.fork_now(entry_id)?;
-        self.forked_from(previous);
-        self.shared.extensions.restart().await;
+        self.forked_from(previous.clone());
+        self.shared
+            .extensions
+            .restart(SessionStartReason::Fork, previous)
+            .await;
         Ok(forked)
     }
 
@@ -272,14 +289,18 @@ impl Session {
         self.abort().await;
         let previous = self.session_file();
         let (id, path) = new_session_file(self.shared.sessions_dir().as_deref(), None);
-        self.shut_down_extensions("fork", path.as_deref()).await;
+        self.shut_down_extensions(ShutdownReason::Fork, path.as_deref())
+            .await;
         {
             let mut state = self.shared.state();
             let cloned = state.store.branch(Some(&leaf), path, &id, &self.shared.cwd);
             self.replace_store(&mut state, cloned);
         }
-        self.forked_from(previous);
-        self.shared.extensions.restart().await;
+        self.forked_from(previous.clone());
+        self.shared
+            .extensions
+            .restart(SessionStartReason::Fork, previous)
+            .await;
         Ok(SwitchOutcome { cancelled: false })
     }
 

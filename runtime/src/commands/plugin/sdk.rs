@@ -96,7 +96,8 @@ mod tests {
         let agent = tempfile::tempdir().unwrap();
         let first = unpack(agent.path()).unwrap();
         assert!(first.join("src/lib.rs").is_file());
-        assert!(first.join("wit/tool.wit").is_file());
+        assert!(first.join("wit/worlds.wit").is_file());
+        assert!(first.join("wit/deps/pith-plugin-0.1.0/tool.wit").is_file());
         std::fs::write(first.join("marker"), "kept").unwrap();
         let second = unpack(agent.path()).unwrap();
         assert_eq!(first, second);

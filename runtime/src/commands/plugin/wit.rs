@@ -1,6 +1,6 @@
-//! `pith plugin wit [dir]`: writes pith's WIT package (`pith:plugin@0.1.0`) and the WASI WIT it
-//! uses (`deps/`), as this binary was built with, for componentize-py, componentize-js or any
-//! other component toolchain.
+//! `pith plugin wit [dir]`: writes pith's WIT package (`pith:plugin@0.2.0`, over the frozen
+//! `pith:plugin@0.1.0` in `deps/`) and the WASI WIT it uses (`deps/`), as this binary was built
+//! with, for componentize-py, componentize-js or any other component toolchain.
 
 use std::path::Path;
 
@@ -8,20 +8,11 @@ use super::PluginError;
 
 /// The WIT files, by path under the written directory.
 pub const FILES: &[(&str, &str)] = &[
-    ("types.wit", include_str!("../../../../wit/types.wit")),
-    ("host.wit", include_str!("../../../../wit/host.wit")),
-    ("tool.wit", include_str!("../../../../wit/tool.wit")),
-    ("provider.wit", include_str!("../../../../wit/provider.wit")),
     (
         "extension.wit",
         include_str!("../../../../wit/extension.wit"),
     ),
-    (
-        "completions.wit",
-        include_str!("../../../../wit/completions.wit"),
-    ),
-    ("search.wit", include_str!("../../../../wit/search.wit")),
-    ("skill.wit", include_str!("../../../../wit/skill.wit")),
+    ("session.wit", include_str!("../../../../wit/session.wit")),
     ("worlds.wit", include_str!("../../../../wit/worlds.wit")),
     ("deps/io.wit", include_str!("../../../../wit/deps/io.wit")),
     (
@@ -31,6 +22,42 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "deps/filesystem.wit",
         include_str!("../../../../wit/deps/filesystem.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/types.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/types.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/host.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/host.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/tool.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/tool.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/provider.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/provider.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/extension.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/extension.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/completions.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/completions.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/search.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/search.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/skill.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/skill.wit"),
+    ),
+    (
+        "deps/pith-plugin-0.1.0/worlds.wit",
+        include_str!("../../../../wit/deps/pith-plugin-0.1.0/worlds.wit"),
     ),
 ];
 
@@ -57,7 +84,7 @@ mod tests {
     fn the_list_is_the_wit_directory() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
         let mut on_disk = Vec::new();
-        for dir in ["", "deps"] {
+        for dir in ["", "deps", "deps/pith-plugin-0.1.0"] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "wit") {

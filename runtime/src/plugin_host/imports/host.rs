@@ -1,7 +1,7 @@
 //! `pith:plugin/host`: logging, granted config values, the workspace path.
 
-use crate::plugin_host::bindings::imports::pith::plugin::host::{ConfigError, Host, LogLevel};
-use crate::plugin_host::bindings::imports::pith::plugin::types;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::host::{ConfigError, Host, LogLevel};
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types;
 use crate::plugin_host::sandbox::StoreState;
 
 /// The longest log line kept from a plugin.

@@ -8,10 +8,10 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use wasmtime::component::Resource;
 
-use crate::plugin_host::bindings::imports::pith::plugin::http::{
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::http::{
     Host, HostResponse, HttpError, Request,
 };
-use crate::plugin_host::bindings::imports::pith::plugin::types::Header;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::Header;
 use crate::plugin_host::sandbox::StoreState;
 
 /// A response being received.

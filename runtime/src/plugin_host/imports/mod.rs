@@ -6,4 +6,5 @@ pub mod http;
 pub mod process;
 pub mod progress;
 pub mod search;
+pub mod session_access;
 pub mod ui;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use wasmtime::component::Resource;
 
-use crate::plugin_host::bindings::imports::pith::plugin::process::{
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::process::{
     Command, ExitStatus, Host, HostChild, Interpreter, Output, ProcessError,
 };
 use crate::plugin_host::sandbox::StoreState;

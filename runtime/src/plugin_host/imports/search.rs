@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::file_search::handle::{self, DirHandle, OpenError};
 use crate::file_search::{self, EntryGlob, GrepQuery, GrepRoot, SearchError as FileSearchError};
-use crate::plugin_host::bindings::imports::pith::plugin::search::{
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::search::{
     GrepFile, GrepLine, GrepOptions, Host, SearchError, WalkEntry, WalkOptions,
 };
 use crate::plugin_host::sandbox::StoreState;

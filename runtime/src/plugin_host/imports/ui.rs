@@ -8,11 +8,11 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::plugin_host::bindings::extension_world::pith::plugin::session;
-use crate::plugin_host::bindings::extension_world::pith::plugin::ui::{
+use crate::plugin_host::bindings::extension_world::pith::plugin0_1_0::session;
+use crate::plugin_host::bindings::extension_world::pith::plugin0_1_0::ui::{
     self, NotifyKind, WidgetPlacement,
 };
-use crate::plugin_host::bindings::imports::pith::plugin::types::{Content, CustomMessage};
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::{Content, CustomMessage};
 use crate::plugin_host::sandbox::StoreState;
 
 /// A boxed future, as the context's methods return.
@@ -145,6 +145,11 @@ pub trait ExtensionContext: Send + Sync {
     fn abort(&self);
     /// True when no run is going on.
     fn is_idle(&self) -> bool;
+    /// What the extension may read and change of the session (version 0.2's imports); `None`
+    /// outside a session.
+    fn access(&self) -> Option<&dyn super::session_access::SessionAccess> {
+        None
+    }
 }
 
 impl StoreState {

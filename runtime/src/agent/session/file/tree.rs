@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::{SessionFile, entry_id, timestamp_of};
 
 impl SessionFile {
-    /// `get_tree`: pi's tree of entries (`{entry, children, label?}` nodes, children oldest
-    /// first; an entry whose parent is missing is a root).
-    pub fn tree(&self) -> Vec<Value> {
+    /// The labels set on entries, by entry id (the last `label` entry for each wins; a null
+    /// one clears it).
+    fn labels(&self) -> HashMap<&str, &Value> {
         let mut labels: HashMap<&str, &Value> = HashMap::new();
         for entry in &self.entries {
             if entry.get("type").and_then(Value::as_str) == Some("label")
@@ -22,6 +22,21 @@ impl SessionFile {
                 };
             }
         }
+        labels
+    }
+
+    /// The label of entry `id`, if it has one.
+    pub fn label(&self, id: &str) -> Option<String> {
+        self.labels()
+            .get(id)
+            .and_then(|label| label.as_str())
+            .map(str::to_string)
+    }
+
+    /// `get_tree`: pi's tree of entries (`{entry, children, label?}` nodes, children oldest
+    /// first; an entry whose parent is missing is a root).
+    pub fn tree(&self) -> Vec<Value> {
+        let labels = self.labels();
         let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut roots = Vec::new();
         for (position, entry) in self.entries.iter().enumerate() {

@@ -1,0 +1,137 @@
+//! What an extension may read and change of its session (the plugin host's `SessionAccess`,
+//! behind version 0.2's `models`, `session-read` and `session-control` imports), through the
+//! same commands every front-end uses.
+
+use super::{Session, SessionContext, SessionError};
+use crate::model::{Model, ThinkingLevel};
+use crate::plugin_host::imports::session_access::{
+    ContextFill, ModelRefusal, SessionAccess, ToolSummary,
+};
+
+impl SessionContext {
+    fn with<R: Default>(&self, read: impl FnOnce(&Session) -> R) -> R {
+        self.session()
+            .map(|session| read(&session))
+            .unwrap_or_default()
+    }
+}
+
+impl SessionAccess for SessionContext {
+    fn current_model(&self) -> Option<Model> {
+        self.with(|s| s.model_and_thinking().0)
+    }
+
+    fn thinking_level(&self) -> ThinkingLevel {
+        self.session()
+            .map_or(ThinkingLevel::Off, |s| s.model_and_thinking().1)
+    }
+
+    fn find_model(&self, provider: &str, id: &str) -> Option<Model> {
+        self.with(|s| s.shared.models().find(provider, id))
+    }
+
+    fn available_models(&self) -> Vec<Model> {
+        self.with(|s| s.usable_models())
+    }
+
+    fn has_auth(&self, provider: &str) -> bool {
+        self.with(|s| s.shared.models().has_key(provider))
+    }
+
+    fn session_id(&self) -> String {
+        self.with(|s| s.shared.state().session_id.clone())
+    }
+
+    fn session_file(&self) -> Option<String> {
+        self.with(|s| s.session_file())
+    }
+
+    fn cwd(&self) -> String {
+        self.with(|s| s.cwd().display().to_string())
+    }
+
+    fn leaf_id(&self) -> Option<String> {
+        self.with(|s| s.shared.state().store.leaf_id().map(str::to_string))
+    }
+
+    fn label(&self, entry_id: &str) -> Option<String> {
+        self.with(|s| s.shared.state().store.label(entry_id))
+    }
+
+    fn context_fill(&self) -> Option<ContextFill> {
+        self.with(|s| {
+            s.model_and_thinking().0?;
+            let usage = s.stats().context_usage;
+            let known = usage.tokens > 0;
+            Some(ContextFill {
+                tokens: known.then_some(usage.tokens),
+                context_window: usage.context_window,
+                percent: known.then_some(usage.percent),
+            })
+        })
+    }
+
+    fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String> {
+        match self.session() {
+            Some(session) => session
+                .set_entry_label(entry_id, label)
+                .map_err(|err| err.to_string()),
+            None => Err("the session has ended".into()),
+        }
+    }
+
+    fn set_model(&self, provider: &str, id: &str) -> Result<(), ModelRefusal> {
+        let session = self.session().ok_or(ModelRefusal::Unknown)?;
+        match session.set_model(provider, id) {
+            Ok(_) => Ok(()),
+            Err(SessionError::ModelNotFound { .. })
+                if session.shared.models().find(provider, id).is_some() =>
+            {
+                Err(ModelRefusal::NoKey)
+            }
+            Err(_) => Err(ModelRefusal::Unknown),
+        }
+    }
+
+    fn set_thinking_level(&self, level: ThinkingLevel) {
+        if let Some(session) = self.session() {
+            session.set_thinking_level(level);
+        }
+    }
+
+    fn active_tools(&self) -> Vec<String> {
+        self.with(|s| {
+            s.tools()
+                .tools
+                .into_iter()
+                .filter(|tool| tool.active)
+                .map(|tool| tool.name)
+                .collect()
+        })
+    }
+
+    fn all_tools(&self) -> Vec<ToolSummary> {
+        self.with(|s| {
+            s.tools()
+                .tools
+                .into_iter()
+                .map(|tool| ToolSummary {
+                    name: tool.name,
+                    description: tool.description,
+                    active: tool.active,
+                })
+                .collect()
+        })
+    }
+
+    fn set_active_tools(&self, names: Vec<String>) -> Result<(), Vec<String>> {
+        let Some(session) = self.session() else {
+            return Err(names);
+        };
+        match session.set_active_tools(names) {
+            Ok(_) => Ok(()),
+            Err(SessionError::UnknownTools { unknown, .. }) => Err(unknown),
+            Err(_) => Err(Vec::new()),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The imports of version 0.2 through which an extension reads and steers its session:
+//! `models`, `session-read` and `session-control`. Each reaches the session through
+//! [`SessionAccess`], which the engine implements; without a session (a call outside one) the
+//! answers are empty and the changes refused.
+
+use crate::model::{Model, ThinkingLevel};
+use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
+    models, session_control, session_read,
+};
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;
+use crate::plugin_host::sandbox::StoreState;
+
+/// How full the context is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextFill {
+    /// The context's tokens, when known.
+    pub tokens: Option<u64>,
+    /// The model's window.
+    pub context_window: u64,
+    /// `tokens` in percent of the window.
+    pub percent: Option<f64>,
+}
+
+/// Why a model could not be selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelRefusal {
+    /// No such model.
+    Unknown,
+    /// Its provider has no key.
+    NoKey,
+}
+
+/// A tool the session could offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSummary {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// True when it is offered to the model.
+    pub active: bool,
+}
+
+/// What an extension may read and change of its session (the engine's side of the imports).
+pub trait SessionAccess: Send + Sync {
+    /// The session's model.
+    fn current_model(&self) -> Option<Model>;
+    /// The session's thinking level.
+    fn thinking_level(&self) -> ThinkingLevel;
+    /// A model by provider and id.
+    fn find_model(&self, provider: &str, id: &str) -> Option<Model>;
+    /// The models whose provider has a key.
+    fn available_models(&self) -> Vec<Model>;
+    /// True when `provider` has a key.
+    fn has_auth(&self, provider: &str) -> bool;
+    /// The session's id.
+    fn session_id(&self) -> String;
+    /// Its file, when saved.
+    fn session_file(&self) -> Option<String>;
+    /// Its folder.
+    fn cwd(&self) -> String;
+    /// The leaf entry's id.
+    fn leaf_id(&self) -> Option<String>;
+    /// An entry's label.
+    fn label(&self, entry_id: &str) -> Option<String>;
+    /// How full the context is.
+    fn context_fill(&self) -> Option<ContextFill>;
+    /// Sets or clears an entry's label; the error is pi's text.
+    fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String>;
+    /// Selects a model.
+    fn set_model(&self, provider: &str, id: &str) -> Result<(), ModelRefusal>;
+    /// Sets the thinking level (clamped).
+    fn set_thinking_level(&self, level: ThinkingLevel);
+    /// The active tools' names.
+    fn active_tools(&self) -> Vec<String>;
+    /// Every tool the session could offer.
+    fn all_tools(&self) -> Vec<ToolSummary>;
+    /// Makes exactly `names` active; the error lists the unknown names.
+    fn set_active_tools(&self, names: Vec<String>) -> Result<(), Vec<String>>;
+}
+
+/// A model as an extension sees it.
+pub fn model_info(model: &Model) -> models::ModelInfo {
+    models::ModelInfo {
+        provider: model.provider.clone(),
+        id: model.id.clone(),
+        name: model.name.clone(),
+        api: model.api.clone(),
+        reasoning: model.reasoning,
+        images: model.input.iter().any(|kind| kind == "image"),
+        context_window: model.context_window,
+        max_tokens: model.max_tokens,
+    }
+}
+
+impl StoreState {
+    /// The session behind the calling extension, if it runs in one.
+    fn access<R>(&self, read: impl FnOnce(&dyn SessionAccess) -> R) -> Option<R> {
+        let context = self.extension.clone()?;
+        let _host_time = self.clock.enter_host();
+        context.access().map(read)
+    }
+}
+
+impl models::Host for StoreState {
+    async fn current(&mut self) -> Option<models::ModelInfo> {
+        self.access(|s| s.current_model())
+            .flatten()
+            .as_ref()
+            .map(model_info)
+    }
+
+    async fn current_thinking_level(&mut self) -> WitLevel {
+        self.access(|s| s.thinking_level())
+            .unwrap_or(ThinkingLevel::Off)
+            .into()
+    }
+
+    async fn find(&mut self, provider: String, id: String) -> Option<models::ModelInfo> {
+        self.access(|s| s.find_model(&provider, &id))
+            .flatten()
+            .as_ref()
+            .map(model_info)
+    }
+
+    async fn available(&mut self) -> Vec<models::ModelInfo> {
+        self.access(|s| s.available_models())
+            .unwrap_or_default()
+            .iter()
+            .map(model_info)
+            .collect()
+    }
+
+    async fn has_configured_auth(&mut self, provider: String) -> bool {
+        self.access(|s| s.has_auth(&provider)).unwrap_or(false)
+    }
+}
+
+impl session_read::Host for StoreState {
+    async fn session_id(&mut self) -> String {
+        self.access(|s| s.session_id()).unwrap_or_default()
+    }
+
+    async fn session_file(&mut self) -> Option<String> {
+        self.access(|s| s.session_file()).flatten()
+    }
+
+    async fn cwd(&mut self) -> String {
+        self.access(|s| s.cwd()).unwrap_or_default()
+    }
+
+    async fn leaf_id(&mut self) -> Option<String> {
+        self.access(|s| s.leaf_id()).flatten()
+    }
+
+    async fn label(&mut self, entry_id: String) -> Option<String> {
+        self.access(|s| s.label(&entry_id)).flatten()
+    }
+
+    async fn context_usage(&mut self) -> Option<session_read::UsageOfContext> {
+        let fill = self.access(|s| s.context_fill()).flatten()?;
+        Some(session_read::UsageOfContext {
+            tokens: fill.tokens,
+            context_window: fill.context_window,
+            percent: fill.percent,
+        })
+    }
+}
+
+/// The refusal of a change made outside a session.
+const NO_SESSION: &str = "no session: the extension is not running in one";
+
+impl session_control::Host for StoreState {
+    async fn set_label(&mut self, entry_id: String, label: Option<String>) -> Result<(), String> {
+        self.access(|s| s.set_label(&entry_id, label.as_deref()))
+            .unwrap_or_else(|| Err(NO_SESSION.into()))
+    }
+
+    async fn set_model(
+        &mut self,
+        provider: String,
+        id: String,
+    ) -> Result<(), session_control::SetModelError> {
+        match self.access(|s| s.set_model(&provider, &id)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(ModelRefusal::NoKey)) => Err(session_control::SetModelError::NoCredentials),
+            Some(Err(ModelRefusal::Unknown)) | None => {
+                Err(session_control::SetModelError::UnknownModel)
+            }
+        }
+    }
+
+    async fn set_thinking_level(&mut self, level: WitLevel) {
+        self.access(|s| s.set_thinking_level(level.into()));
+    }
+
+    async fn active_tools(&mut self) -> Vec<String> {
+        self.access(|s| s.active_tools()).unwrap_or_default()
+    }
+
+    async fn all_tools(&mut self) -> Vec<session_control::ToolInfo> {
+        self.access(|s| s.all_tools())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|tool| session_control::ToolInfo {
+                name: tool.name,
+                description: tool.description,
+                active: tool.active,
+            })
+            .collect()
+    }
+
+    async fn set_active_tools(&mut self, names: Vec<String>) -> Result<(), Vec<String>> {
+        self.access(|s| s.set_active_tools(names))
+            .unwrap_or_else(|| Err(Vec::new()))
+    }
+}

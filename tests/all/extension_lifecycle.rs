@@ -196,3 +196,38 @@ async fn an_extension_reads_and_steers_its_session() {
     let tree = pith.call("r", json!({"type": "get_tree"})).await;
     assert!(tree.to_string().contains("probe-label"), "{tree}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_asks_a_model_through_the_host_once_granted() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    // Not granted: a third-party extension may not spend on models.
+    let mut options = persistent(json!([]), &[]);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options.clone()).await;
+    pith.call("a", json!({"type": "prompt", "message": "/ask-model hi"}))
+        .await;
+    let denied = notified(&mut pith, "model error").await;
+    assert!(
+        denied.contains("Denied") && denied.contains("\\\"models\\\": true"),
+        "{denied}"
+    );
+    drop(pith);
+
+    // Granted: the host asks the model with its own key; the spending is the extension's.
+    let settings = json!({"plugins": {"ext-probe": {"grant": {"models": true}}}});
+    options.agent_files = vec![("settings.json".into(), settings.to_string())];
+    options.faux_script = Some(json!([{"text": "a short answer"}]));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("a", json!({"type": "prompt", "message": "/ask-model hi"}))
+        .await;
+    let said = notified(&mut pith, "model said").await;
+    assert!(
+        said.starts_with("model said: a short answer (StopReason::Stop, "),
+        "{said}"
+    );
+    let stats = pith.call("s", json!({"type": "get_session_stats"})).await;
+    let spent = &stats["data"]["extensionUsage"]["ext-probe"];
+    assert!(spent["output"].as_u64().unwrap() > 0, "{stats}");
+    // The conversation is untouched: the call was the extension's, not the session's.
+    assert_eq!(stats["data"]["totalMessages"], 0, "{stats}");
+}

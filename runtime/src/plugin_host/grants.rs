@@ -1,11 +1,11 @@
 //! The grant model: the manifest declares, the user's settings grant, and a plugin gets what
 //! both allow. First-party plugins come with their declared capabilities granted; a third-party
 //! plugin gets the workspace access it declares and nothing else (network, process, config
-//! keys) unless the user grants it in `settings.json`:
+//! keys, model calls) unless the user grants it in `settings.json`:
 //!
 //! ```json
 //! { "plugins": { "word-count": {
-//!     "grant": { "workspace": "read", "http": ["https://api.example.com/"], "config": true, "process": false },
+//!     "grant": { "workspace": "read", "http": ["https://api.example.com/"], "config": true, "process": false, "models": true },
 //!     "config": { "EXAMPLE_API_KEY": "…" } } } }
 //! ```
 //!
@@ -134,6 +134,8 @@ pub struct Grant {
     pub config: Option<GrantList<String>>,
     /// Child processes.
     pub process: Option<bool>,
+    /// Model calls through the host.
+    pub models: Option<bool>,
 }
 
 /// The capabilities a plugin really has.
@@ -147,6 +149,8 @@ pub struct Capabilities {
     pub config: Vec<String>,
     /// Whether it may run child processes.
     pub process: bool,
+    /// Whether it may call models through the host.
+    pub models: bool,
 }
 
 impl Capabilities {
@@ -202,11 +206,13 @@ impl Capabilities {
                 .collect(),
         };
         let process = requested.process && grant.process.unwrap_or(first_party);
+        let models = requested.models && grant.models.unwrap_or(first_party);
         Capabilities {
             workspace,
             http,
             config,
             process,
+            models,
         }
     }
 
@@ -297,6 +303,7 @@ mod tests {
             http: vec![UrlPrefix::parse("http://127.0.0.1").unwrap()],
             config: vec!["A".into(), "B".into()],
             process: true,
+            models: true,
         }
     }
 

@@ -85,6 +85,8 @@ pub struct Requested {
     pub config: Vec<String>,
     /// Whether it may run child processes.
     pub process: bool,
+    /// Whether it may call models through the host (an extension's `completion`).
+    pub models: bool,
 }
 
 /// Per-call limits.
@@ -220,6 +222,8 @@ struct RawCapabilities {
     config: Vec<String>,
     #[serde(default)]
     process: bool,
+    #[serde(default)]
+    models: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -340,6 +344,7 @@ impl Manifest {
                 http,
                 config: raw.capabilities.config,
                 process: raw.capabilities.process,
+                models: raw.capabilities.models,
             },
             limits: Limits {
                 memory_bytes: memory_mb << 20,

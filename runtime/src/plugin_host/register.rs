@@ -329,5 +329,6 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     v2::models::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::session_read::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::session_control::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    v2::completion::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }

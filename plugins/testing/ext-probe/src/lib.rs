@@ -76,6 +76,7 @@ impl Extension for Probe {
                 command("name", "Name the session"),
                 command("title", "Set the window title"),
                 command("session", "Read and steer the session (version 0.2's imports)"),
+                command("ask-model", "Ask the session's model, through the host"),
             ],
             rules: vec![Rule {
                 name: "probe-rule".into(),
@@ -327,6 +328,30 @@ impl Extension for Probe {
                     ),
                     None,
                 );
+                Ok(())
+            }
+            "ask-model" => {
+                let model = models::current().ok_or("no model")?;
+                let request = completion::CompletionRequest {
+                    provider: model.provider,
+                    model: model.id,
+                    system_prompt: Some("Answer briefly.".into()),
+                    messages: vec![completion::ChatMessage::User(vec![Content::Text(
+                        args.into(),
+                    )])],
+                    max_tokens: Some(100),
+                    thinking: None,
+                };
+                match completion::complete(&request) {
+                    Ok(answer) => ui::notify(
+                        &format!(
+                            "model said: {} ({:?}, {} output tokens)",
+                            answer.text, answer.stop_reason, answer.usage.output
+                        ),
+                        None,
+                    ),
+                    Err(error) => ui::notify(&format!("model error: {error:?}"), None),
+                }
                 Ok(())
             }
             "count" => {

@@ -12,7 +12,7 @@ use crate::content::Content;
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
-use crate::plugin_host::provider::{ProviderRequest, StreamEvent};
+use crate::plugin_host::provider::ProviderRequest;
 
 /// The system prompt of a summary request.
 pub const SYSTEM_PROMPT: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary.";
@@ -248,26 +248,11 @@ pub async fn summarize(
         session_id: None,
         cache_retention: crate::agent::run::request::cache_retention(),
     };
-    let mut stream = host.complete(request).map_err(|err| err.to_string())?;
-    let mut summary = String::new();
-    let mut usage = Usage::default();
-    while let Some(batch) = stream.next().await {
-        for event in batch.map_err(|err| err.to_string())? {
-            match event {
-                StreamEvent::TextEnd(end) => summary.push_str(&end.text),
-                StreamEvent::Usage(reported) => {
-                    usage = crate::agent::run::stream::usage_with_cost(&reported, model)
-                }
-                StreamEvent::Error(message) => return Err(message),
-                StreamEvent::Done(_) => return Ok((summary, usage)),
-                _ => {}
-            }
-        }
-    }
-    if summary.is_empty() {
+    let answer = crate::agent::models::ask::ask(host, model, request).await?;
+    if answer.text.is_empty() && !answer.finished {
         Err("the model gave no summary".into())
     } else {
-        Ok((summary, usage))
+        Ok((answer.text, answer.usage))
     }
 }
 

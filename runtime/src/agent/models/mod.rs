@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use catalog::catalog;
 
+pub mod ask;
 mod auth;
 pub mod catalog;
 pub mod compat_check;

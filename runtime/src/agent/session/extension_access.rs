@@ -4,9 +4,13 @@
 
 use super::{Session, SessionContext, SessionError};
 use crate::model::{Model, ThinkingLevel};
+use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::completion;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
+use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::imports::session_access::{
     ContextFill, ModelRefusal, SessionAccess, ToolSummary,
 };
+use crate::plugin_host::imports::ui::BoxFuture;
 
 impl SessionContext {
     fn with<R: Default>(&self, read: impl FnOnce(&Session) -> R) -> R {
@@ -133,5 +137,79 @@ impl SessionAccess for SessionContext {
             Err(SessionError::UnknownTools { unknown, .. }) => Err(unknown),
             Err(_) => Err(Vec::new()),
         }
+    }
+
+    fn complete(
+        &self,
+        plugin: String,
+        request: completion::CompletionRequest,
+    ) -> BoxFuture<Result<completion::CompletionAnswer, completion::CompletionError>> {
+        let shared = self.shared.upgrade();
+        Box::pin(async move {
+            let Some(shared) = shared else {
+                return Err(completion::CompletionError::Failed(
+                    "the session has ended".into(),
+                ));
+            };
+            let models = shared.models();
+            let model = models
+                .find(&request.provider, &request.model)
+                .ok_or(completion::CompletionError::UnknownModel)?;
+            if !models.has_key(&model.provider) {
+                return Err(completion::CompletionError::NoCredentials);
+            }
+            let wire = crate::agent::models::provider_env::wire_model(&model)
+                .map_err(|err| completion::CompletionError::Failed(err.to_string()))?;
+            let thinking = request
+                .thinking
+                .map(ThinkingLevel::from)
+                .unwrap_or(ThinkingLevel::Off)
+                .clamp(&model);
+            let asked = crate::plugin_host::provider::ProviderRequest {
+                model: wire,
+                system_prompt: request.system_prompt,
+                messages: request
+                    .messages
+                    .into_iter()
+                    .map(|message| match message {
+                        completion::ChatMessage::User(content) => pwit::Message::User(content),
+                        completion::ChatMessage::Assistant(text) => {
+                            pwit::Message::Assistant(pwit::AssistantMessage {
+                                content: vec![wit::AssistantBlock::Text(wit::SignedText {
+                                    text,
+                                    signature: None,
+                                })],
+                                api: model.api.clone(),
+                                provider: model.provider.clone(),
+                                model: model.id.clone(),
+                                stop_reason: wit::StopReason::Stop,
+                            })
+                        }
+                    })
+                    .collect(),
+                tools: Vec::new(),
+                api_key: models.api_key(&model.provider),
+                thinking: thinking.into(),
+                thinking_budgets: None,
+                max_tokens: request.max_tokens,
+                temperature: None,
+                session_id: None,
+                cache_retention: crate::agent::run::request::cache_retention(),
+            };
+            let answer = crate::agent::models::ask::ask(&shared.host, &model, asked)
+                .await
+                .map_err(completion::CompletionError::Failed)?;
+            shared.spent(&plugin, &answer.usage);
+            Ok(completion::CompletionAnswer {
+                text: answer.text,
+                usage: wit::Usage {
+                    input: answer.usage.input,
+                    output: answer.usage.output,
+                    cache_read: answer.usage.cache_read,
+                    cache_write: answer.usage.cache_write,
+                },
+                stop_reason: answer.stop_reason,
+            })
+        })
     }
 }

@@ -270,6 +270,7 @@ impl Session {
                 state: Mutex::new(state),
                 idle,
                 not_compacting: watch::channel(true).0,
+                extension_spend: Default::default(),
             }),
         };
         let context = Arc::new(SessionContext::new(&session.shared));

@@ -106,6 +106,7 @@ impl Session {
                 context_window: window,
                 percent,
             },
+            extension_usage: self.shared.extension_spend(),
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::agent::conversation::message::Usage;
 use crate::agent::conversation::system_prompt::PromptOptions;
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent};
 use crate::agent::events;
@@ -64,6 +65,8 @@ pub struct Shared {
     pub(super) idle: watch::Sender<bool>,
     /// False while a compaction runs.
     pub(super) not_compacting: watch::Sender<bool>,
+    /// What each extension spent on its own model calls (`completion`), by plugin id.
+    pub(super) extension_spend: Mutex<std::collections::BTreeMap<String, Usage>>,
 }
 
 impl Shared {
@@ -72,6 +75,24 @@ impl Shared {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Counts `usage` as the extension `plugin`'s spending.
+    pub fn spent(&self, plugin: &str, usage: &Usage) {
+        self.extension_spend
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entry(plugin.to_string())
+            .or_default()
+            .add(usage);
+    }
+
+    /// What each extension spent on its own model calls, by plugin id.
+    pub fn extension_spend(&self) -> std::collections::BTreeMap<String, Usage> {
+        self.extension_spend
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// Where new sessions are written now; in memory when `None`.

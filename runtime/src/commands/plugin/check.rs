@@ -278,6 +278,15 @@ fn grants(plugin: &crate::plugin_host::plugin::Plugin) {
             missing.push("\"process\": true".to_string());
         }
     }
+    if asked.models {
+        println!(
+            "  models: {}",
+            if has.models { "granted" } else { "not granted" }
+        );
+        if !has.models {
+            missing.push("\"models\": true".to_string());
+        }
+    }
     if !http.is_empty() {
         missing.push(format!("\"http\": [{}]", http.join(", ")));
     }

@@ -5,9 +5,10 @@
 
 use crate::model::{Model, ThinkingLevel};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
-    models, session_control, session_read,
+    completion, models, session_control, session_read,
 };
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;
+use crate::plugin_host::imports::ui::BoxFuture;
 use crate::plugin_host::sandbox::StoreState;
 
 /// How full the context is.
@@ -77,6 +78,12 @@ pub trait SessionAccess: Send + Sync {
     fn all_tools(&self) -> Vec<ToolSummary>;
     /// Makes exactly `names` active; the error lists the unknown names.
     fn set_active_tools(&self, names: Vec<String>) -> Result<(), Vec<String>>;
+    /// Asks a model for the extension `plugin`, whose spending it is counted as.
+    fn complete(
+        &self,
+        plugin: String,
+        request: completion::CompletionRequest,
+    ) -> BoxFuture<Result<completion::CompletionAnswer, completion::CompletionError>>;
 }
 
 /// A model as an extension sees it.
@@ -213,5 +220,30 @@ impl session_control::Host for StoreState {
     async fn set_active_tools(&mut self, names: Vec<String>) -> Result<(), Vec<String>> {
         self.access(|s| s.set_active_tools(names))
             .unwrap_or_else(|| Err(Vec::new()))
+    }
+}
+
+impl completion::Host for StoreState {
+    async fn complete(
+        &mut self,
+        request: completion::CompletionRequest,
+    ) -> Result<completion::CompletionAnswer, completion::CompletionError> {
+        let plugin = self.spec.plugin_id.clone();
+        if !self.spec.capabilities.models {
+            return Err(completion::CompletionError::Denied(format!(
+                "the extension {plugin} may not call models: declare `models = true` under \
+                 [capabilities] in its pith.toml, and grant it in the settings \
+                 ({{\"plugins\": {{\"{plugin}\": {{\"grant\": {{\"models\": true}}}}}}}})"
+            )));
+        }
+        let Some(context) = self.extension.clone() else {
+            return Err(completion::CompletionError::Denied(NO_SESSION.into()));
+        };
+        let Some(asked) = context.access().map(|s| s.complete(plugin, request)) else {
+            return Err(completion::CompletionError::Denied(NO_SESSION.into()));
+        };
+        // The model's time is the host's, not the extension's deadline.
+        let _host_time = self.clock.enter_host();
+        asked.await
     }
 }

@@ -91,6 +91,11 @@ pub struct SessionStats {
     pub cost: f64,
     /// How full the context window is.
     pub context_usage: ContextUsage,
+    /// pith's own: what each extension spent on its own model calls, by plugin id (absent
+    /// when none did).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extension_usage:
+        std::collections::BTreeMap<String, crate::agent::conversation::message::Usage>,
 }
 
 /// Token totals of [`SessionStats`].

@@ -98,6 +98,7 @@ fn stats_print_whole_numbers_as_javascript_does_with_the_file_first() {
             context_window: 100,
             percent: 3.0,
         },
+        extension_usage: Default::default(),
     };
     assert_eq!(
         text(stats),

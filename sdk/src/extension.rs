@@ -11,7 +11,7 @@ pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension:
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::{
-    completion, models, session_control, session_read,
+    completion, entries, models, session_control, session_read,
 };
 pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,

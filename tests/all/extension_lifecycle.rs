@@ -231,3 +231,21 @@ async fn an_extension_asks_a_model_through_the_host_once_granted() {
     // The conversation is untouched: the call was the extension's, not the session's.
     assert_eq!(stats["data"]["totalMessages"], 0, "{stats}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_reads_the_entries_typed() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = persistent(json!([{"text": "the answer"}]), &[]);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hello"}))
+        .await;
+    pith.until_agent_end().await;
+    pith.call("e", json!({"type": "prompt", "message": "/entries"}))
+        .await;
+    assert_eq!(
+        notified(&mut pith, "entries:").await,
+        "entries: all 5 branch [\"model\", \"thinking\", \"system\", \"user\", \"assistant\"] \
+         answer Some(\"the answer\") first-is-root true"
+    );
+}

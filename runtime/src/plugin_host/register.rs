@@ -327,6 +327,7 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     // Version 0.2's imports for extensions.
     use bindings::extension_world_v2::pith::plugin0_2_0 as v2;
     v2::models::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    v2::entries::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::session_read::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::session_control::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::completion::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;

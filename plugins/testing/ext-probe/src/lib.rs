@@ -77,6 +77,7 @@ impl Extension for Probe {
                 command("title", "Set the window title"),
                 command("session", "Read and steer the session (version 0.2's imports)"),
                 command("ask-model", "Ask the session's model, through the host"),
+                command("entries", "Describe the session's entries, typed"),
             ],
             rules: vec![Rule {
                 name: "probe-rule".into(),
@@ -352,6 +353,44 @@ impl Extension for Probe {
                     ),
                     Err(error) => ui::notify(&format!("model error: {error:?}"), None),
                 }
+                Ok(())
+            }
+            "entries" => {
+                use pith_sdk::extension::entries::{AgentMessage, EntryBody};
+                let kind = |body: &EntryBody| match body {
+                    EntryBody::Message(AgentMessage::System(_)) => "system",
+                    EntryBody::Message(AgentMessage::User(_)) => "user",
+                    EntryBody::Message(AgentMessage::Assistant(_)) => "assistant",
+                    EntryBody::Message(_) => "message",
+                    EntryBody::ThinkingLevelChange(_) => "thinking",
+                    EntryBody::ModelChange(_) => "model",
+                    EntryBody::Label(_) => "label",
+                    EntryBody::Custom(_) => "custom",
+                    _ => "other",
+                };
+                let branch = session_read::branch();
+                let kinds: Vec<&str> = branch.iter().map(|e| kind(&e.body)).collect();
+                let answer = branch.iter().rev().find_map(|e| match &e.body {
+                    EntryBody::Message(AgentMessage::Assistant(a)) => {
+                        a.content.iter().find_map(|block| match block {
+                            pith_sdk::types::AssistantBlock::Text(text) => Some(text.text.clone()),
+                            _ => None,
+                        })
+                    }
+                    _ => None,
+                });
+                let first = branch.first().map(|e| e.id.clone()).unwrap_or_default();
+                let same = session_read::entry(&first).is_some_and(|e| e.parent_id.is_none());
+                ui::notify(
+                    &format!(
+                        "entries: all {} branch {:?} answer {:?} first-is-root {}",
+                        session_read::all_entries().len(),
+                        kinds,
+                        answer,
+                        same
+                    ),
+                    None,
+                );
                 Ok(())
             }
             "count" => {

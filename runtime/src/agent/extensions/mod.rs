@@ -5,6 +5,7 @@
 
 pub mod context;
 pub mod session_hooks;
+pub mod typed;
 pub mod ui;
 
 use std::sync::{Arc, Mutex, OnceLock};

@@ -252,6 +252,47 @@ fn text(text: String) -> pwit::Message {
     user(vec![Content::text(text)])
 }
 
+/// An answer's block as plugins get it.
+pub fn wit_block(block: &AssistantBlock) -> wit::AssistantBlock {
+    match block {
+        AssistantBlock::Text { text, signature } => wit::AssistantBlock::Text(wit::SignedText {
+            text: text.clone(),
+            signature: signature.clone(),
+        }),
+        AssistantBlock::Thinking {
+            thinking,
+            signature,
+            redacted,
+        } => wit::AssistantBlock::Thinking(wit::ThinkingBlock {
+            thinking: thinking.clone(),
+            signature: signature.clone(),
+            redacted: *redacted,
+        }),
+        AssistantBlock::ToolCall {
+            id,
+            name,
+            arguments,
+            thought_signature,
+        } => wit::AssistantBlock::ToolCall(wit::ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.to_string(),
+            thought_signature: thought_signature.clone(),
+        }),
+    }
+}
+
+/// Why an answer stopped, as plugins get it.
+pub fn wit_stop_reason(reason: StopReason) -> wit::StopReason {
+    match reason {
+        StopReason::Stop => wit::StopReason::Stop,
+        StopReason::Length => wit::StopReason::Length,
+        StopReason::ToolUse => wit::StopReason::ToolUse,
+        StopReason::Error => wit::StopReason::Error,
+        StopReason::Aborted => wit::StopReason::Aborted,
+    }
+}
+
 /// One message as the model sees it; `None` for messages kept out of the context.
 fn to_wit(message: &AgentMessage, limit: &OutputLimit) -> Option<pwit::Message> {
     Some(match message {
@@ -259,48 +300,11 @@ fn to_wit(message: &AgentMessage, limit: &OutputLimit) -> Option<pwit::Message> 
         AgentMessage::System(_) => return None,
         AgentMessage::User(user_message) => user(user_message.content.blocks()),
         AgentMessage::Assistant(assistant) => pwit::Message::Assistant(pwit::AssistantMessage {
-            content: assistant
-                .content
-                .iter()
-                .map(|block| match block {
-                    AssistantBlock::Text { text, signature } => {
-                        wit::AssistantBlock::Text(wit::SignedText {
-                            text: text.clone(),
-                            signature: signature.clone(),
-                        })
-                    }
-                    AssistantBlock::Thinking {
-                        thinking,
-                        signature,
-                        redacted,
-                    } => wit::AssistantBlock::Thinking(wit::ThinkingBlock {
-                        thinking: thinking.clone(),
-                        signature: signature.clone(),
-                        redacted: *redacted,
-                    }),
-                    AssistantBlock::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                        thought_signature,
-                    } => wit::AssistantBlock::ToolCall(wit::ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        arguments: arguments.to_string(),
-                        thought_signature: thought_signature.clone(),
-                    }),
-                })
-                .collect(),
+            content: assistant.content.iter().map(wit_block).collect(),
             api: assistant.api.clone(),
             provider: assistant.provider.clone(),
             model: assistant.model.clone(),
-            stop_reason: match assistant.stop_reason {
-                StopReason::Stop => wit::StopReason::Stop,
-                StopReason::Length => wit::StopReason::Length,
-                StopReason::ToolUse => wit::StopReason::ToolUse,
-                StopReason::Error => wit::StopReason::Error,
-                StopReason::Aborted => wit::StopReason::Aborted,
-            },
+            stop_reason: wit_stop_reason(assistant.stop_reason),
         }),
         AgentMessage::ToolResult(result) => pwit::Message::ToolResult(pwit::ToolResultMessage {
             tool_call_id: result.tool_call_id.clone(),

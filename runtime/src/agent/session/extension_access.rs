@@ -3,8 +3,9 @@
 //! same commands every front-end uses.
 
 use super::{Session, SessionContext, SessionError};
+use crate::agent::extensions::typed;
 use crate::model::{Model, ThinkingLevel};
-use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::completion;
+use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{completion, entries};
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::imports::session_access::{
@@ -60,6 +61,29 @@ impl SessionAccess for SessionContext {
 
     fn label(&self, entry_id: &str) -> Option<String> {
         self.with(|s| s.shared.state().store.label(entry_id))
+    }
+
+    fn all_entries(&self) -> Vec<entries::SessionEntry> {
+        self.with(|s| {
+            let state = s.shared.state();
+            state.store.all_entries().iter().map(typed::entry).collect()
+        })
+    }
+
+    fn branch(&self) -> Vec<entries::SessionEntry> {
+        self.with(|s| {
+            let state = s.shared.state();
+            state
+                .store
+                .path_to_leaf()
+                .into_iter()
+                .map(typed::entry)
+                .collect()
+        })
+    }
+
+    fn entry(&self, id: &str) -> Option<entries::SessionEntry> {
+        self.with(|s| s.shared.state().store.entry(id).map(typed::entry))
     }
 
     fn context_fill(&self) -> Option<ContextFill> {
@@ -202,12 +226,7 @@ impl SessionAccess for SessionContext {
             shared.spent(&plugin, &answer.usage);
             Ok(completion::CompletionAnswer {
                 text: answer.text,
-                usage: wit::Usage {
-                    input: answer.usage.input,
-                    output: answer.usage.output,
-                    cache_read: answer.usage.cache_read,
-                    cache_write: answer.usage.cache_write,
-                },
+                usage: typed::usage(&answer.usage),
                 stop_reason: answer.stop_reason,
             })
         })

@@ -5,7 +5,7 @@
 
 use crate::model::{Model, ThinkingLevel};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
-    completion, models, session_control, session_read,
+    completion, entries, models, session_control, session_read,
 };
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;
 use crate::plugin_host::imports::ui::BoxFuture;
@@ -66,6 +66,12 @@ pub trait SessionAccess: Send + Sync {
     fn label(&self, entry_id: &str) -> Option<String>;
     /// How full the context is.
     fn context_fill(&self) -> Option<ContextFill>;
+    /// Every entry of the session file, in file order.
+    fn all_entries(&self) -> Vec<entries::SessionEntry>;
+    /// The entries from the first to the leaf.
+    fn branch(&self) -> Vec<entries::SessionEntry>;
+    /// One entry by id.
+    fn entry(&self, id: &str) -> Option<entries::SessionEntry>;
     /// Sets or clears an entry's label; the error is pi's text.
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String>;
     /// Selects a model.
@@ -164,6 +170,18 @@ impl session_read::Host for StoreState {
         self.access(|s| s.label(&entry_id)).flatten()
     }
 
+    async fn all_entries(&mut self) -> Vec<entries::SessionEntry> {
+        self.access(|s| s.all_entries()).unwrap_or_default()
+    }
+
+    async fn branch(&mut self) -> Vec<entries::SessionEntry> {
+        self.access(|s| s.branch()).unwrap_or_default()
+    }
+
+    async fn entry(&mut self, id: String) -> Option<entries::SessionEntry> {
+        self.access(|s| s.entry(&id)).flatten()
+    }
+
     async fn context_usage(&mut self) -> Option<session_read::UsageOfContext> {
         let fill = self.access(|s| s.context_fill()).flatten()?;
         Some(session_read::UsageOfContext {
@@ -247,3 +265,5 @@ impl completion::Host for StoreState {
         asked.await
     }
 }
+
+impl entries::Host for StoreState {}

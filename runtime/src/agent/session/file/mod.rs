@@ -395,9 +395,19 @@ impl SessionFile {
             .collect())
     }
 
+    /// Every entry, in file order.
+    pub fn all_entries(&self) -> &[Map<String, Value>] {
+        &self.entries
+    }
+
+    /// The entries from the root to the leaf, borrowed.
+    pub fn path_to_leaf(&self) -> Vec<&Map<String, Value>> {
+        self.path_to(self.leaf.as_deref())
+    }
+
     /// The entries from the root to the leaf (pi's branch entries).
     pub fn branch_entries(&self) -> Vec<Value> {
-        self.path_to(self.leaf.as_deref())
+        self.path_to_leaf()
             .into_iter()
             .map(|e| Value::Object(e.clone()))
             .collect()

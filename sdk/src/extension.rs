@@ -7,11 +7,11 @@ pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension:
     CompactionReason, CompactionSummary, Event, EventResult, ExtensionInfo, InputEvent,
     InputSource, ModelSelectEvent, ModelSelectSource, Rule, SessionCompactEvent,
     SessionShutdownEvent, SessionStartEvent, SessionStartReason, ShutdownReason, SwitchReason,
-    ToolCallEvent, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
+    ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::{
-    completion, entries, models, session_control, session_read,
+    completion, entries, events_bus, models, session_control, session_read,
 };
 pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,
@@ -54,6 +54,21 @@ pub trait Extension: Sized + 'static {
     ) -> Result<ToolResult, ToolError> {
         let _ = (call_id, arguments);
         Err(ToolError::new(format!("Unknown tool: {name}")))
+    }
+
+    /// Runs a registered tool and says whether the run ends after its batch (pi's
+    /// `terminate`); by default [`Extension::execute_tool`]'s result, the run going on.
+    fn execute_tool_outcome(
+        &mut self,
+        name: &str,
+        call_id: &str,
+        arguments: serde_json::Value,
+    ) -> Result<ToolOutcome, ToolError> {
+        self.execute_tool(name, call_id, arguments)
+            .map(|tool_result| ToolOutcome {
+                tool_result,
+                terminate: false,
+            })
     }
 }
 
@@ -111,7 +126,7 @@ macro_rules! export_extension {
                 name: ::std::string::String,
                 call_id: ::std::string::String,
                 arguments: ::std::string::String,
-            ) -> ::std::result::Result<$crate::extension::ToolResult, $crate::extension::ToolError>
+            ) -> ::std::result::Result<$crate::extension::ToolOutcome, $crate::extension::ToolError>
             {
                 let arguments = match $crate::serde_json::from_str(&arguments) {
                     Ok(value) => value,
@@ -122,7 +137,7 @@ macro_rules! export_extension {
                     }
                 };
                 $crate::extension::__with_instance(&__PITH_EXTENSION, |ext| {
-                    <$extension as $crate::extension::Extension>::execute_tool(
+                    <$extension as $crate::extension::Extension>::execute_tool_outcome(
                         ext, &name, &call_id, arguments,
                     )
                 })

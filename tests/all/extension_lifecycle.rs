@@ -9,7 +9,7 @@
 use crate::extensions::is_ui;
 use crate::extensions::notified;
 use crate::support;
-use crate::support::rpc::{Pith, persistent};
+use crate::support::rpc::{Options, Pith, persistent, tool_results};
 use serde_json::{Value, json};
 
 /// The next `lifecycle` status starting with `prefix` not looked at yet.
@@ -248,4 +248,77 @@ async fn an_extension_reads_the_entries_typed() {
         "entries: all 5 branch [\"model\", \"thinking\", \"system\", \"user\", \"assistant\"] \
          answer Some(\"the answer\") first-is-root true"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_registered_at_run_time_run_and_one_can_end_the_run() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let script = json!([
+        {"tool_calls": [{"id": "d", "name": "dyn_echo", "arguments": {"text": "x"}}]},
+        {"text": "echoed"},
+        {"tool_calls": [{"id": "f", "name": "finish", "arguments": {}}]},
+        {"text": "never asked for"}
+    ]);
+    let mut options = Options::faux(script);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    for tool in ["dyn_echo", "finish"] {
+        pith.call(
+            tool,
+            json!({"type": "prompt", "message": format!("/add-tool {tool}")}),
+        )
+        .await;
+        notified(&mut pith, &format!("registered {tool}")).await;
+    }
+    let tools = pith.call("t", json!({"type": "get_tools"})).await;
+    for tool in ["dyn_echo", "finish"] {
+        assert!(
+            tools["data"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["name"] == tool && t["active"] == true),
+            "{tools}"
+        );
+    }
+    pith.call("p", json!({"type": "prompt", "message": "echo"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(
+        tool_results(&end)[0]["content"][0]["text"],
+        "dyn: x",
+        "{end}"
+    );
+    // `finish` asks the run to end: its result is the run's last message.
+    pith.call("q", json!({"type": "prompt", "message": "finish"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let messages = end["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["role"], "toolResult", "{end}");
+    assert_eq!(messages.last().unwrap()["content"][0]["text"], "finished");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn extensions_talk_over_the_events_bus() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    // Not heard before subscribing.
+    pith.call("e0", json!({"type": "prompt", "message": "/emit news 0"}))
+        .await;
+    pith.call("l", json!({"type": "prompt", "message": "/listen news"}))
+        .await;
+    pith.call(
+        "e",
+        json!({"type": "prompt", "message": "/emit news {\"n\":1}"}),
+    )
+    .await;
+    assert_eq!(notified(&mut pith, "bus:").await, "bus: news {\"n\":1}");
+    let heard: Vec<&Value> = pith
+        .frames
+        .iter()
+        .filter(|f| f["message"].as_str().is_some_and(|m| m.starts_with("bus:")))
+        .collect();
+    assert_eq!(heard.len(), 1, "{heard:?}");
 }

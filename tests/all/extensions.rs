@@ -406,7 +406,21 @@ async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
     assert_eq!(
         commands(&listed),
         [
-            "ask", "trap", "spin", "count", "note", "say", "name", "title", "session", "saved"
+            "ask",
+            "trap",
+            "spin",
+            "count",
+            "note",
+            "say",
+            "name",
+            "title",
+            "session",
+            "ask-model",
+            "entries",
+            "add-tool",
+            "listen",
+            "emit",
+            "saved"
         ]
     );
 

@@ -11,9 +11,9 @@ use super::bindings::completions_world::exports::pith::plugin0_1_0::completions:
 use super::bindings::extension_world::ExtensionPluginCore as CoreV1;
 use super::bindings::extension_world_v2::ExtensionPluginCore as CoreV2;
 use super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::{
-    Event, EventResult,
+    Event, EventResult, ToolOutcome,
 };
-use super::bindings::imports::pith::plugin0_1_0::types::{ToolError, ToolResult};
+use super::bindings::imports::pith::plugin0_1_0::types::ToolError;
 use super::imports::ui::ExtensionContext;
 use super::plugin::ExtensionPre;
 use super::plugin::Plugin;
@@ -117,7 +117,7 @@ impl ExtensionInstance {
         name: &str,
         call_id: &str,
         arguments: &str,
-    ) -> Result<Result<ToolResult, ToolError>, CallError> {
+    ) -> Result<Result<ToolOutcome, ToolError>, CallError> {
         let (name, call_id, arguments) =
             (name.to_string(), call_id.to_string(), arguments.to_string());
         self.call(host, move |store, bindings| {
@@ -129,9 +129,14 @@ impl ExtensionInstance {
                             .await
                     }
                     Core::V1(core) => {
-                        core.pith_plugin0_1_0_extension()
+                        let result = core
+                            .pith_plugin0_1_0_extension()
                             .call_execute_tool(&mut *store, &name, &call_id, &arguments)
-                            .await
+                            .await?;
+                        Ok(result.map(|tool_result| ToolOutcome {
+                            tool_result,
+                            terminate: false,
+                        }))
                     }
                 }
             })

@@ -120,6 +120,8 @@ pub fn event(event: v2::Event) -> v1::Event {
             details: result.details,
             is_error: result.is_error,
         }),
+        // A 0.1 extension cannot subscribe to the bus: it never gets one.
+        v2::Event::Bus((channel, data)) => v1::Event::Observe((format!("bus:{channel}"), data)),
         v2::Event::Observe(observed) => v1::Event::Observe(observed),
     }
 }

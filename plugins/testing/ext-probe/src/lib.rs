@@ -78,6 +78,9 @@ impl Extension for Probe {
                 command("session", "Read and steer the session (version 0.2's imports)"),
                 command("ask-model", "Ask the session's model, through the host"),
                 command("entries", "Describe the session's entries, typed"),
+                command("add-tool", "Register a tool now (dyn_echo, or finish which ends the run)"),
+                command("listen", "Hear a bus channel"),
+                command("emit", "Send on a bus channel: /emit <channel> <json>"),
             ],
             rules: vec![Rule {
                 name: "probe-rule".into(),
@@ -210,11 +213,38 @@ impl Extension for Probe {
                 lifecycle(&format!("session_compact {json}"));
                 Ok(EventResult::Continue)
             }
+            Event::Bus((channel, data)) => {
+                ui::notify(&format!("bus: {channel} {data}"), None);
+                Ok(EventResult::Continue)
+            }
             Event::Observe((kind, _)) if kind == "agent_end" => {
                 self.agent_ends += 1;
                 Ok(EventResult::Continue)
             }
             _ => Ok(EventResult::Continue),
+        }
+    }
+
+    fn execute_tool_outcome(
+        &mut self,
+        name: &str,
+        call_id: &str,
+        arguments: serde_json::Value,
+    ) -> Result<ToolOutcome, ToolError> {
+        let text = arguments["text"].as_str().unwrap_or("").to_string();
+        let outcome = |text: String, terminate| ToolOutcome {
+            tool_result: ToolResult::text(text),
+            terminate,
+        };
+        match name {
+            "dyn_echo" => Ok(outcome(format!("dyn: {text}"), false)),
+            "finish" => Ok(outcome("finished".into(), true)),
+            _ => self
+                .execute_tool(name, call_id, arguments)
+                .map(|tool_result| ToolOutcome {
+                    tool_result,
+                    terminate: false,
+                }),
         }
     }
 
@@ -391,6 +421,25 @@ impl Extension for Probe {
                     ),
                     None,
                 );
+                Ok(())
+            }
+            "add-tool" => {
+                let spec = ToolSpec::new(
+                    args.trim(),
+                    "A tool the probe registered while running",
+                    serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+                );
+                session_control::register_tool(&spec)?;
+                ui::notify(&format!("registered {}", args.trim()), None);
+                Ok(())
+            }
+            "listen" => {
+                events_bus::subscribe(args.trim());
+                Ok(())
+            }
+            "emit" => {
+                let (channel, data) = args.split_once(' ').unwrap_or((args, "null"));
+                events_bus::emit(channel, data);
                 Ok(())
             }
             "count" => {

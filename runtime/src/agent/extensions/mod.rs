@@ -4,6 +4,7 @@
 //! commands, and `extension_error` for every failure, after which the session goes on.
 
 pub mod context;
+mod registry;
 pub mod session_hooks;
 pub mod typed;
 pub mod ui;
@@ -38,6 +39,37 @@ pub struct Slot {
     /// What it registered.
     pub meta: ExtensionMeta,
     instance: tokio::sync::Mutex<ExtensionInstance>,
+    /// The tools it registered since it started (`register-tool`).
+    dynamic_tools: Mutex<Vec<ToolSpec>>,
+    /// The bus channels it hears (`events-bus`).
+    channels: Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Slot {
+    fn new(plugin: Arc<Plugin>, meta: ExtensionMeta, context: Arc<dyn ExtensionContext>) -> Slot {
+        Slot {
+            instance: tokio::sync::Mutex::new(ExtensionInstance::new(plugin.clone(), context)),
+            plugin,
+            meta,
+            dynamic_tools: Mutex::new(Vec::new()),
+            channels: Mutex::new(Default::default()),
+        }
+    }
+
+    /// True when it listens to events of `kind` (a bus channel's are `bus:<channel>`).
+    pub fn wants(&self, kind: &str) -> bool {
+        match kind.strip_prefix(registry::BUS) {
+            Some(channel) => lock(&self.channels).contains(channel),
+            None => self.meta.wants(kind),
+        }
+    }
+}
+
+/// Locks a mutex of the extensions' (a poisoned one is recovered).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What the extensions answered at a hook point.
@@ -73,6 +105,8 @@ pub struct Extensions {
     /// extensions have seen every event emitted before it.
     observed_sent: std::sync::atomic::AtomicU64,
     observed_done: tokio::sync::watch::Sender<u64>,
+    /// The calls whose tool asked the run to end after their batch (pi's `terminate`).
+    terminating: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Extensions {
@@ -89,6 +123,7 @@ impl Extensions {
             observer: Mutex::new(Some(observer)),
             observed_sent: std::sync::atomic::AtomicU64::new(0),
             observed_done: tokio::sync::watch::Sender::new(0),
+            terminating: Mutex::new(Default::default()),
         }
     }
 
@@ -125,14 +160,7 @@ impl Extensions {
                     return Some(slot.clone());
                 }
                 let meta = plugin.meta.extension.clone()?;
-                let slot = Arc::new(Slot {
-                    plugin: plugin.clone(),
-                    meta,
-                    instance: tokio::sync::Mutex::new(ExtensionInstance::new(
-                        plugin.clone(),
-                        context.clone(),
-                    )),
-                });
+                let slot = Arc::new(Slot::new(plugin.clone(), meta, context.clone()));
                 fresh.push(slot.clone());
                 Some(slot)
             })
@@ -216,13 +244,15 @@ impl Extensions {
         for slot in slots.iter() {
             *slot.instance.lock().await =
                 ExtensionInstance::new(slot.plugin.clone(), context.clone());
+            lock(&slot.dynamic_tools).clear();
+            lock(&slot.channels).clear();
         }
         self.session_start(&slots, reason, previous).await;
     }
 
     /// True when some extension listens to events of `kind`.
     pub fn wants(&self, kind: &str) -> bool {
-        self.slots().iter().any(|s| s.meta.wants(kind))
+        self.slots().iter().any(|s| s.wants(kind))
     }
 
     /// Queues an event (its pi JSON, made only when someone listens) for the extensions that
@@ -261,7 +291,7 @@ impl Extensions {
     /// Calls the hook `kind` on every extension that subscribed to it, in load order.
     pub async fn hook(&self, kind: &str, event: Event) -> HookOutcome {
         let mut outcome = HookOutcome::default();
-        for slot in self.slots().iter().filter(|s| s.meta.wants(kind)) {
+        for slot in self.slots().iter().filter(|s| s.wants(kind)) {
             match self.call_slot(slot, kind, event.clone()).await {
                 Ok(EventResult::Continue) => {}
                 Ok(result) => outcome.results.push((slot.plugin.path.clone(), result)),
@@ -291,15 +321,26 @@ impl Extensions {
         result
     }
 
-    /// The tools the extensions register, with the id of the plugin of each.
+    /// The tools the extensions register (at load, then at run time), with the id of the
+    /// plugin of each.
     pub fn tools(&self) -> Vec<(ToolSpec, String)> {
         self.slots()
             .iter()
             .flat_map(|slot| {
-                slot.meta
+                let id = slot.plugin.manifest.id.clone();
+                let dynamic = lock(&slot.dynamic_tools).clone();
+                let described: Vec<ToolSpec> = slot
+                    .meta
                     .tools
                     .iter()
-                    .map(|spec| (spec.clone(), slot.plugin.manifest.id.clone()))
+                    .filter(|spec| !dynamic.iter().any(|d| d.name == spec.name))
+                    .cloned()
+                    .collect();
+                described
+                    .into_iter()
+                    .chain(dynamic)
+                    .map(move |spec| (spec, id.clone()))
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -325,7 +366,12 @@ impl Extensions {
             .execute_tool(&self.host, name, call_id, &arguments.to_string())
             .await
         {
-            Ok(Ok(result)) => ToolOutput::from_wit(result, false),
+            Ok(Ok(outcome)) => {
+                if outcome.terminate {
+                    lock(&self.terminating).insert(call_id.to_string());
+                }
+                ToolOutput::from_wit(outcome.tool_result, false)
+            }
             Ok(Err(error)) => ToolOutput::from_wit_error(error),
             Err(err) => ToolOutput::error(err.to_string()),
         }

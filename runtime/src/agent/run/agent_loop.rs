@@ -348,6 +348,10 @@ async fn run_agent(
         };
         run_messages.extend(results.iter().cloned().map(AgentMessage::ToolResult));
         shared.emit(&events::turn_end(&assistant_message, &results));
+        // pi's `terminate`: when every call of the batch asked it, the model is not asked again
+        // for these results (steering and follow-ups still go on, as in pi).
+        let ids: Vec<&str> = results.iter().map(|r| r.tool_call_id.as_str()).collect();
+        let has_calls = has_calls && !shared.extensions.batch_terminates(&ids);
 
         pending = if steering.is_empty() {
             shared.state().poll_steering()

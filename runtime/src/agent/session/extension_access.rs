@@ -163,6 +163,28 @@ impl SessionAccess for SessionContext {
         }
     }
 
+    fn register_tool(&self, plugin: &str, spec: crate::plugin_host::tool::ToolSpec) {
+        if let Some(session) = self.session() {
+            session.shared.extensions.register_tool(plugin, spec);
+        }
+    }
+
+    fn unregister_tool(&self, plugin: &str, name: &str) -> bool {
+        self.with(|s| s.shared.extensions.unregister_tool(plugin, name))
+    }
+
+    fn subscribe(&self, plugin: &str, channel: &str, hear: bool) {
+        if let Some(session) = self.session() {
+            session.shared.extensions.subscribe(plugin, channel, hear);
+        }
+    }
+
+    fn emit(&self, channel: &str, data: String) {
+        if let Some(session) = self.session() {
+            session.shared.extensions.emit_on_bus(channel, data);
+        }
+    }
+
     fn complete(
         &self,
         plugin: String,

@@ -5,11 +5,13 @@
 
 use crate::model::{Model, ThinkingLevel};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
-    completion, entries, models, session_control, session_read,
+    completion, entries, events_bus, models, session_control, session_read,
 };
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;
+use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ToolSpec as WitToolSpec;
 use crate::plugin_host::imports::ui::BoxFuture;
 use crate::plugin_host::sandbox::StoreState;
+use crate::plugin_host::tool::ToolSpec;
 
 /// How full the context is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,6 +86,14 @@ pub trait SessionAccess: Send + Sync {
     fn all_tools(&self) -> Vec<ToolSummary>;
     /// Makes exactly `names` active; the error lists the unknown names.
     fn set_active_tools(&self, names: Vec<String>) -> Result<(), Vec<String>>;
+    /// Registers a tool of the extension `plugin`.
+    fn register_tool(&self, plugin: &str, spec: ToolSpec);
+    /// Removes a run-time tool of the extension `plugin`.
+    fn unregister_tool(&self, plugin: &str, name: &str) -> bool;
+    /// The extension `plugin` hears `channel` (or stops, with `hear` false).
+    fn subscribe(&self, plugin: &str, channel: &str, hear: bool);
+    /// Sends `data` on the bus's `channel`.
+    fn emit(&self, channel: &str, data: String);
     /// Asks a model for the extension `plugin`, whose spending it is counted as.
     fn complete(
         &self,
@@ -238,6 +248,35 @@ impl session_control::Host for StoreState {
     async fn set_active_tools(&mut self, names: Vec<String>) -> Result<(), Vec<String>> {
         self.access(|s| s.set_active_tools(names))
             .unwrap_or_else(|| Err(Vec::new()))
+    }
+
+    async fn register_tool(&mut self, spec: WitToolSpec) -> Result<(), String> {
+        let spec = ToolSpec::from_wit(spec)?;
+        let plugin = self.spec.plugin_id.clone();
+        self.access(|s| s.register_tool(&plugin, spec))
+            .ok_or_else(|| NO_SESSION.to_string())
+    }
+
+    async fn unregister_tool(&mut self, name: String) -> bool {
+        let plugin = self.spec.plugin_id.clone();
+        self.access(|s| s.unregister_tool(&plugin, &name))
+            .unwrap_or(false)
+    }
+}
+
+impl events_bus::Host for StoreState {
+    async fn emit(&mut self, channel: String, data: String) {
+        self.access(|s| s.emit(&channel, data));
+    }
+
+    async fn subscribe(&mut self, channel: String) {
+        let plugin = self.spec.plugin_id.clone();
+        self.access(|s| s.subscribe(&plugin, &channel, true));
+    }
+
+    async fn unsubscribe(&mut self, channel: String) {
+        let plugin = self.spec.plugin_id.clone();
+        self.access(|s| s.subscribe(&plugin, &channel, false));
     }
 }
 

@@ -322,3 +322,48 @@ async fn extensions_talk_over_the_events_bus() {
         .collect();
     assert_eq!(heard.len(), 1, "{heard:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_requests_moves_that_run_after_its_call() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([{"text": "hi"}, {"text": "more"}]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.agent_files = vec![(
+        "settings.json".into(),
+        json!({"compaction": {"keepRecentTokens": 10}}).to_string(),
+    )];
+    let mut pith = Pith::spawn(options).await;
+    for (id, text) in [("p", "hello "), ("q", "and more ")] {
+        pith.call(id, json!({"type": "prompt", "message": text.repeat(40)}))
+            .await;
+        pith.until_agent_end().await;
+    }
+    let before = pith.call("s0", json!({"type": "get_state"})).await;
+    // The compaction calls the probe's own `session_before_compact` (which supplies the summary):
+    // it runs once the command that asked for it has returned.
+    pith.call("c", json!({"type": "prompt", "message": "/move compact"}))
+        .await;
+    let end = pith.wait_for(|f| f["type"] == "compaction_end").await;
+    assert_eq!(end["result"]["summary"], "probe summary", "{end}");
+    // A failed move is the host's to see.
+    pith.call("f", json!({"type": "prompt", "message": "/move fork nope"}))
+        .await;
+    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    assert_eq!(error["event"], "fork", "{error}");
+    // A new session: a fresh instance starts (its status set again).
+    let starts = |pith: &Pith| {
+        pith.frames
+            .iter()
+            .filter(|f| is_ui(f, "setStatus") && f["statusKey"] == "probe")
+            .count()
+    };
+    let started = starts(&pith);
+    pith.call("n", json!({"type": "prompt", "message": "/move new"}))
+        .await;
+    pith.wait_for(|f| is_ui(f, "setStatus") && f["statusKey"] == "probe")
+        .await;
+    assert_eq!(starts(&pith), started + 1);
+    let after = pith.call("s1", json!({"type": "get_state"})).await;
+    assert_ne!(after["data"]["sessionId"], before["data"]["sessionId"]);
+    assert_eq!(after["data"]["messageCount"], 0);
+}

@@ -419,6 +419,7 @@ async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
             "entries",
             "add-tool",
             "listen",
+            "move",
             "emit",
             "saved"
         ]

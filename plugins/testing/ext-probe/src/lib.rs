@@ -80,6 +80,7 @@ impl Extension for Probe {
                 command("entries", "Describe the session's entries, typed"),
                 command("add-tool", "Register a tool now (dyn_echo, or finish which ends the run)"),
                 command("listen", "Hear a bus channel"),
+                command("move", "Request a move: compact, new or fork <entry>"),
                 command("emit", "Send on a bus channel: /emit <channel> <json>"),
             ],
             rules: vec![Rule {
@@ -431,6 +432,16 @@ impl Extension for Probe {
                 );
                 session_control::register_tool(&spec)?;
                 ui::notify(&format!("registered {}", args.trim()), None);
+                Ok(())
+            }
+            "move" => {
+                let mut words = args.split_whitespace();
+                match (words.next(), words.next()) {
+                    (Some("compact"), _) => session_control::compact(Some("probe-summary")),
+                    (Some("new"), _) => session_control::new_session(),
+                    (Some("fork"), Some(entry)) => session_control::fork(entry),
+                    _ => return Err(format!("no move {args:?}")),
+                }
                 Ok(())
             }
             "listen" => {

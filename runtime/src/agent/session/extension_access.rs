@@ -9,7 +9,7 @@ use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{comple
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::imports::session_access::{
-    ContextFill, ModelRefusal, SessionAccess, ToolSummary,
+    ContextFill, ModelRefusal, SessionAccess, SessionMove, ToolSummary,
 };
 use crate::plugin_host::imports::ui::BoxFuture;
 
@@ -161,6 +161,37 @@ impl SessionAccess for SessionContext {
             Err(SessionError::UnknownTools { unknown, .. }) => Err(unknown),
             Err(_) => Err(Vec::new()),
         }
+    }
+
+    fn request(&self, plugin: &str, requested: SessionMove) {
+        let Some(session) = self.session() else {
+            return;
+        };
+        let plugin = plugin.to_string();
+        // A task of its own: the move calls the extensions' hooks, this one's included, which
+        // wait for its call to return.
+        tokio::spawn(async move {
+            let (what, failed) = match requested {
+                SessionMove::Compact(instructions) => (
+                    "compact",
+                    session.compact(instructions.as_deref()).await.err(),
+                ),
+                SessionMove::NewSession => {
+                    session.new_session(None).await;
+                    ("new_session", None)
+                }
+                SessionMove::Fork(entry) => ("fork", session.fork(&entry).await.err()),
+                SessionMove::NavigateTree(entry) => {
+                    ("navigate_tree", session.navigate_tree(&entry).await.err())
+                }
+            };
+            if let Some(error) = failed {
+                session
+                    .shared
+                    .extensions
+                    .error(&plugin, what, &error.to_string());
+            }
+        });
     }
 
     fn register_tool(&self, plugin: &str, spec: crate::plugin_host::tool::ToolSpec) {

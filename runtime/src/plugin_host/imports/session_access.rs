@@ -44,6 +44,19 @@ pub struct ToolSummary {
     pub active: bool,
 }
 
+/// A move of the session an extension asks for, run once its call has returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionMove {
+    /// A compaction, with optional instructions.
+    Compact(Option<String>),
+    /// A new session.
+    NewSession,
+    /// A fork before this user message.
+    Fork(String),
+    /// The leaf moved to this entry.
+    NavigateTree(String),
+}
+
 /// What an extension may read and change of its session (the engine's side of the imports).
 pub trait SessionAccess: Send + Sync {
     /// The session's model.
@@ -86,6 +99,8 @@ pub trait SessionAccess: Send + Sync {
     fn all_tools(&self) -> Vec<ToolSummary>;
     /// Makes exactly `names` active; the error lists the unknown names.
     fn set_active_tools(&self, names: Vec<String>) -> Result<(), Vec<String>>;
+    /// Runs `requested` for the extension `plugin` once its call has returned.
+    fn request(&self, plugin: &str, requested: SessionMove);
     /// Registers a tool of the extension `plugin`.
     fn register_tool(&self, plugin: &str, spec: ToolSpec);
     /// Removes a run-time tool of the extension `plugin`.
@@ -261,6 +276,29 @@ impl session_control::Host for StoreState {
         let plugin = self.spec.plugin_id.clone();
         self.access(|s| s.unregister_tool(&plugin, &name))
             .unwrap_or(false)
+    }
+
+    async fn compact(&mut self, custom_instructions: Option<String>) {
+        self.request(SessionMove::Compact(custom_instructions));
+    }
+
+    async fn new_session(&mut self) {
+        self.request(SessionMove::NewSession);
+    }
+
+    async fn fork(&mut self, entry_id: String) {
+        self.request(SessionMove::Fork(entry_id));
+    }
+
+    async fn navigate_tree(&mut self, entry_id: String) {
+        self.request(SessionMove::NavigateTree(entry_id));
+    }
+}
+
+impl StoreState {
+    fn request(&self, requested: SessionMove) {
+        let plugin = self.spec.plugin_id.clone();
+        self.access(|s| s.request(&plugin, requested));
     }
 }
 

@@ -26,6 +26,11 @@ pub const TOPICS: &[Topic] = &[
         text: include_str!("../../docs/plugins.md"),
     },
     Topic {
+        name: "extension-api",
+        summary: "pi's extension API item by item in pith's WIT, and porting an example",
+        text: include_str!("../../docs/extension-api.md"),
+    },
+    Topic {
         name: "mcp",
         summary: "MCP servers: mcp.json, tool_search, the sandbox around servers",
         text: include_str!("../../docs/mcp.md"),

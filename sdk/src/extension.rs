@@ -17,6 +17,70 @@ pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,
 };
 
+impl ExtensionInfo {
+    /// An extension named `name` that hears no event and registers nothing yet: add with
+    /// [`ExtensionInfo::on`], [`ExtensionInfo::command`], [`ExtensionInfo::tool`] and
+    /// [`ExtensionInfo::rule`].
+    pub fn new(name: &str) -> ExtensionInfo {
+        ExtensionInfo {
+            name: name.into(),
+            events: Vec::new(),
+            commands: Vec::new(),
+            tools: Vec::new(),
+            rules: Vec::new(),
+        }
+    }
+
+    /// Also hears these events (pi's names: `tool_call`, `session_start`, …).
+    pub fn on(mut self, events: &[&str]) -> ExtensionInfo {
+        self.events.extend(events.iter().map(|e| e.to_string()));
+        self
+    }
+
+    /// Also registers the command `/name`.
+    pub fn command(mut self, name: &str, description: &str) -> ExtensionInfo {
+        self.commands.push(CommandSpec {
+            name: name.into(),
+            description: description.into(),
+        });
+        self
+    }
+
+    /// Also registers a tool (run by [`Extension::execute_tool`]).
+    pub fn tool(mut self, spec: ToolSpec) -> ExtensionInfo {
+        self.tools.push(spec);
+        self
+    }
+
+    /// Also contributes a streamed rule.
+    pub fn rule(mut self, rule: Rule) -> ExtensionInfo {
+        self.rules.push(rule);
+        self
+    }
+}
+
+impl EventResult {
+    /// Blocks the tool call; the model sees `reason`.
+    pub fn block(reason: impl Into<String>) -> EventResult {
+        EventResult::Block(Some(reason.into()))
+    }
+}
+
+impl ToolCallEvent {
+    /// The call's arguments (an empty object when they are not JSON).
+    pub fn arguments(&self) -> serde_json::Value {
+        serde_json::from_str(&self.input).unwrap_or_else(|_| serde_json::json!({}))
+    }
+
+    /// One string argument, if the call has it.
+    pub fn argument(&self, key: &str) -> Option<String> {
+        self.arguments()
+            .get(key)
+            .and_then(|value| value.as_str())
+            .map(str::to_string)
+    }
+}
+
 /// An extension. The host creates one with [`Extension::new`] per session and calls it for
 /// the events it subscribed to.
 pub trait Extension: Sized + 'static {

@@ -513,30 +513,32 @@ fn the_sdk_carries_the_repositorys_wit() {
     }
 }
 
-/// The guide's Rust samples are files the build compiles (the examples), copied whole: each
+/// The guides' Rust samples are files the build compiles (the examples), copied whole: each
 /// block after a `<!-- sample: path -->` marker must equal that file.
 #[test]
 fn the_guides_samples_are_the_compiled_examples() {
     let root = support::repo_root();
-    let guide = std::fs::read_to_string(root.join("docs/plugins.md")).unwrap();
     let mut checked = 0;
-    let mut rest = guide.as_str();
-    while let Some(at) = rest.find("<!-- sample: ") {
-        let after = &rest[at + "<!-- sample: ".len()..];
-        let (path, after) = after.split_once(" -->").unwrap();
-        let body = after
-            .split_once("```rust\n")
-            .expect("a rust block after the marker")
-            .1;
-        let (block, after) = body.split_once("\n```").unwrap();
-        let file = std::fs::read_to_string(root.join(path)).unwrap();
-        assert_eq!(
-            format!("{block}\n"),
-            file,
-            "docs/plugins.md's sample of {path} differs from the file: copy it again"
-        );
-        checked += 1;
-        rest = after;
+    for guide_path in ["docs/plugins.md", "docs/extension-api.md"] {
+        let guide = std::fs::read_to_string(root.join(guide_path)).unwrap();
+        let mut rest = guide.as_str();
+        while let Some(at) = rest.find("<!-- sample: ") {
+            let after = &rest[at + "<!-- sample: ".len()..];
+            let (path, after) = after.split_once(" -->").unwrap();
+            let body = after
+                .split_once("```rust\n")
+                .expect("a rust block after the marker")
+                .1;
+            let (block, after) = body.split_once("\n```").unwrap();
+            let file = std::fs::read_to_string(root.join(path)).unwrap();
+            assert_eq!(
+                format!("{block}\n"),
+                file,
+                "{guide_path}'s sample of {path} differs from the file: copy it again"
+            );
+            checked += 1;
+            rest = after;
+        }
     }
-    assert!(checked >= 3, "the guide has {checked} samples");
+    assert!(checked >= 4, "the guides have {checked} samples");
 }

@@ -13,16 +13,9 @@ impl Extension for Hello {
     }
 
     fn describe(&self) -> ExtensionInfo {
-        ExtensionInfo {
-            name: "hello".into(),
-            events: vec!["session_start".into(), "tool_call".into()],
-            commands: vec![CommandSpec {
-                name: "hello".into(),
-                description: "Say hello".into(),
-            }],
-            tools: Vec::new(),
-            rules: Vec::new(),
-        }
+        ExtensionInfo::new("hello")
+            .on(&["session_start", "tool_call"])
+            .command("hello", "Say hello")
     }
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
@@ -32,11 +25,12 @@ impl Extension for Hello {
                 Ok(EventResult::Continue)
             }
             Event::ToolCall(call)
-                if call.tool_name == "bash" && call.input.contains("rm -rf /\"") =>
+                if call.tool_name == "bash"
+                    && call
+                        .argument("command")
+                        .is_some_and(|c| c.ends_with("rm -rf /")) =>
             {
-                Ok(EventResult::Block(Some(
-                    "Refusing to delete the root directory".into(),
-                )))
+                Ok(EventResult::block("Refusing to delete the root directory"))
             }
             _ => Ok(EventResult::Continue),
         }

@@ -14,13 +14,7 @@ impl Extension for PermissionGate {
     }
 
     fn describe(&self) -> ExtensionInfo {
-        ExtensionInfo {
-            name: "permission-gate".into(),
-            events: vec!["tool_call".into()],
-            commands: Vec::new(),
-            tools: Vec::new(),
-            rules: Vec::new(),
-        }
+        ExtensionInfo::new("permission-gate").on(&["tool_call"])
     }
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
@@ -30,15 +24,7 @@ impl Extension for PermissionGate {
         if call.tool_name != "bash" {
             return Ok(EventResult::Continue);
         }
-        let command = serde_json::from_str::<serde_json::Value>(&call.input)
-            .ok()
-            .and_then(|input| {
-                input
-                    .get("command")
-                    .and_then(|c| c.as_str())
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        let command = call.argument("command").unwrap_or_default();
         let timeout = pith_sdk::host::config("timeout-ms")
             .ok()
             .flatten()
@@ -47,9 +33,9 @@ impl Extension for PermissionGate {
         if ui::confirm("Allow bash?", &command, Some(timeout)) {
             Ok(EventResult::Continue)
         } else {
-            Ok(EventResult::Block(Some(format!(
+            Ok(EventResult::block(format!(
                 "The user did not allow: {command}"
-            ))))
+            )))
         }
     }
 }

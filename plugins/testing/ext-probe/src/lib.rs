@@ -75,10 +75,16 @@ impl Extension for Probe {
                 command("say", "Send a user message"),
                 command("name", "Name the session"),
                 command("title", "Set the window title"),
-                command("session", "Read and steer the session (version 0.2's imports)"),
+                command(
+                    "session",
+                    "Read and steer the session (version 0.2's imports)",
+                ),
                 command("ask-model", "Ask the session's model, through the host"),
                 command("entries", "Describe the session's entries, typed"),
-                command("add-tool", "Register a tool now (dyn_echo, or finish which ends the run)"),
+                command(
+                    "add-tool",
+                    "Register a tool now (dyn_echo, or finish which ends the run)",
+                ),
                 command("listen", "Hear a bus channel"),
                 command("move", "Request a move: compact, new or fork <entry>"),
                 command("emit", "Send on a bus channel: /emit <channel> <json>"),
@@ -183,7 +189,8 @@ impl Extension for Probe {
                 Ok(EventResult::Continue)
             }
             Event::ModelSelect(select) => {
-                let model = |m: &models::ModelInfo| serde_json::json!({"provider": m.provider, "id": m.id});
+                let model =
+                    |m: &models::ModelInfo| serde_json::json!({"provider": m.provider, "id": m.id});
                 let json = serde_json::json!({
                     "type": "model_select",
                     "model": model(&select.model),

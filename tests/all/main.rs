@@ -20,6 +20,7 @@ mod engine_layout;
 mod export_viewer;
 mod extension_dialogs;
 mod extension_lifecycle;
+mod extension_ports;
 mod extensions;
 mod fork_features;
 mod hot_reload;

@@ -144,7 +144,9 @@ impl PluginEngine {
     }
 }
 
-/// Advances the epoch while calls are in flight; parks otherwise; ends with the engine.
+/// Advances the epoch every [`EPOCH_TICK`] while calls are in flight; parks otherwise; ends
+/// with the engine. The first tick comes a whole tick after the calls begin: a short call (a
+/// hook, most tool calls) never sees one, so it is never made to yield to the executor.
 fn epoch_loop(weak: wasmtime::EngineWeak, active: Arc<AtomicUsize>) {
     loop {
         if active.load(Ordering::SeqCst) == 0 {
@@ -154,10 +156,12 @@ fn epoch_loop(weak: wasmtime::EngineWeak, active: Arc<AtomicUsize>) {
             }
             continue;
         }
+        std::thread::sleep(EPOCH_TICK);
+        if active.load(Ordering::SeqCst) == 0 {
+            continue;
+        }
         let Some(engine) = weak.upgrade() else { return };
         engine.increment_epoch();
-        drop(engine);
-        std::thread::sleep(EPOCH_TICK);
     }
 }
 

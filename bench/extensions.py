@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""What extensions cost: the time ten extensions that hear `tool_call` (and `tool_result`) add
+to a tool call, and the time of an extension's model call through the host beside a prompt's.
+
+pith (target/release/pith) runs in RPC mode over pipes with the `faux` provider, whose scripted
+answers cost nothing, so the figures are the agent's own work:
+  * a run of N `read` calls (one per turn, then a text), with 0 and with 10 copies of the
+    test extension `ext-probe` (each hears `tool_call`, `tool_result` and the observed events);
+    the difference per call is what the extensions add (warm: the instances are made by a
+    first run, not timed);
+  * N model calls made by an extension (`/ask-model`, the host's `completion.complete` to the
+    faux model) beside N prompts answered with a text: a prompt is the session asking the same
+    provider, with its events and session file on top.
+
+Usage: python3 bench/extensions.py [--calls 200] [--asks 200]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PITH = os.path.join(ROOT, "target", "release", "pith")
+PROBE = os.path.join(ROOT, "target", "wasm-plugins", "wasm32-wasip2", "release", "ext_probe.wasm")
+PROBE_MANIFEST = os.path.join(ROOT, "plugins", "testing", "ext-probe", "pith.toml")
+
+
+class Agent:
+    """pith over pipes; `call` sends a command and waits for its response."""
+
+    def __init__(self, work, agent_dir, plugins, script):
+        env = dict(os.environ, PITH_AGENT_DIR=agent_dir, PITH_FAUX_SCRIPT=json.dumps(script))
+        command = [PITH, "--mode", "rpc", "--provider", "faux", "--model", "faux-model",
+                   "--no-session", "--plugins-dir", plugins]
+        self.process = subprocess.Popen(command, cwd=work, env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+
+    def send(self, frame):
+        self.process.stdin.write((json.dumps(frame) + "\n").encode())
+        self.process.stdin.flush()
+
+    def until(self, done):
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit("pith ended early")
+            frame = json.loads(line)
+            if done(frame):
+                return frame
+
+    def call(self, frame):
+        self.next_id += 1
+        frame["id"] = str(self.next_id)
+        self.send(frame)
+        return self.until(lambda f: f.get("type") == "response" and f.get("id") == frame["id"])
+
+    def run(self, message):
+        """Sends a prompt and waits for its run to end; the wall time in seconds."""
+        began = time.perf_counter()
+        self.call({"type": "prompt", "message": message})
+        self.until(lambda f: f.get("type") == "agent_end")
+        return time.perf_counter() - began
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def tool_run_script(calls):
+    turns = [{"tool_calls": [{"id": "r%d" % i, "name": "read", "arguments": {"path": "small.txt"}}]}
+             for i in range(calls)]
+    return turns + [{"text": "done"}]
+
+
+def per_call_ms(extensions, calls, scratch):
+    """The wall time of a warm run of `calls` reads with `extensions` extensions, per call."""
+    work = tempfile.mkdtemp(dir=scratch)
+    agent_dir = tempfile.mkdtemp(dir=scratch)
+    plugins = tempfile.mkdtemp(dir=scratch)
+    with open(os.path.join(work, "small.txt"), "w") as f:
+        f.write("a small file\n")
+    manifest = open(PROBE_MANIFEST).read()
+    for n in range(extensions):
+        shutil.copy(PROBE, os.path.join(plugins, "probe%d.wasm" % n))
+        with open(os.path.join(plugins, "probe%d.toml" % n), "w") as f:
+            f.write(manifest.replace('id = "ext-probe"', 'id = "ext-probe-%d"' % n)
+                    .replace("\n[capabilities]", 'component = "probe%d.wasm"\n\n[capabilities]' % n))
+    # A first run makes the instances (and compiles nothing later); the second is timed.
+    agent = Agent(work, agent_dir, plugins, tool_run_script(calls) * 2)
+    agent.run("warm up")
+    took = agent.run("timed")
+    agent.close()
+    return took / calls * 1000
+
+
+def asks_ms(asks, scratch):
+    """Per call: an extension's model call through the host, and a prompt answered by text."""
+    work = tempfile.mkdtemp(dir=scratch)
+    agent_dir = tempfile.mkdtemp(dir=scratch)
+    plugins = tempfile.mkdtemp(dir=scratch)
+    shutil.copy(PROBE, os.path.join(plugins, "ext-probe.wasm"))
+    shutil.copy(PROBE_MANIFEST, os.path.join(plugins, "ext-probe.toml"))
+    with open(os.path.join(agent_dir, "settings.json"), "w") as f:
+        json.dump({"plugins": {"ext-probe": {"grant": {"models": True}}}}, f)
+    agent = Agent(work, agent_dir, plugins, [{"text": "an answer"}] * (2 * asks + 2))
+    agent.run("warm up")
+
+    def ask():
+        agent.call({"type": "prompt", "message": "/ask-model hi"})
+        agent.until(lambda f: f.get("method") == "notify" and
+                    f.get("message", "").startswith("model said"))
+
+    ask()
+    began = time.perf_counter()
+    for _ in range(asks):
+        ask()
+    through_host = (time.perf_counter() - began) / asks * 1000
+    began = time.perf_counter()
+    for _ in range(asks):
+        agent.run("hello")
+    prompts = (time.perf_counter() - began) / asks * 1000
+    agent.close()
+    return through_host, prompts
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--asks", type=int, default=200)
+    args = parser.parse_args()
+    for needed in (PITH, PROBE):
+        if not os.path.exists(needed):
+            sys.exit("missing %s: build with `cargo build --release -p pith`" % needed)
+    scratch = tempfile.mkdtemp()
+    try:
+        bare = per_call_ms(0, args.calls, scratch)
+        ten = per_call_ms(10, args.calls, scratch)
+        host, prompt = asks_ms(args.asks, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print("| measure | per call |")
+    print("|---|---|")
+    print("| a `read` call, no extension | %.3f ms |" % bare)
+    print("| a `read` call, 10 extensions hearing `tool_call` | %.3f ms |" % ten)
+    print("| added by the 10 extensions | %.1f µs |" % ((ten - bare) * 1000))
+    print("| an extension's model call through the host (`/ask-model`) | %.3f ms |" % host)
+    print("| a prompt answered by the same model | %.3f ms |" % prompt)
+
+
+if __name__ == "__main__":
+    main()

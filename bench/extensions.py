@@ -6,8 +6,9 @@ pith (target/release/pith) runs in RPC mode over pipes with the `faux` provider,
 answers cost nothing, so the figures are the agent's own work:
   * a run of N `read` calls (one per turn, then a text), with 0 and with 10 copies of the
     test extension `ext-probe` (each hears `tool_call`, `tool_result` and the observed events);
-    the difference per call is what the extensions add (warm: the instances are made by a
-    first run, not timed);
+    each call is timed from its `tool_execution_start` frame to its `tool_execution_end` (the
+    hooks run between them), and the median over the calls is taken; the difference is what the
+    extensions add (warm: the instances are made by a first run, not timed);
   * N model calls made by an extension (`/ask-model`, the host's `completion.complete` to the
     faux model) beside N prompts answered with a text: a prompt is the session asking the same
     provider, with its events and session file on top.
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,11 +62,22 @@ class Agent:
         self.send(frame)
         return self.until(lambda f: f.get("type") == "response" and f.get("id") == frame["id"])
 
-    def run(self, message):
-        """Sends a prompt and waits for its run to end; the wall time in seconds."""
+    def run(self, message, calls=None):
+        """Sends a prompt and waits for its run to end; the wall time in seconds. With `calls`
+        (a dict), each tool call's start-to-end time as the frames arrive is put in it."""
         began = time.perf_counter()
+        started = {}
+
+        def seen(frame):
+            kind = frame.get("type")
+            if calls is not None and kind == "tool_execution_start":
+                started[frame["toolCallId"]] = time.perf_counter()
+            elif calls is not None and kind == "tool_execution_end":
+                calls[frame["toolCallId"]] = time.perf_counter() - started[frame["toolCallId"]]
+            return kind == "agent_end"
+
         self.call({"type": "prompt", "message": message})
-        self.until(lambda f: f.get("type") == "agent_end")
+        self.until(seen)
         return time.perf_counter() - began
 
     def close(self):
@@ -79,7 +92,8 @@ def tool_run_script(calls):
 
 
 def per_call_ms(extensions, calls, scratch):
-    """The wall time of a warm run of `calls` reads with `extensions` extensions, per call."""
+    """The median start-to-end time of a tool call in a warm run of `calls` reads with
+    `extensions` extensions, in milliseconds."""
     work = tempfile.mkdtemp(dir=scratch)
     agent_dir = tempfile.mkdtemp(dir=scratch)
     plugins = tempfile.mkdtemp(dir=scratch)
@@ -94,9 +108,10 @@ def per_call_ms(extensions, calls, scratch):
     # A first run makes the instances (and compiles nothing later); the second is timed.
     agent = Agent(work, agent_dir, plugins, tool_run_script(calls) * 2)
     agent.run("warm up")
-    took = agent.run("timed")
+    timed = {}
+    agent.run("timed", timed)
     agent.close()
-    return took / calls * 1000
+    return statistics.median(timed.values()) * 1000
 
 
 def asks_ms(asks, scratch):
@@ -146,8 +161,8 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
     print("| measure | per call |")
     print("|---|---|")
-    print("| a `read` call, no extension | %.3f ms |" % bare)
-    print("| a `read` call, 10 extensions hearing `tool_call` | %.3f ms |" % ten)
+    print("| a `read` call (start to end, median), no extension | %.3f ms |" % bare)
+    print("| the same, 10 extensions hearing `tool_call` | %.3f ms |" % ten)
     print("| added by the 10 extensions | %.1f µs |" % ((ten - bare) * 1000))
     print("| an extension's model call through the host (`/ask-model`) | %.3f ms |" % host)
     print("| a prompt answered by the same model | %.3f ms |" % prompt)

@@ -183,6 +183,14 @@ async fn an_extension_reads_and_steers_its_session() {
          model Some(\"faux/faux-model\") found true auth true set Err(SetModelError::UnknownModel) \
          tools Err([\"nope\"]) Ok(()) active [\"read\"] all true window Some(200000) thinking ThinkingLevel::Off"
     );
+    let state = pith.call("g", json!({"type": "get_state"})).await;
+    assert_eq!(
+        notified(&mut pith, "session more:").await,
+        format!(
+            "session more: prompt-names-pith true pending false trusted {}",
+            state["data"]["project"]["trusted"]
+        )
+    );
     // The changes are the session's: the label is in the tree, the tools are the active ones.
     let tools = pith.call("t", json!({"type": "get_tools"})).await;
     let active: Vec<&str> = tools["data"]["tools"]

@@ -367,6 +367,15 @@ impl Extension for Probe {
                     ),
                     None,
                 );
+                ui::notify(
+                    &format!(
+                        "session more: prompt-names-pith {} pending {} trusted {}",
+                        session_read::system_prompt().contains("pith"),
+                        session_read::has_pending_messages(),
+                        session_read::is_project_trusted(),
+                    ),
+                    None,
+                );
                 Ok(())
             }
             "ask-model" => {

@@ -86,6 +86,21 @@ impl SessionAccess for SessionContext {
         self.with(|s| s.shared.state().store.entry(id).map(typed::entry))
     }
 
+    fn system_prompt(&self) -> String {
+        self.with(|s| {
+            let tools = s.shared.tools();
+            crate::agent::extensions::session_hooks::system_prompt(&s.shared, &tools)
+        })
+    }
+
+    fn has_pending_messages(&self) -> bool {
+        self.with(|s| s.state().pending_message_count > 0)
+    }
+
+    fn is_project_trusted(&self) -> bool {
+        self.with(|s| s.state().project.trusted)
+    }
+
     fn context_fill(&self) -> Option<ContextFill> {
         self.with(|s| {
             s.model_and_thinking().0?;

@@ -87,6 +87,12 @@ pub trait SessionAccess: Send + Sync {
     fn branch(&self) -> Vec<entries::SessionEntry>;
     /// One entry by id.
     fn entry(&self, id: &str) -> Option<entries::SessionEntry>;
+    /// The system prompt the next request would carry.
+    fn system_prompt(&self) -> String;
+    /// True when steering or follow-up messages wait.
+    fn has_pending_messages(&self) -> bool;
+    /// True when the session's project is trusted.
+    fn is_project_trusted(&self) -> bool;
     /// Sets or clears an entry's label; the error is pi's text.
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String>;
     /// Selects a model.
@@ -205,6 +211,18 @@ impl session_read::Host for StoreState {
 
     async fn entry(&mut self, id: String) -> Option<entries::SessionEntry> {
         self.access(|s| s.entry(&id)).flatten()
+    }
+
+    async fn system_prompt(&mut self) -> String {
+        self.access(|s| s.system_prompt()).unwrap_or_default()
+    }
+
+    async fn has_pending_messages(&mut self) -> bool {
+        self.access(|s| s.has_pending_messages()).unwrap_or(false)
+    }
+
+    async fn is_project_trusted(&mut self) -> bool {
+        self.access(|s| s.is_project_trusted()).unwrap_or(false)
     }
 
     async fn context_usage(&mut self) -> Option<session_read::UsageOfContext> {

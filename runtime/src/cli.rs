@@ -1,9 +1,10 @@
-//! Command-line arguments: pi's flags (so hosts can swap `pi` for `pith`) and pith's own.
-//!
-//! Over 600 lines with its unit tests (about 150): the parser is one match over pi's flags and
-//! pith's; the next split moves the tests to their own file.
+//! Command-line arguments: pi's flags (so hosts can swap `pi` for `pith`), pith's own, and the
+//! extensions' (kept as given until the extensions are loaded). The unit tests are in
+//! `cli_tests.rs`.
 
 use std::path::PathBuf;
+
+use crate::agent::extensions::flags::GivenFlag;
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +119,12 @@ pub struct Args {
     pub no_builtin_tools: bool,
     /// `--exclude-tools a,b` (names or globs).
     pub exclude_tools: Vec<String>,
+    /// Long options that are none of pith's: the extensions' flags (pi's `registerFlag`),
+    /// resolved once the extensions are loaded
+    /// ([`crate::agent::extensions::flags::resolve`]).
+    pub extension_flags: Vec<GivenFlag>,
+    /// Their values, once resolved against the extensions loaded.
+    pub flags: crate::agent::extensions::flags::CliFlags,
     /// `--name` / `-n`: the new session's name.
     pub name: Option<String>,
     /// `--session-id`: the new session's id.
@@ -445,6 +452,24 @@ impl Args {
                 "--" => words.extend(args.by_ref()),
                 "-h" | "--help" => help = true,
                 "-v" | "-V" | "--version" => version = true,
+                // An option of none of pith's: an extension's flag, once the extensions are
+                // loaded and one registers it (pi's rule for its value).
+                flag if flag.starts_with("--") && flag.len() > 2 => {
+                    let (name, value, inline) = match flag[2..].split_once('=') {
+                        Some((name, value)) => (name.to_string(), Some(value.to_string()), true),
+                        None => (
+                            flag[2..].to_string(),
+                            args.next_if(|next| !next.starts_with(['-', '@'])),
+                            false,
+                        ),
+                    };
+                    parsed.extension_flags.push(GivenFlag {
+                        name,
+                        value,
+                        inline,
+                        word_at: words.len(),
+                    });
+                }
                 flag if flag.starts_with('-') && flag.len() > 1 => {
                     return Err(UsageError(format!("unknown option {flag}")));
                 }
@@ -533,143 +558,5 @@ impl Args {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(args: &[&str]) -> Result<Args, UsageError> {
-        Args::parse(args.iter().map(|s| s.to_string()))
-    }
-
-    #[test]
-    fn rpc_mode_with_pi_flags() {
-        let args = parse(&[
-            "--mode",
-            "rpc",
-            "--plugins-dir",
-            "a",
-            "--plugins-dir",
-            "b",
-            "--agent-dir",
-            "x",
-            "--provider",
-            "faux",
-            "--model",
-            "faux-model:high",
-            "--no-session",
-            "--tools",
-            "read, bash",
-        ])
-        .unwrap();
-        assert_eq!(args.command, Some(Command::Rpc));
-        assert_eq!(
-            args.plugins_dirs,
-            vec![PathBuf::from("a"), PathBuf::from("b")]
-        );
-        assert_eq!(args.agent_dir, Some(PathBuf::from("x")));
-        assert_eq!(args.model.as_deref(), Some("faux-model:high"));
-        assert!(args.no_session);
-        assert_eq!(
-            args.tools,
-            Some(vec!["read".to_string(), "bash".to_string()])
-        );
-    }
-
-    #[test]
-    fn errors_are_usage_errors() {
-        assert_eq!(
-            parse(&["plugins", "--json"]).unwrap().command,
-            Some(Command::Plugins { json: true })
-        );
-        assert!(parse(&["tool"]).is_err());
-        assert_eq!(
-            parse(&["export", "s.jsonl", "out.html"]).unwrap().command,
-            Some(Command::Export {
-                session: "s.jsonl".into(),
-                output: Some("out.html".into())
-            })
-        );
-        assert_eq!(
-            parse(&["--export", "s.jsonl"]).unwrap().command,
-            Some(Command::Export {
-                session: "s.jsonl".into(),
-                output: None
-            })
-        );
-        assert!(parse(&["export"]).is_err());
-        assert_eq!(
-            parse(&["--mode", "tui"]).unwrap_err().0,
-            "--mode tui is not supported: pith is headless, use --mode rpc, acp, json or text"
-        );
-        let print = |words: &[&str], output, chosen| Command::Print {
-            output,
-            words: words.iter().map(|w| w.to_string()).collect(),
-            chosen,
-        };
-        use crate::print::Output::{Json, Text};
-        // pi's rules: -p takes the next word unless it is a flag or a file; `--` ends flags.
-        assert_eq!(
-            parse(&["-p", "---yaml"]).unwrap().command,
-            Some(print(&["---yaml"], Text, true))
-        );
-        assert_eq!(
-            parse(&["-p", "@a.txt", "go", "on"]).unwrap().command,
-            Some(print(&["@a.txt", "go", "on"], Text, true))
-        );
-        assert_eq!(
-            parse(&["--mode", "json", "-p", "--", "-x", "--mode"])
-                .unwrap()
-                .command,
-            Some(print(&["-x", "--mode"], Json, true))
-        );
-        assert_eq!(
-            parse(&["--mode", "text", "hi"]).unwrap().command,
-            Some(print(&["hi"], Text, true))
-        );
-        assert_eq!(
-            parse(&["what", "is", "up"]).unwrap().command,
-            Some(print(&["what", "is", "up"], Text, false))
-        );
-        assert_eq!(parse(&[]).unwrap().command, Some(print(&[], Text, false)));
-        let tools = parse(&["--mode", "rpc", "-t", "+ls,-write", "-nbt", "-xt", "bash"]).unwrap();
-        assert_eq!(tools.tools_add, ["ls"]);
-        assert_eq!(tools.tools_remove, ["write"]);
-        assert!(tools.no_builtin_tools);
-        assert_eq!(tools.exclude_tools, ["bash"]);
-        assert!(
-            parse(&["--tools", "read,+ls"])
-                .unwrap_err()
-                .0
-                .contains("cannot be mixed")
-        );
-        assert_eq!(parse(&["-v"]).unwrap().command, Some(Command::Version));
-        assert!(parse(&["--mode", "rpc", "--theme", "dark", "--no-themes"]).is_ok());
-        assert_eq!(
-            parse(&["--mode", "acp"]).unwrap().command,
-            Some(Command::Acp)
-        );
-        assert_eq!(
-            parse(&["--mode", "rpc", "--frobnicate"]).unwrap_err().0,
-            "unknown option --frobnicate"
-        );
-        assert!(parse(&["--agent-dir"]).is_err());
-        for bad in ["../x", "a/b", "", ".hidden"] {
-            assert!(
-                parse(&["--mode", "rpc", "--session-id", bad]).is_err(),
-                "{bad:?}"
-            );
-        }
-        assert_eq!(
-            parse(&[
-                "--mode",
-                "rpc",
-                "--session-id",
-                "0199aaaa-0000-7000-8000-000000000001"
-            ])
-            .unwrap()
-            .session_id
-            .as_deref(),
-            Some("0199aaaa-0000-7000-8000-000000000001")
-        );
-        assert!(parse(&["--mode", "rpc", "@file.txt"]).is_err());
-    }
-}
+#[path = "cli_tests.rs"]
+mod tests;

@@ -83,7 +83,8 @@ fn faux_script_from_file() {
 
 async fn run(mut args: Args) -> ExitCode {
     match &args.command {
-        Some(Command::Help) => {
+        // Without extension flags to list, nothing to load.
+        Some(Command::Help) if args.no_extensions => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
@@ -303,8 +304,9 @@ async fn run(mut args: Args) -> ExitCode {
         sandbox: std::sync::Arc::new(sandbox),
     };
     // Serving hosts is not held up by compiling new third-party plugins; the one-shot commands
-    // need every plugin at once.
-    let defer = matches!(args.command, Some(Command::Rpc | Command::Acp));
+    // need every plugin at once, and so do the extensions' flags given on the command line.
+    let defer = matches!(args.command, Some(Command::Rpc | Command::Acp))
+        && args.extension_flags.is_empty();
     let (host, errors) = match PluginHost::load_deferring(options, defer).await {
         Ok(loaded) => loaded,
         Err(err) => {
@@ -312,6 +314,19 @@ async fn run(mut args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The extensions' flags (pi's `registerFlag`), now that the extensions said which they take.
+    let flags = pith::commands::startup::apply_flags(&mut args, &host);
+    if let Some(Command::Help) = args.command {
+        if let Err(problem) = flags {
+            eprintln!("pith: {problem}");
+        }
+        print!("{USAGE}{}", pith::commands::startup::flags_help(&host));
+        return ExitCode::SUCCESS;
+    }
+    if let Err(problem) = flags {
+        eprintln!("pith: {problem}");
+        return ExitCode::from(2);
+    }
     let checking = matches!(
         args.command,
         Some(Command::Plugin(PluginCommand::Check { .. }))

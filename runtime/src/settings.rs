@@ -159,6 +159,11 @@ impl Settings {
         (paths, problems)
     }
 
+    /// Everything merged, as JSON (pi's `getSettings`).
+    pub fn merged(&self) -> &Value {
+        &self.merged
+    }
+
     /// The raw merged value at a top-level key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.merged.get(key)

@@ -10,8 +10,11 @@ pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension:
     ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
+pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{
+    FlagKind, FlagSpec, FlagValue,
+};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::{
-    completion, entries, events_bus, models, session_control, session_read,
+    cli_flags, completion, entries, events_bus, models, session_control, session_read,
 };
 pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,
@@ -28,6 +31,7 @@ impl ExtensionInfo {
             commands: Vec::new(),
             tools: Vec::new(),
             rules: Vec::new(),
+            flags: Vec::new(),
         }
     }
 
@@ -56,6 +60,61 @@ impl ExtensionInfo {
     pub fn rule(mut self, rule: Rule) -> ExtensionInfo {
         self.rules.push(rule);
         self
+    }
+
+    /// Also registers a command-line flag (pi's `registerFlag`): `pith --name` for a
+    /// [`FlagSpec::boolean`], `pith --name value` for a [`FlagSpec::text`]. Read it with
+    /// [`flag`].
+    pub fn flag(mut self, flag: FlagSpec) -> ExtensionInfo {
+        self.flags.push(flag);
+        self
+    }
+}
+
+impl FlagSpec {
+    /// A switch, `--name`: false unless given.
+    pub fn boolean(name: &str, description: &str) -> FlagSpec {
+        FlagSpec {
+            name: name.into(),
+            description: Some(description.into()),
+            kind: FlagKind::Boolean,
+            default: Some(FlagValue::Boolean(false)),
+        }
+    }
+
+    /// A flag with a value, `--name value`: none unless given.
+    pub fn text(name: &str, description: &str) -> FlagSpec {
+        FlagSpec {
+            name: name.into(),
+            description: Some(description.into()),
+            kind: FlagKind::Text,
+            default: None,
+        }
+    }
+
+    /// The same flag with a default value.
+    pub fn default(mut self, value: FlagValue) -> FlagSpec {
+        self.default = Some(value);
+        self
+    }
+}
+
+/// The value of this extension's flag `name` (pi's `getFlag`): the command line's, else its
+/// default; `None` for a flag the extension did not register.
+pub fn flag(name: &str) -> Option<FlagValue> {
+    cli_flags::value(name)
+}
+
+/// True when this extension's switch flag `name` is on (`pith --name`).
+pub fn flag_on(name: &str) -> bool {
+    matches!(flag(name), Some(FlagValue::Boolean(true)))
+}
+
+/// The text of this extension's flag `name` (`pith --name value`), if it has one.
+pub fn flag_text(name: &str) -> Option<String> {
+    match flag(name) {
+        Some(FlagValue::Text(text)) => Some(text),
+        _ => None,
     }
 }
 

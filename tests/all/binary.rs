@@ -32,7 +32,8 @@ fn help_version_and_usage_errors() {
     let unknown = pith(&["--mode", "rpc", "--frobnicate"], dir.path());
     assert_eq!(unknown.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&unknown.stderr).starts_with("pith: unknown option --frobnicate")
+        String::from_utf8_lossy(&unknown.stderr)
+            .starts_with("pith: unknown option(s): --frobnicate")
     );
     assert!(unknown.stdout.is_empty());
     let missing = pith(

@@ -421,6 +421,7 @@ async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
             "listen",
             "move",
             "emit",
+            "front",
             "saved"
         ]
     );

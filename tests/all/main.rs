@@ -19,6 +19,7 @@ mod engine;
 mod engine_layout;
 mod export_viewer;
 mod extension_dialogs;
+mod extension_front;
 mod extension_lifecycle;
 mod extension_ports;
 mod extensions;

@@ -550,7 +550,23 @@ pub trait EventSink: Send + Sync {
     /// Takes a change to the answer being streamed; the returned future resolves when the
     /// front-end is ready for more (a slow reader slows the stream instead of growing memory).
     fn message_update<'a>(&'a self, update: &AssistantUpdate<'_>) -> SinkFuture<'a>;
+
+    /// An extension asked for the end of the process (pi's `ctx.shutdown()`): a front-end that
+    /// can end does so once the session is idle; the others ignore it, as pi's print mode does.
+    fn extension_shutdown(&self) {}
+
+    /// An extension asked to switch to the session file `path` (pi's `ctx.switchSession`;
+    /// relative to the folder pith started in). A front-end that can serve a session of
+    /// another folder does the switch and resolves to its outcome (`Err`: why it failed);
+    /// `None` leaves it to the engine, which switches to files of the session's own folder.
+    fn switch_session(&self, path: &str) -> Option<SwitchFuture> {
+        let _ = path;
+        None
+    }
 }
+
+/// A front-end's switch on an extension's request: `Ok(true)` when an extension cancelled it.
+pub type SwitchFuture = Pin<Box<dyn Future<Output = Result<bool, String>> + Send>>;
 
 /// A sink that drops everything (a session nobody watches).
 pub struct NullSink;

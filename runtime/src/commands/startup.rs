@@ -224,6 +224,8 @@ pub fn session_config(
         sessions_dir,
         retry: policies.retry,
         sandbox: None,
+        flags: args.flags.clone(),
+        mode: run_mode(args),
         mcp: crate::mcp::McpSetup::from_files(
             agent_dir.root(),
             &cwd_for_mcp,
@@ -231,6 +233,80 @@ pub fn session_config(
             args.no_mcp,
         ),
     })
+}
+
+/// Resolves the extensions' flags given on the command line (`args.extension_flags`) against
+/// the extensions `host` loaded: their values go to `args.flags`, and a word a boolean flag took
+/// goes back among the prompts. `Err` is the message for stderr.
+pub fn apply_flags(args: &mut Args, host: &crate::plugin_host::PluginHost) -> Result<(), String> {
+    let plugins = host.plugins();
+    let extensions = plugins.iter().filter_map(|p| p.meta.extension.as_ref());
+    let resolved = crate::agent::extensions::flags::resolve(&args.extension_flags, extensions)
+        .map_err(|err| err.to_string())?;
+    args.flags = resolved.flags;
+    if resolved.given_back.is_empty() {
+        return Ok(());
+    }
+    match &mut args.command {
+        Some(crate::cli::Command::Print { words, .. }) => {
+            // Later words first, so the earlier positions stay right.
+            for (at, word) in resolved.given_back.into_iter().rev() {
+                words.insert(at.min(words.len()), word);
+            }
+            Ok(())
+        }
+        _ => {
+            let (_, word) = &resolved.given_back[0];
+            Err(format!(
+                "{word:?} follows a switch flag, which takes no value, and this mode takes no \
+                 prompt words: drop it, or give the flag as --name=value"
+            ))
+        }
+    }
+}
+
+/// The extensions' flags for `pith --help` (pi's `Extension CLI Flags:` section): empty when no
+/// extension registers one.
+pub fn flags_help(host: &crate::plugin_host::PluginHost) -> String {
+    let mut lines = String::new();
+    for plugin in host.plugins().iter() {
+        let Some(meta) = &plugin.meta.extension else {
+            continue;
+        };
+        for flag in &meta.flags {
+            let takes = match flag.kind {
+                crate::plugin_host::resources::FlagKind::Text => " <value>",
+                crate::plugin_host::resources::FlagKind::Boolean => "",
+            };
+            let what = flag
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("Registered by {}", plugin.manifest.id));
+            lines.push_str(&format!(
+                "  {:<28}{what}\n",
+                format!("--{}{takes}", flag.name)
+            ));
+        }
+    }
+    if lines.is_empty() {
+        lines
+    } else {
+        format!("\nExtension CLI Flags:\n{lines}")
+    }
+}
+
+/// How the arguments serve the session, as extensions see it (pi's `ctx.mode`).
+fn run_mode(args: &Args) -> crate::agent::session::RunMode {
+    use crate::agent::session::RunMode;
+    match &args.command {
+        Some(crate::cli::Command::Acp) => RunMode::Acp,
+        Some(crate::cli::Command::Print {
+            output: crate::print::Output::Json,
+            ..
+        }) => RunMode::Json,
+        Some(crate::cli::Command::Print { .. } | crate::cli::Command::Plugin(_)) => RunMode::Print,
+        _ => RunMode::Rpc,
+    }
 }
 
 /// The protocol profile: `--pi-protocol`, else `$PITH_PI_PROTOCOL`, else `rpc.protocol` in

@@ -191,6 +191,7 @@ pub fn info(info: v1::ExtensionInfo) -> v2::ExtensionInfo {
                 content: r.content,
             })
             .collect(),
+        flags: Vec::new(),
     }
 }
 

@@ -332,5 +332,6 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     v2::session_control::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::completion::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::events_bus::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    v2::cli_flags::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::bindings::extension_world_v2::pith::plugin0_2_0::cli_flags as wit_flags;
 use super::call::fresh_call;
 use super::plugin::ExtensionPre;
 use super::plugin::{Loaded, Plugin, PluginMeta};
@@ -34,6 +35,39 @@ pub struct RuleMeta {
     pub content: String,
 }
 
+/// What a command-line flag takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    /// `--name` alone.
+    Boolean,
+    /// `--name value` or `--name=value`.
+    Text,
+}
+
+/// A command-line flag's value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FlagValue {
+    /// A boolean flag's.
+    Boolean(bool),
+    /// A text flag's.
+    Text(String),
+}
+
+/// A command-line flag an extension registers (pi's `registerFlag`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagMeta {
+    /// The name, without the dashes.
+    pub name: String,
+    /// What it does.
+    pub description: Option<String>,
+    /// What it takes.
+    pub kind: FlagKind,
+    /// Its value when not given.
+    pub default: Option<FlagValue>,
+}
+
 /// What an extension said about itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExtensionMeta {
@@ -50,6 +84,9 @@ pub struct ExtensionMeta {
     pub tools: Vec<ToolSpec>,
     /// Its streamed rules.
     pub rules: Vec<RuleMeta>,
+    /// Its command-line flags.
+    #[serde(default)]
+    pub flags: Vec<FlagMeta>,
 }
 
 impl ExtensionMeta {
@@ -159,6 +196,12 @@ pub(crate) async fn describe_resources(
                     content: r.content,
                 })
                 .collect(),
+            flags: info
+                .flags
+                .into_iter()
+                .map(flag_meta)
+                .collect::<Result<_, _>>()
+                .map_err(invalid)?,
         });
     }
     if let Some(pre) = loaded.skill.clone() {
@@ -308,4 +351,43 @@ pub const EXTENSION_EVENTS: &[&str] = &[
 /// True for `"*"` and the names in [`EXTENSION_EVENTS`].
 pub fn is_extension_event(name: &str) -> bool {
     name == "*" || EXTENSION_EVENTS.contains(&name)
+}
+
+/// A flag as the extension declared it, checked: a name pith's command line can carry, and a
+/// default of the flag's kind (pi's `Invalid default for flag` error).
+fn flag_meta(spec: wit_flags::FlagSpec) -> Result<FlagMeta, String> {
+    let name = spec.name;
+    if name.is_empty()
+        || name.starts_with('-')
+        || name.contains(|c: char| c == '=' || c.is_whitespace())
+    {
+        return Err(format!(
+            "the flag {name:?} cannot be given on the command line: name it without dashes, \
+             spaces or '=' (for example \"plan\" for --plan)"
+        ));
+    }
+    let kind = match spec.kind {
+        wit_flags::FlagKind::Boolean => FlagKind::Boolean,
+        wit_flags::FlagKind::Text => FlagKind::Text,
+    };
+    let default = spec.default.map(|value| match value {
+        wit_flags::FlagValue::Boolean(on) => FlagValue::Boolean(on),
+        wit_flags::FlagValue::Text(text) => FlagValue::Text(text),
+    });
+    let mismatch = match (&kind, &default) {
+        (FlagKind::Boolean, Some(FlagValue::Text(_))) => Some(("boolean", "string")),
+        (FlagKind::Text, Some(FlagValue::Boolean(_))) => Some(("string", "boolean")),
+        _ => None,
+    };
+    if let Some((expected, got)) = mismatch {
+        return Err(format!(
+            "Invalid default for flag \"{name}\": expected {expected}, got {got}"
+        ));
+    }
+    Ok(FlagMeta {
+        name,
+        description: spec.description,
+        kind,
+        default,
+    })
 }

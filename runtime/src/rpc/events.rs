@@ -13,7 +13,7 @@ use super::profile::Protocol;
 use super::render::{MessageRender, UpdateMode};
 use super::writer::FrameSink;
 use crate::agent::conversation::message::{AgentMessage, StopReason};
-use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture};
+use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture, SwitchFuture};
 use crate::plugin_host::imports::ui::UiRequest;
 
 /// Which session events reach the host (`set_event_filter`).
@@ -60,7 +60,12 @@ pub struct RpcEvents {
     shutdown: tokio::sync::watch::Sender<bool>,
     /// When serving began (for `ping`).
     started: std::time::Instant,
+    /// What switches the session served to another file on an extension's request.
+    switcher: std::sync::OnceLock<Switcher>,
 }
+
+/// Switches the session served to a session file (see [`RpcEvents::on_switch`]).
+pub type Switcher = Box<dyn Fn(String) -> SwitchFuture + Send + Sync>;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -79,7 +84,14 @@ impl RpcEvents {
             streamed: Mutex::new(Streamed::default()),
             shutdown: tokio::sync::watch::channel(false).0,
             started: std::time::Instant::now(),
+            switcher: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Sets what switches the session served when an extension asks (the slot's
+    /// `switch_session`, which can move to another folder).
+    pub fn on_switch(&self, switcher: Switcher) {
+        let _ = self.switcher.set(switcher);
     }
 
     /// How long pith has been serving.
@@ -170,6 +182,14 @@ impl RpcEvents {
 }
 
 impl EventSink for RpcEvents {
+    fn extension_shutdown(&self) {
+        self.request_shutdown();
+    }
+
+    fn switch_session(&self, path: &str) -> Option<SwitchFuture> {
+        self.switcher.get().map(|switch| switch(path.to_string()))
+    }
+
     fn emit(&self, event: &SessionEvent) {
         match event {
             SessionEvent::SessionSwitch { .. } | SessionEvent::SessionFork { .. } => {}

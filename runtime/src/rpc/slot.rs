@@ -6,10 +6,8 @@
 //! while a switch, new session or fork is under way waits for it, so it runs on the session the
 //! host meant.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, RwLock, Weak};
-
-use serde_json::Value;
 
 use super::events::RpcEvents;
 use crate::agent::session::answers::SwitchOutcome;
@@ -69,14 +67,29 @@ impl Drop for Replacing {
 impl SessionSlot {
     /// The slot of `session`, the start folder's.
     pub fn new(session: Session, start: StartFolder, events: Arc<RpcEvents>) -> Arc<SessionSlot> {
-        Arc::new_cyclic(|this| SessionSlot {
+        let slot = Arc::new_cyclic(|this| SessionSlot {
             current: RwLock::new(session),
             start,
             hosts: WorkspaceHosts::default(),
-            events,
+            events: events.clone(),
             replacing: tokio::sync::watch::Sender::new(0),
             this: this.clone(),
-        })
+        });
+        // An extension's `switch-session` moves the session as the `switch_session` command
+        // does, to another folder too; the commands read meanwhile wait for it.
+        let weak = Arc::downgrade(&slot);
+        events.on_switch(Box::new(move |path| {
+            let weak = weak.clone();
+            Box::pin(async move {
+                let slot = weak.upgrade().ok_or("the session has ended")?;
+                let _replacing = slot.replacing();
+                slot.switch_session(&path)
+                    .await
+                    .map(|outcome| outcome.cancelled)
+                    .map_err(|err| err.to_string())
+            })
+        }));
+        slot
     }
 
     /// The session served now.
@@ -123,7 +136,9 @@ impl SessionSlot {
         for problem in problems {
             tracing::warn!("{problem}");
         }
-        let cwd = saved_cwd(&store).unwrap_or_else(|| self.start.workspace.clone());
+        let cwd = store
+            .saved_cwd()
+            .unwrap_or_else(|| self.start.workspace.clone());
         if canonical(&cwd) == canonical(current.cwd()) {
             return Ok(current.switch_to_file(&full, store).await);
         }
@@ -194,14 +209,4 @@ impl SessionSlot {
         session.start_extensions_resumed(previous).await;
         Ok(SwitchOutcome { cancelled: false })
     }
-}
-
-/// The folder a session file was saved in (its header's `cwd`), when it names one.
-fn saved_cwd(store: &SessionFile) -> Option<PathBuf> {
-    store
-        .header()
-        .get("cwd")
-        .and_then(Value::as_str)
-        .filter(|cwd| !cwd.is_empty())
-        .map(PathBuf::from)
 }

@@ -49,6 +49,7 @@ impl Extension for SwitchGuard {
             }],
             tools: Vec::new(),
             rules: Vec::new(),
+            flags: Vec::new(),
         }
     }
 

@@ -88,6 +88,14 @@ impl Extension for Probe {
                 command("listen", "Hear a bus channel"),
                 command("move", "Request a move: compact, new or fork <entry>"),
                 command("emit", "Send on a bus channel: /emit <channel> <json>"),
+                command(
+                    "front",
+                    "Report the mode, the flags, the commands and a setting",
+                ),
+            ],
+            flags: vec![
+                FlagSpec::boolean("probe-plan", "Start the probe in plan mode"),
+                FlagSpec::text("probe-preset", "The probe's preset"),
             ],
             rules: vec![Rule {
                 name: "probe-rule".into(),
@@ -106,9 +114,12 @@ impl Extension for Probe {
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
         match event {
-            Event::SessionStart(_) => {
+            Event::SessionStart(start) => {
                 self.starts += 1;
                 lifecycle(&format!("session_start #{}", self.starts));
+                if pith_sdk::host::config("lifecycle").ok().flatten().is_some() {
+                    ui::set_status("start-reason", Some(&case(start.reason)));
+                }
                 ui::set_status("probe", Some("started"));
                 if pith_sdk::host::config("start-dialog")
                     .ok()
@@ -456,6 +467,9 @@ impl Extension for Probe {
                     (Some("compact"), _) => session_control::compact(Some("probe-summary")),
                     (Some("new"), _) => session_control::new_session(),
                     (Some("fork"), Some(entry)) => session_control::fork(entry),
+                    (Some("switch"), Some(path)) => session_control::switch_session(path),
+                    (Some("reload"), _) => session_control::reload(),
+                    (Some("shutdown"), _) => session_control::shutdown(),
                     _ => return Err(format!("no move {args:?}")),
                 }
                 Ok(())
@@ -467,6 +481,24 @@ impl Extension for Probe {
             "emit" => {
                 let (channel, data) = args.split_once(' ').unwrap_or((args, "null"));
                 events_bus::emit(channel, data);
+                Ok(())
+            }
+            "front" => {
+                let commands: Vec<String> = session_read::commands()
+                    .into_iter()
+                    .map(|c| format!("{}:{:?}", c.name, c.source))
+                    .collect();
+                let settings: serde_json::Value =
+                    serde_json::from_str(&session_read::settings()).unwrap_or_default();
+                answer(format!(
+                    "mode={:?} ui={} plan={:?} preset={:?} commands={} probeSetting={}",
+                    session_read::mode(),
+                    session_read::has_ui(),
+                    pith_sdk::extension::flag("probe-plan"),
+                    pith_sdk::extension::flag_text("probe-preset"),
+                    commands.len(),
+                    settings["probeSetting"]
+                ));
                 Ok(())
             }
             "count" => {

@@ -4,6 +4,7 @@
 //! commands, and `extension_error` for every failure, after which the session goes on.
 
 pub mod context;
+pub mod flags;
 mod registry;
 pub mod session_hooks;
 pub mod typed;
@@ -237,17 +238,26 @@ impl Extensions {
     /// `clone`): every extension starts afresh, as pi builds its extensions again for the new
     /// session, and gets `session_start` with `reason` and the file left.
     pub async fn restart(&self, reason: SessionStartReason, previous: Option<String>) {
+        self.restart_slots(&self.slots(), reason, previous).await;
+    }
+
+    /// [`Extensions::restart`] for `slots` only.
+    pub async fn restart_slots(
+        &self,
+        slots: &[Arc<Slot>],
+        reason: SessionStartReason,
+        previous: Option<String>,
+    ) {
         let Some(context) = self.context.get() else {
             return;
         };
-        let slots = self.slots();
         for slot in slots.iter() {
             *slot.instance.lock().await =
                 ExtensionInstance::new(slot.plugin.clone(), context.clone());
             lock(&slot.dynamic_tools).clear();
             lock(&slot.channels).clear();
         }
-        self.session_start(&slots, reason, previous).await;
+        self.session_start(slots, reason, previous).await;
     }
 
     /// True when some extension listens to events of `kind`.

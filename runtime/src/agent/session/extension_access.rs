@@ -5,13 +5,16 @@
 use super::{Session, SessionContext, SessionError};
 use crate::agent::extensions::typed;
 use crate::model::{Model, ThinkingLevel};
-use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{completion, entries};
+use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
+    completion, entries, session_read,
+};
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
 use crate::plugin_host::imports::session_access::{
     ContextFill, ModelRefusal, SessionAccess, SessionMove, ToolSummary,
 };
 use crate::plugin_host::imports::ui::BoxFuture;
+use crate::plugin_host::resources::FlagValue;
 
 impl SessionContext {
     fn with<R: Default>(&self, read: impl FnOnce(&Session) -> R) -> R {
@@ -99,6 +102,63 @@ impl SessionAccess for SessionContext {
 
     fn is_project_trusted(&self) -> bool {
         self.with(|s| s.state().project.trusted)
+    }
+
+    fn mode(&self) -> session_read::RunMode {
+        match self.with(|s| s.shared.mode) {
+            super::RunMode::Rpc => session_read::RunMode::Rpc,
+            super::RunMode::Json => session_read::RunMode::Json,
+            super::RunMode::Print => session_read::RunMode::Print,
+            super::RunMode::Acp => session_read::RunMode::Acp,
+        }
+    }
+
+    fn has_ui(&self) -> bool {
+        self.with(|s| s.shared.mode.has_ui())
+    }
+
+    fn commands(&self) -> Vec<session_read::CommandInfo> {
+        use super::answers::CommandSource;
+        self.with(|s| {
+            s.commands()
+                .commands
+                .into_iter()
+                .map(|command| session_read::CommandInfo {
+                    name: command.name,
+                    description: command.description,
+                    source: match command.source {
+                        CommandSource::Extension => session_read::CommandSource::Extension,
+                        CommandSource::Prompt => session_read::CommandSource::Prompt,
+                        CommandSource::Skill => session_read::CommandSource::Skill,
+                    },
+                    path: command.source_info.path,
+                })
+                .collect()
+        })
+    }
+
+    fn settings(&self) -> String {
+        self.with(|s| {
+            let sources = &s.shared.sources;
+            crate::settings::Settings::load(
+                &sources.global_settings,
+                sources.project_dir.as_deref(),
+            )
+            .merged()
+            .to_string()
+        })
+    }
+
+    fn flag(&self, plugin: &str, name: &str) -> Option<FlagValue> {
+        self.with(|s| {
+            let slots = s.shared.extensions.slots();
+            let own = slots
+                .iter()
+                .find(|slot| slot.plugin.manifest.id == plugin)?;
+            s.shared
+                .flags
+                .value(&own.meta, slots.iter().map(|slot| &slot.meta), name)
+        })
     }
 
     fn context_fill(&self) -> Option<ContextFill> {
@@ -198,6 +258,29 @@ impl SessionAccess for SessionContext {
                 SessionMove::Fork(entry) => ("fork", session.fork(&entry).await.err()),
                 SessionMove::NavigateTree(entry) => {
                     ("navigate_tree", session.navigate_tree(&entry).await.err())
+                }
+                SessionMove::SwitchSession(path) => {
+                    let switched = match session.shared.events.switch_session(&path) {
+                        Some(front_end) => front_end.await,
+                        None => session.switch_from_extension(&path).await,
+                    };
+                    if let Err(problem) = switched {
+                        session
+                            .shared
+                            .extensions
+                            .error(&plugin, "switch_session", &problem);
+                    }
+                    return;
+                }
+                SessionMove::Reload => {
+                    if let Err(problem) = session.reload_from_extension().await {
+                        session.shared.extensions.error(&plugin, "reload", &problem);
+                    }
+                    return;
+                }
+                SessionMove::Shutdown => {
+                    session.shared.events.extension_shutdown();
+                    return;
                 }
             };
             if let Some(error) = failed {

@@ -66,7 +66,7 @@ mod workspace;
 use crate::agent::session::file::new_session_file;
 pub use error::SessionError;
 pub use shared::{Shared, no_model_message};
-pub use state::{InterruptMode, PiBehaviour, ReloadSources, SessionConfig, State};
+pub use state::{InterruptMode, PiBehaviour, ReloadSources, RunMode, SessionConfig, State};
 
 /// The agent session.
 #[derive(Clone)]
@@ -271,6 +271,8 @@ impl Session {
                 idle,
                 not_compacting: watch::channel(true).0,
                 extension_spend: Default::default(),
+                flags: config.flags,
+                mode: config.mode,
             }),
         };
         let context = Arc::new(SessionContext::new(&session.shared));

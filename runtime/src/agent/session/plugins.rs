@@ -4,6 +4,8 @@
 //! `plugins_changed`, and each plugin that failed to load is an `extension_error`. `reload`
 //! also reads the settings, `models.json` and `auth.json` again and answers with what changed.
 
+use std::sync::Arc;
+
 use crate::agent::event::SessionEvent;
 use crate::agent::session::Session;
 use crate::agent::session::answers::{
@@ -112,6 +114,46 @@ impl Session {
             skills: resources.skills.len(),
             prompt_templates: resources.templates.len(),
         }
+    }
+
+    /// An extension's `reload` (pi's `ctx.reload`): refused while a run streams or a
+    /// compaction runs (pi's texts); else every extension gets `session_shutdown` (`reload`),
+    /// everything is read again as by [`Session::reload`], and every extension starts afresh
+    /// with `session_start` (`reload`).
+    pub async fn reload_from_extension(&self) -> Result<(), String> {
+        let shared = self.shared();
+        if shared.state().is_streaming() {
+            return Err("Wait for the current response to finish before reloading.".into());
+        }
+        if !*shared.not_compacting.borrow() {
+            return Err("Wait for compaction to finish before reloading.".into());
+        }
+        shared
+            .extensions
+            .session_shutdown(
+                crate::agent::extensions::hooks::ShutdownReason::Reload,
+                None,
+            )
+            .await;
+        let before = shared.extensions.slots();
+        self.reload().await;
+        // The extensions the reload brought in have had their `session_start`.
+        let kept: Vec<_> = shared
+            .extensions
+            .slots()
+            .iter()
+            .filter(|slot| before.iter().any(|old| Arc::ptr_eq(old, slot)))
+            .cloned()
+            .collect();
+        shared
+            .extensions
+            .restart_slots(
+                &kept,
+                crate::agent::extensions::hooks::SessionStartReason::Reload,
+                None,
+            )
+            .await;
+        Ok(())
     }
 
     /// `get_plugins`: every loaded plugin, as `pith plugins --json` lists it.

@@ -16,7 +16,7 @@ use crate::agent::events;
 use crate::agent::extensions::Extensions;
 use crate::agent::extensions::ui::UiBridge;
 use crate::agent::models::ModelRegistry;
-use crate::agent::session::state::{PiBehaviour, ReloadSources, State};
+use crate::agent::session::state::{PiBehaviour, ReloadSources, RunMode, State};
 use crate::agent::session::user_bash::BashControl;
 use crate::agent::tools::host_tools::HostToolBridge;
 use crate::agent::tools::{SessionTool, session_tools};
@@ -67,6 +67,10 @@ pub struct Shared {
     pub(super) not_compacting: watch::Sender<bool>,
     /// What each extension spent on its own model calls (`completion`), by plugin id.
     pub(super) extension_spend: Mutex<std::collections::BTreeMap<String, Usage>>,
+    /// The extensions' flags given on the command line.
+    pub flags: crate::agent::extensions::flags::CliFlags,
+    /// How the process was started (pi's `ctx.mode`).
+    pub mode: RunMode,
 }
 
 impl Shared {

@@ -153,6 +153,31 @@ pub struct SessionConfig {
     /// The session's sandbox when it works elsewhere than the process (an ACP session in
     /// another directory; its `workspace` is the session's directory). `None`: the host's.
     pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
+    /// The extensions' flags given on the command line.
+    pub flags: crate::agent::extensions::flags::CliFlags,
+    /// How the process was started (what extensions see as pi's `ctx.mode`).
+    pub mode: RunMode,
+}
+
+/// How the process serves the session (pi's `ctx.mode`, with pith's ACP).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RunMode {
+    /// `--mode rpc`.
+    #[default]
+    Rpc,
+    /// `--mode json`.
+    Json,
+    /// `-p` / `--mode text`.
+    Print,
+    /// `--mode acp`.
+    Acp,
+}
+
+impl RunMode {
+    /// True when someone can answer dialogs (pi's `ctx.hasUI`).
+    pub fn has_ui(self) -> bool {
+        matches!(self, RunMode::Rpc | RunMode::Acp)
+    }
 }
 
 /// The conversation state.

@@ -157,6 +157,30 @@ impl Session {
         }
     }
 
+    /// An extension's `switch-session` where the front-end leaves it to the engine: `path`
+    /// (relative to the session's folder) becomes the session when it was saved in this
+    /// folder. `Ok(true)`: an extension cancelled it.
+    pub async fn switch_from_extension(&self, path: &str) -> Result<bool, String> {
+        let full = crate::sandbox::paths::normalize(&self.cwd().join(path));
+        let (store, problems) = SessionFile::open(&full).map_err(|err| err.to_string())?;
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some(cwd) = store.saved_cwd()
+            && canonical(&cwd) != canonical(self.cwd())
+        {
+            return Err(format!(
+                "{} was saved in {}, another folder: this front-end switches only to sessions \
+                 of {}",
+                full.display(),
+                cwd.display(),
+                self.cwd().display()
+            ));
+        }
+        Ok(self.switch_to_file(&full, store).await.cancelled)
+    }
+
     /// Asks the extensions whether the session may be left for the session file `target`
     /// (`session_before_switch`): false when one cancelled.
     pub async fn may_switch_to(&self, target: &Path) -> bool {

@@ -114,6 +114,14 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
                 .iter()
                 .flat_map(|e| e.commands.iter().map(|c| format!("command /{}", c.name))),
         )
+        .chain(meta.extension.iter().flat_map(|e| {
+            e.flags.iter().map(|f| match f.kind {
+                crate::plugin_host::resources::FlagKind::Boolean => format!("flag --{}", f.name),
+                crate::plugin_host::resources::FlagKind::Text => {
+                    format!("flag --{} <value>", f.name)
+                }
+            })
+        }))
         .chain(meta.skills.iter().map(|s| format!("skill {}", s.name)))
         .chain(
             meta.templates
@@ -196,6 +204,24 @@ fn extension_report(
             "! the event {unknown} is not one pith knows (a typo?): it is never delivered;              `pith docs plugins` lists the events"
         );
     }
+    // The extension loaded before this one that `registers` something too.
+    let loaded_before =
+        |registers: &dyn Fn(&crate::plugin_host::resources::ExtensionMeta) -> bool| {
+            plugins
+                .iter()
+                .take_while(|p| p.manifest.id != plugin.manifest.id)
+                .find(|p| p.meta.extension.as_ref().is_some_and(registers))
+                .cloned()
+        };
+    for flag in &extension.flags {
+        if let Some(first) = loaded_before(&|e| e.flags.iter().any(|f| f.name == flag.name)) {
+            println!(
+                "  note: the flag --{} is also registered by the extension {}, loaded first: \
+                 both see one value, and its default wins (as in pi)",
+                flag.name, first.manifest.id
+            );
+        }
+    }
     for tool in &extension.tools {
         if let Some((_, owner)) = tools.iter().find(|(spec, _)| spec.name == tool.name) {
             println!(
@@ -203,16 +229,7 @@ fn extension_report(
                 tool.name, owner.manifest.id
             );
         }
-        let before = plugins
-            .iter()
-            .take_while(|p| p.manifest.id != plugin.manifest.id)
-            .find(|p| {
-                p.meta
-                    .extension
-                    .as_ref()
-                    .is_some_and(|e| e.tools.iter().any(|t| t.name == tool.name))
-            });
-        if let Some(first) = before {
+        if let Some(first) = loaded_before(&|e| e.tools.iter().any(|t| t.name == tool.name)) {
             warnings += 1;
             println!(
                 "! the tool {} is also registered by the extension {}, loaded first, whose tool                  is used (the first registered wins, as in pi); rename one",

@@ -5,11 +5,12 @@
 
 use crate::model::{Model, ThinkingLevel};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
-    completion, entries, events_bus, models, session_control, session_read,
+    cli_flags, completion, entries, events_bus, models, session_control, session_read,
 };
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ToolSpec as WitToolSpec;
 use crate::plugin_host::imports::ui::BoxFuture;
+use crate::plugin_host::resources::FlagValue;
 use crate::plugin_host::sandbox::StoreState;
 use crate::plugin_host::tool::ToolSpec;
 
@@ -55,6 +56,12 @@ pub enum SessionMove {
     Fork(String),
     /// The leaf moved to this entry.
     NavigateTree(String),
+    /// A switch to this session file (relative to the folder pith started in).
+    SwitchSession(String),
+    /// A reload of the plugins, settings, models and resources.
+    Reload,
+    /// The end of the process, once idle (RPC only).
+    Shutdown,
 }
 
 /// What an extension may read and change of its session (the engine's side of the imports).
@@ -93,6 +100,16 @@ pub trait SessionAccess: Send + Sync {
     fn has_pending_messages(&self) -> bool;
     /// True when the session's project is trusted.
     fn is_project_trusted(&self) -> bool;
+    /// How the process serves the session.
+    fn mode(&self) -> session_read::RunMode;
+    /// True when someone can answer dialogs.
+    fn has_ui(&self) -> bool;
+    /// The commands, as `get_commands` lists them.
+    fn commands(&self) -> Vec<session_read::CommandInfo>;
+    /// The settings in force, as JSON.
+    fn settings(&self) -> String;
+    /// The value of the extension `plugin`'s flag `name`.
+    fn flag(&self, plugin: &str, name: &str) -> Option<FlagValue>;
     /// Sets or clears an entry's label; the error is pi's text.
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String>;
     /// Selects a model.
@@ -225,6 +242,23 @@ impl session_read::Host for StoreState {
         self.access(|s| s.is_project_trusted()).unwrap_or(false)
     }
 
+    async fn mode(&mut self) -> session_read::RunMode {
+        self.access(|s| s.mode())
+            .unwrap_or(session_read::RunMode::Rpc)
+    }
+
+    async fn has_ui(&mut self) -> bool {
+        self.access(|s| s.has_ui()).unwrap_or(false)
+    }
+
+    async fn commands(&mut self) -> Vec<session_read::CommandInfo> {
+        self.access(|s| s.commands()).unwrap_or_default()
+    }
+
+    async fn settings(&mut self) -> String {
+        self.access(|s| s.settings()).unwrap_or_else(|| "{}".into())
+    }
+
     async fn context_usage(&mut self) -> Option<session_read::UsageOfContext> {
         let fill = self.access(|s| s.context_fill()).flatten()?;
         Some(session_read::UsageOfContext {
@@ -310,6 +344,28 @@ impl session_control::Host for StoreState {
 
     async fn navigate_tree(&mut self, entry_id: String) {
         self.request(SessionMove::NavigateTree(entry_id));
+    }
+
+    async fn switch_session(&mut self, path: String) {
+        self.request(SessionMove::SwitchSession(path));
+    }
+
+    async fn reload(&mut self) {
+        self.request(SessionMove::Reload);
+    }
+
+    async fn shutdown(&mut self) {
+        self.request(SessionMove::Shutdown);
+    }
+}
+
+impl cli_flags::Host for StoreState {
+    async fn value(&mut self, name: String) -> Option<cli_flags::FlagValue> {
+        let plugin = self.spec.plugin_id.clone();
+        match self.access(|s| s.flag(&plugin, &name)).flatten()? {
+            FlagValue::Boolean(on) => Some(cli_flags::FlagValue::Boolean(on)),
+            FlagValue::Text(text) => Some(cli_flags::FlagValue::Text(text)),
+        }
     }
 }
 

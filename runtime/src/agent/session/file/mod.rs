@@ -371,6 +371,15 @@ impl SessionFile {
         &self.header
     }
 
+    /// The folder the session was saved in (its header's `cwd`), when it names one.
+    pub fn saved_cwd(&self) -> Option<std::path::PathBuf> {
+        self.header
+            .get("cwd")
+            .and_then(Value::as_str)
+            .filter(|cwd| !cwd.is_empty())
+            .map(std::path::PathBuf::from)
+    }
+
     /// The id of the leaf entry, if any.
     pub fn leaf_id(&self) -> Option<&str> {
         self.leaf.as_deref()

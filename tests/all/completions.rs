@@ -112,6 +112,6 @@ async fn an_extension_built_before_completions_still_loads() {
     assert_eq!(none["data"], json!({"completions": []}), "{none}");
     pith.call("h", json!({"type": "prompt", "message": "/hello old"}))
         .await;
-    pith.wait_for(|f| f["method"] == "notify" && f["message"] == "hello old (#1)")
+    pith.since_sent(|f| f["method"] == "notify" && f["message"] == "hello old (#1)")
         .await;
 }

@@ -9,7 +9,6 @@
 use crate::support;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::support::fake_llm::FakeLlm;
 use crate::support::rpc::{Options, Pith, anthropic_fake, golden_frames, openai_fake, shape};
@@ -31,16 +30,6 @@ impl Golden {
             Golden::Pi15 => "tests/fixtures/pi-1.5-golden",
         };
         support::repo_root().join(dir).join(name)
-    }
-}
-
-/// True when `frame` contains everything in `pattern`.
-fn matches(frame: &Value, pattern: &Value) -> bool {
-    match (frame, pattern) {
-        (Value::Object(f), Value::Object(p)) => p
-            .iter()
-            .all(|(k, v)| f.get(k).is_some_and(|fv| matches(fv, v))),
-        _ => frame == pattern,
     }
 }
 
@@ -141,39 +130,7 @@ async fn replay(golden: Golden, name: &str, via: Via) -> Vec<Value> {
     for (name, contents) in scenario["files"].as_object().into_iter().flatten() {
         std::fs::write(pith.work_dir().join(name), contents.as_str().unwrap_or("")).unwrap();
     }
-    let mut saved: Vec<(String, String)> = vec![("WS".into(), ".".into())];
-    for step in scenario["steps"].as_array().unwrap() {
-        if let Some(command) = step.get("send") {
-            let mut text = command.to_string();
-            for (name, value) in &saved {
-                text = text.replace(&format!("${{{name}}}"), value);
-            }
-            pith.send(serde_json::from_str(&text).unwrap()).await;
-        } else if let Some(pattern) = step.get("wait_for") {
-            let mut frame = Value::Null;
-            for _ in 0..step.get("count").and_then(Value::as_u64).unwrap_or(1) {
-                frame = pith.wait_for(|f| matches(f, pattern)).await;
-            }
-            // `save`: values of the matched frame, by dotted path, for later `${name}`s.
-            for (name, path) in step["save"].as_object().into_iter().flatten() {
-                let mut value = &frame;
-                for key in path.as_str().unwrap_or("").split('.') {
-                    value = match key.parse::<usize>() {
-                        Ok(index) => &value[index],
-                        Err(_) => &value[key],
-                    };
-                }
-                let value = value
-                    .as_str()
-                    .map_or_else(|| value.to_string(), str::to_string);
-                saved.push((name.clone(), value));
-            }
-        } else if let Some(seconds) = step.get("sleep").and_then(Value::as_f64) {
-            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-        } else if let Some(seconds) = step.get("wait_idle").and_then(Value::as_f64) {
-            tokio::time::sleep(Duration::from_secs_f64(seconds.min(0.3))).await;
-        }
-    }
+    support::scenario::run_steps(&mut pith, &scenario, vec![("WS".into(), ".".into())]).await;
     pith.close_stdin();
     while pith.next_frame().await.is_some() {}
     assert_eq!(pith.exit_code().await, Some(0));

@@ -26,13 +26,9 @@ async fn the_host_answers_every_kind_of_dialog() {
         ("editor", json!({"cancelled": true}), "answer: None"),
     ];
     for (method, answer, expected) in answers {
-        let response = pith
-            .call(
-                method,
-                json!({"type": "prompt", "message": format!("/ask {method}")}),
-            )
+        // The command's answer comes once it has returned, so after its dialog (as pi's).
+        pith.send(json!({"id": method, "type": "prompt", "message": format!("/ask {method}")}))
             .await;
-        assert_eq!(response["success"], true, "{response}");
         let request = pith.wait_for(|f| is_ui(f, method)).await;
         let expected_keys: &[&str] = match method {
             "select" => &["type", "id", "method", "title", "options"],
@@ -71,6 +67,8 @@ async fn the_host_answers_every_kind_of_dialog() {
         reply["type"] = json!("extension_ui_response");
         reply["id"] = request["id"].clone();
         pith.send(reply).await;
+        let response = pith.response(method).await;
+        assert_eq!(response["success"], true, "{response}");
         assert_eq!(notified(&mut pith, "answer:").await, expected);
     }
     // The good answers got no response (as in pi): only the bad ones did.
@@ -88,11 +86,8 @@ async fn the_host_answers_every_kind_of_dialog() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dialog_timeout_resolves_the_default_and_tells_the_host() {
     let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], json!([])).await;
-    pith.call(
-        "c",
-        json!({"type": "prompt", "message": "/ask confirm 200"}),
-    )
-    .await;
+    pith.send(json!({"id": "c", "type": "prompt", "message": "/ask confirm 200"}))
+        .await;
     let request = pith.wait_for(|f| is_ui(f, "confirm")).await;
     assert_eq!(request["timeout"], 200);
     let cancel = pith.wait_for(|f| is_ui(f, "cancel")).await;
@@ -111,7 +106,7 @@ async fn a_dialog_timeout_resolves_the_default_and_tells_the_host() {
         json!({"type": "prompt", "message": "/ask select 100"}),
     )
     .await;
-    pith.wait_for(|f| is_ui(f, "cancel")).await;
+    pith.since_sent(|f| is_ui(f, "cancel")).await;
     assert_eq!(notified(&mut pith, "answer:").await, "answer: None");
 }
 

@@ -84,12 +84,12 @@ async fn lifecycle_of(plugins: &std::path::Path) {
     }
     pith.call(
         "m",
-        json!({"type": "set_model", "provider": "faux", "modelId": "faux-model"}),
+        json!({"type": "set_model", "provider": "faux", "modelId": "faux-reasoner"}),
     )
     .await;
     let selected = payload(&lifecycle(&mut pith, "model_select").await);
     assert_eq!(selected["source"], "set");
-    assert_eq!(selected["model"]["id"], "faux-model");
+    assert_eq!(selected["model"]["id"], "faux-reasoner");
     assert_eq!(selected["previousModel"]["id"], "faux-model");
 
     pith.call("b", json!({"type": "bash", "command": "echo hi"}))

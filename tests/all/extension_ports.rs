@@ -3,6 +3,7 @@
 
 use crate::extensions::notified;
 use crate::support;
+use crate::support::ports;
 use crate::support::rpc::{Options, Pith};
 use serde_json::json;
 use std::process::Command;
@@ -99,4 +100,115 @@ fn answer_label(nodes: &serde_json::Value) -> Option<serde_json::Value> {
         }
         answer_label(&node["children"])
     })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn todo_keeps_its_list_in_the_results_as_pis_does() {
+    let run = ports::replay("todo", "todo-list").await;
+    let ours = ports::decisions(&run.ours);
+    ports::assert_same_decisions("todo", &ours, &ports::decisions(&run.theirs));
+    // The list is rebuilt from the results: a later result carries the whole list.
+    assert!(
+        ours.iter()
+            .any(|d| d["content"][0]["text"] == "[x] #1: Buy milk\n[ ] #2: Write tests"),
+        "{ours:#?}"
+    );
+    assert_eq!(run.requests.len(), run.their_requests.len());
+}
+
+/// Replays `example` with its port and compares what each decided.
+async fn same_as_pi(example: &str, port: &str) -> ports::Replayed {
+    same_as_pi_with(example, port, json!({})).await
+}
+
+/// [`same_as_pi`] with more settings (the grants the port needs).
+async fn same_as_pi_with(
+    example: &str,
+    port: &str,
+    settings: serde_json::Value,
+) -> ports::Replayed {
+    let run = ports::replay_with(example, port, settings).await;
+    ports::assert_same_decisions(
+        example,
+        &ports::decisions(&run.ours),
+        &ports::decisions(&run.theirs),
+    );
+    run
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dynamic_tools_registers_tools_at_start_and_on_command() {
+    same_as_pi("dynamic-tools", "dynamic-tools").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn event_bus_messages_reach_the_listener() {
+    let run = ports::replay("event-bus", "event-bus").await;
+    let ours = ports::decisions(&run.ours);
+    let mut theirs = ports::decisions(&run.theirs);
+    // pi 1.5.2 sends `session_start` twice for an RPC `new_session` (its runtime rebinds the
+    // extensions, then the RPC handler rebinds them again), so the example says "Session
+    // started" twice; pith starts the new session's extension once.
+    let started = json!({"method": "notify", "message": "Event from event-bus-example: Session started", "notifyType": "info"});
+    let twice = theirs
+        .windows(2)
+        .position(|pair| pair[0] == started && pair[1] == started)
+        .expect("pi's doubled session_start");
+    theirs.remove(twice);
+    ports::assert_same_decisions("event-bus", &ours, &theirs);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_status_follows_the_model() {
+    let run = ports::replay("model-status", "model-status").await;
+    let mut ours = ports::decisions(&run.ours);
+    // pi 1.5.2 restores a switched-to session's model before the new session's extensions are
+    // bound, so they never hear the `model_select` (`restore`) its docs promise; pith sends it,
+    // and the example shows the restored model (without a notice, as it does for a restore).
+    let restored =
+        json!({"method": "setStatus", "statusKey": "model", "statusText": "🤖 fake-gpt"});
+    let last = ours
+        .iter()
+        .rposition(|d| *d == restored)
+        .expect("the restored model's status");
+    ours.remove(last);
+    ports::assert_same_decisions("model-status", &ours, &ports::decisions(&run.theirs));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trigger_compact_compacts_past_the_threshold_and_on_command() {
+    same_as_pi("trigger-compact", "trigger-compact").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn preset_applies_the_flags_preset_and_the_commands() {
+    // pi reads the user's presets from its agent directory; the port is given them as its
+    // configuration (an extension reads no file outside the workspace).
+    let scenario: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(ports::fixture("preset").join("scenario.json")).unwrap(),
+    )
+    .unwrap();
+    let presets = scenario["agent_files"]["presets.json"].clone();
+    let settings = json!({"plugins": {"preset": {"grant": {"config": true, "workspace": "read"}, "config": {"presets": presets}}}});
+    same_as_pi_with("preset", "preset", settings).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn structured_output_ends_the_run_with_its_result() {
+    let run = same_as_pi("structured-output", "structured-output").await;
+    assert_eq!(run.requests.len(), run.their_requests.len());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn summarize_asks_its_model_through_the_host() {
+    let grant = json!({"plugins": {"summarize": {"grant": {"models": true}}}});
+    let run = same_as_pi_with("summarize", "summarize", grant).await;
+    assert_eq!(run.requests.len(), run.their_requests.len());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_compaction_summarizes_with_its_own_model() {
+    let grant = json!({"plugins": {"custom-compaction": {"grant": {"models": true}}}});
+    let run = same_as_pi_with("custom-compaction", "custom-compaction", grant).await;
+    assert_eq!(run.requests.len(), run.their_requests.len());
 }

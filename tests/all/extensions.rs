@@ -169,14 +169,14 @@ async fn a_trapping_extension_is_reported_and_the_run_completes() {
 
     pith.call("t", json!({"type": "prompt", "message": "/trap"}))
         .await;
-    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    let error = pith.since_sent(|f| f["type"] == "extension_error").await;
     assert_eq!(error["extensionPath"], "command:trap");
     assert_eq!(error["event"], "command");
 
     // A runaway command hits the guest-time deadline.
     pith.call("s", json!({"type": "prompt", "message": "/spin"}))
         .await;
-    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    let error = pith.since_sent(|f| f["type"] == "extension_error").await;
     assert!(
         error["error"].as_str().unwrap().contains("deadline"),
         "{error}"
@@ -336,7 +336,7 @@ async fn extension_tools_and_session_imports_work() {
     )
     .await;
     let custom = pith
-        .wait_for(|f| f["type"] == "message_end" && f["message"]["role"] == "custom")
+        .since_sent(|f| f["type"] == "message_end" && f["message"]["role"] == "custom")
         .await;
     assert_eq!(custom["message"]["customType"], "probe-note");
     assert_eq!(custom["message"]["content"][0]["text"], "remember this");

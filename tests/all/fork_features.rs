@@ -260,7 +260,7 @@ async fn extension_rules_trigger_and_titles_follow_pi_rpc_emit_title() {
     pith.until_agent_end().await;
     pith.call("t", json!({"type": "prompt", "message": "/title Build"}))
         .await;
-    pith.wait_for(|f| f["method"] == "notify" && f["message"] == "title set")
+    pith.since_sent(|f| f["method"] == "notify" && f["message"] == "title set")
         .await;
     assert!(
         !pith.frames.iter().any(|f| f["method"] == "setTitle"),
@@ -275,7 +275,7 @@ async fn extension_rules_trigger_and_titles_follow_pi_rpc_emit_title() {
     .await;
     pith.call("t", json!({"type": "prompt", "message": "/title Build"}))
         .await;
-    let title = pith.wait_for(|f| f["method"] == "setTitle").await;
+    let title = pith.since_sent(|f| f["method"] == "setTitle").await;
     assert_eq!(title["title"], "Build");
 }
 

@@ -21,11 +21,8 @@ async fn open_dialogs_are_listed_until_answered_or_timed_out() {
     let (mut pith, _plugins) = spawn_with(&["testing/ext-probe"], json!([])).await;
     assert_eq!(pending(&mut pith, "p0").await, json!([]));
 
-    pith.call(
-        "a",
-        json!({"type": "prompt", "message": "/ask confirm 60000"}),
-    )
-    .await;
+    pith.send(json!({"id": "a", "type": "prompt", "message": "/ask confirm 60000"}))
+        .await;
     let request = pith.wait_for(|f| is_ui(f, "confirm")).await;
     let listed = pending(&mut pith, "p1").await;
     let listed = listed.as_array().unwrap();
@@ -45,7 +42,7 @@ async fn open_dialogs_are_listed_until_answered_or_timed_out() {
     assert_eq!(pending(&mut pith, "p2").await, json!([]));
 
     // A dialog without a timeout has no remainingMs; once timed out, a dialog is gone.
-    pith.call("b", json!({"type": "prompt", "message": "/ask input"}))
+    pith.send(json!({"id": "b", "type": "prompt", "message": "/ask input"}))
         .await;
     let input = pith.wait_for(|f| is_ui(f, "input")).await;
     let listed = pending(&mut pith, "p3").await;
@@ -58,6 +55,6 @@ async fn open_dialogs_are_listed_until_answered_or_timed_out() {
         json!({"type": "prompt", "message": "/ask confirm 100"}),
     )
     .await;
-    pith.wait_for(|f| is_ui(f, "cancel")).await;
+    pith.since_sent(|f| is_ui(f, "cancel")).await;
     assert_eq!(pending(&mut pith, "p4").await, json!([]));
 }

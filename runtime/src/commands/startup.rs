@@ -230,7 +230,8 @@ pub fn session_config(
             agent_dir.root(),
             &cwd_for_mcp,
             args.project_trusted(),
-            args.no_mcp,
+            // pi's MCP is a built-in extension, which `--no-extensions` turns off too.
+            args.no_mcp || args.no_extensions,
         ),
     })
 }

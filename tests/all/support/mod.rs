@@ -4,7 +4,9 @@
 
 pub mod acp;
 pub mod fake_llm;
+pub mod ports;
 pub mod rpc;
+pub mod scenario;
 
 use std::path::{Path, PathBuf};
 

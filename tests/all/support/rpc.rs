@@ -24,6 +24,8 @@ pub struct Pith {
     pub dir: tempfile::TempDir,
     /// How long a frame may take ([`TIMEOUT`] unless a test expects a slow step).
     frame_timeout: Duration,
+    /// How many frames had been read when the last line was sent.
+    sent_at: usize,
 }
 
 /// How to start pith.
@@ -182,6 +184,7 @@ impl Pith {
             garbage: Vec::new(),
             dir,
             frame_timeout: TIMEOUT,
+            sent_at: 0,
         }
     }
 
@@ -192,6 +195,7 @@ impl Pith {
 
     /// Sends a raw line (a newline is added).
     pub async fn send_line(&mut self, line: &str) {
+        self.sent_at = self.frames.len();
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(line.as_bytes()).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();
@@ -260,6 +264,15 @@ impl Pith {
                 return frame;
             }
         }
+    }
+
+    /// The first frame since the last line was sent that `pred` accepts, read already (an
+    /// extension command's notices come before its answer, as pi's) or still to come.
+    pub async fn since_sent(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(frame) = self.frames[self.sent_at..].iter().find(|f| pred(f)) {
+            return frame.clone();
+        }
+        self.wait_for(pred).await
     }
 
     /// Reads frames until the response with this id.

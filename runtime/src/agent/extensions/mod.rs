@@ -108,6 +108,8 @@ pub struct Extensions {
     observed_done: tokio::sync::watch::Sender<u64>,
     /// The calls whose tool asked the run to end after their batch (pi's `terminate`).
     terminating: Mutex<std::collections::HashSet<String>>,
+    /// True once every extension has handled the first `session_start`.
+    started: tokio::sync::watch::Sender<bool>,
 }
 
 impl Extensions {
@@ -125,6 +127,7 @@ impl Extensions {
             observed_sent: std::sync::atomic::AtomicU64::new(0),
             observed_done: tokio::sync::watch::Sender::new(0),
             terminating: Mutex::new(Default::default()),
+            started: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -206,6 +209,15 @@ impl Extensions {
         }
         self.session_start(&self.slots(), reason, previous_session_file)
             .await;
+        // What they sent on the events bus while starting is heard first, too.
+        self.observed_so_far().await;
+        self.started.send_replace(true);
+    }
+
+    /// Resolves once every extension has handled the first `session_start`.
+    pub async fn started(&self) {
+        let mut started = self.started.subscribe();
+        let _ = started.wait_for(|started| *started).await;
     }
 
     /// Sends `session_start` (with pi's `reason` and the session file left) to `slots`.
@@ -407,13 +419,21 @@ impl Extensions {
         // The extensions see every event emitted before the command first (a host that read
         // `agent_end` and then runs a command finds the extension has seen it).
         self.observed_so_far().await;
-        let mut instance = slot.instance.lock().await;
-        let error = match instance.run_command(&self.host, name, args).await {
-            Ok(Ok(())) => return,
-            Ok(Err(message)) => message,
-            Err(err) => err.to_string(),
+        let outcome = {
+            let mut instance = slot.instance.lock().await;
+            instance.run_command(&self.host, name, args).await
         };
-        self.error(&format!("command:{name}"), "command", &error);
+        let error = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(message)) => Some(message),
+            Err(err) => Some(err.to_string()),
+        };
+        if let Some(error) = error {
+            self.error(&format!("command:{name}"), "command", &error);
+        }
+        // What it sent on the events bus is heard before the command is answered, as pi's
+        // emitter calls the listeners at once.
+        self.observed_so_far().await;
     }
 
     /// The completions the extension that registered `command` offers for its argument.

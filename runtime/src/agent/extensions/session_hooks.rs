@@ -176,7 +176,14 @@ pub async fn tool_call(
             }
             EventResult::ReplaceArguments(replacement) => {
                 match serde_json::from_str::<Value>(&replacement) {
-                    Ok(value) => args = tools::validate(name, tool.parameters(), &value)?,
+                    Ok(value) => {
+                        args = tools::validate(
+                            name,
+                            tool.parameters(),
+                            &value,
+                            shared.behaviour.validation,
+                        )?
+                    }
                     Err(err) => shared.extensions.error(
                         &path,
                         "tool_call",

@@ -46,6 +46,9 @@ pub struct UiBridge {
     /// Several hosts may be attached (`--listen`): an answered dialog is cancelled for the
     /// others.
     announce_answers: std::sync::atomic::AtomicBool,
+    /// How many dialogs have been opened (a front-end waiting on the extensions' start stops
+    /// waiting once one asks the host).
+    opened: tokio::sync::watch::Sender<u64>,
 }
 
 /// A dialog sent to the host and not yet answered.
@@ -80,6 +83,7 @@ impl UiBridge {
             pending: Mutex::new(HashMap::new()),
             emit_title,
             announce_answers: std::sync::atomic::AtomicBool::new(false),
+            opened: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -140,6 +144,7 @@ impl UiBridge {
             request,
             tool_call_id,
         });
+        self.opened.send_modify(|n| *n += 1);
         let outcome = match timeout.filter(|ms| *ms > 0) {
             Some(ms) => tokio::time::timeout(Duration::from_millis(ms.into()), answered)
                 .await
@@ -209,6 +214,13 @@ impl UiBridge {
             });
         }
         Ok(())
+    }
+
+    /// True while the dialog `id` waits for its answer.
+    /// Resolves once a dialog has been opened.
+    pub async fn a_dialog_opened(&self) {
+        let mut opened = self.opened.subscribe();
+        let _ = opened.wait_for(|n| *n > 0).await;
     }
 
     /// True while the dialog `id` waits for its answer.

@@ -255,7 +255,7 @@ pub(super) async fn run_tool_calls(
             None => Err(hooks::CallRefused::UnknownTool(name.clone())),
             Some(tool) => {
                 let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
-                tools::validate(name, tool.parameters(), &args)
+                tools::validate(name, tool.parameters(), &args, shared.behaviour.validation)
                     .map(|args| (tool.clone(), args))
                     .map_err(hooks::CallRefused::from)
             }
@@ -301,7 +301,19 @@ pub(super) async fn run_tool_calls(
         }
     }
     let mut handles = Vec::new();
+    // An extension's calls run on its one instance one after another: in the model's order, as
+    // pi's extensions (one JavaScript thread) start them, not in the order the tasks happen to
+    // reach the instance.
+    let mut extension_turns: std::collections::HashMap<String, tokio::sync::oneshot::Receiver<()>> =
+        Default::default();
     for call in runnable {
+        let turn = match &call.tool {
+            crate::agent::tools::SessionTool::Extension(_, plugin) => {
+                let (done, next) = tokio::sync::oneshot::channel::<()>();
+                Some((extension_turns.insert(plugin.clone(), next), done))
+            }
+            _ => None,
+        };
         // A call that needs more than the sandbox mode allows is put to the host first.
         let escalated =
             crate::agent::run::escalation::approve(shared, &call.id, &call.tool, &call.args).await;
@@ -356,6 +368,15 @@ pub(super) async fn run_tool_calls(
         );
         let process_env = session_env(shared);
         let running = tokio::spawn(async move {
+            let _done = match turn {
+                Some((previous, done)) => {
+                    if let Some(previous) = previous {
+                        let _ = previous.await;
+                    }
+                    Some(done)
+                }
+                None => None,
+            };
             let call = OneCall {
                 shared: &runner,
                 tool: &tool,

@@ -15,6 +15,34 @@ impl Session {
         self.abort().await;
         self.shared.compact(instructions, "manual", false).await
     }
+
+    /// An extension's `compact` (pi's `ctx.compact`): as [`Session::compact`], but one refused
+    /// before it starts (no model, nothing to compact, already compacted) is told as pi tells
+    /// it there, a `compaction_start` and a `compaction_end` with the error, so the extension
+    /// hears it.
+    pub async fn compact_for_extension(
+        &self,
+        instructions: Option<&str>,
+    ) -> Result<CompactionResult, SessionError> {
+        let outcome = self.compact(instructions).await;
+        if let Err(
+            err @ (SessionError::NoModelSelected
+            | SessionError::NothingToCompact
+            | SessionError::AlreadyCompacted),
+        ) = &outcome
+        {
+            compaction_start(&self.shared, "manual");
+            compaction_end(
+                &self.shared,
+                "manual",
+                false,
+                None,
+                false,
+                Some(format!("Compaction failed: {err}")),
+            );
+        }
+        outcome
+    }
 }
 
 impl Shared {

@@ -37,6 +37,13 @@ impl Session {
     ) {
         use crate::agent::extensions::hooks::{Event, ModelSelectEvent};
         use crate::plugin_host::imports::session_access::model_info;
+        // The same model again is no change (pi emits nothing for it).
+        if previous
+            .as_ref()
+            .is_some_and(|p| p.provider == model.provider && p.id == model.id)
+        {
+            return;
+        }
         self.shared.extensions.observe_typed("model_select", || {
             Event::ModelSelect(ModelSelectEvent {
                 model: model_info(model),

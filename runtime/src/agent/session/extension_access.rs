@@ -247,10 +247,11 @@ impl SessionAccess for SessionContext {
         // wait for its call to return.
         tokio::spawn(async move {
             let (what, failed) = match requested {
-                SessionMove::Compact(instructions) => (
-                    "compact",
-                    session.compact(instructions.as_deref()).await.err(),
-                ),
+                // Its outcome, a failure too, is told by `compaction_end` (pi's `onError`).
+                SessionMove::Compact(instructions) => {
+                    let _ = session.compact_for_extension(instructions.as_deref()).await;
+                    return;
+                }
                 SessionMove::NewSession => {
                     session.new_session(None).await;
                     ("new_session", None)

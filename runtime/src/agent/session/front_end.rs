@@ -70,6 +70,17 @@ impl Session {
         self.shared().notify(message, kind);
     }
 
+    /// Waits until the extensions have handled the session's first `session_start`, as pi
+    /// answers commands only once they have, or until one of them asks the host something
+    /// (whose answer needs the commands read).
+    pub async fn extensions_started(&self) {
+        let shared = self.shared();
+        tokio::select! {
+            _ = shared.extensions.started() => {}
+            _ = shared.ui.a_dialog_opened() => {}
+        }
+    }
+
     /// Waits until the plugins still compiling at start-up are in.
     pub async fn plugins_settled(&self) {
         self.shared().host.deferred_settled().await;

@@ -53,6 +53,8 @@ pub struct PiBehaviour {
     /// A failed answer before its retry is taken out of the context by a `context_edit` entry
     /// in the session file (pi 1.5); pi 0.73 only left it out of the next request.
     pub context_edit: bool,
+    /// Whose words a tool call's invalid arguments are told in.
+    pub validation: crate::agent::tools::Wording,
 }
 
 impl PiBehaviour {
@@ -62,6 +64,7 @@ impl PiBehaviour {
         split_turn_compaction: true,
         raise_thinking_on_cycle: false,
         context_edit: true,
+        validation: crate::agent::tools::Wording::PiSchema,
     };
     /// pi 0.73.1's.
     pub const PI_0_73: PiBehaviour = PiBehaviour {
@@ -69,6 +72,7 @@ impl PiBehaviour {
         split_turn_compaction: false,
         raise_thinking_on_cycle: true,
         context_edit: false,
+        validation: crate::agent::tools::Wording::Ajv,
     };
 }
 

@@ -189,6 +189,7 @@ pub async fn command(
     let session = slot.current();
     if !PRIORITY.contains(&kind) {
         session.plugins_settled().await;
+        session.extensions_started().await;
     }
     let command = Command {
         session: &session,

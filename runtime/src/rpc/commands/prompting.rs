@@ -99,9 +99,10 @@ async fn start(
     };
     match command.session.submit(submission).await {
         Ok(Disposition::Command(call)) => {
-            // Extension commands run at once, even while a run streams.
-            command.data(disposition("handled"));
+            // Extension commands run at once, even while a run streams; the answer comes once
+            // the command has returned, as pi's (its notices before it).
             call.run(command.session).await;
+            command.data(disposition("handled"));
         }
         Ok(Disposition::Started(run)) => {
             command.data(disposition("started"));

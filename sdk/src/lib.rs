@@ -93,6 +93,7 @@ pub mod bindings;
 mod content;
 pub mod host;
 pub mod http;
+pub mod js;
 pub mod process;
 pub mod sandbox;
 pub mod search;

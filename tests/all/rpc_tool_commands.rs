@@ -163,7 +163,12 @@ async fn plugin_tool_calls_with_immediate_failures_first() {
     assert_eq!(results[0]["toolCallId"], "w2");
     assert_eq!(results[0]["content"][0]["text"], "Tool nope not found");
     assert_eq!(results[1]["toolCallId"], "w3");
-    assert!(results[1]["content"][0]["text"].as_str().unwrap().starts_with("Validation failed for tool \"word_count\":\n  - path: missing"));
+    assert!(
+        results[1]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Validation failed for tool \"word_count\":\n  - path: missing")
+    );
     assert_eq!(
         results[2]["content"][0]["text"],
         "1 lines, 3 words, 6 bytes"

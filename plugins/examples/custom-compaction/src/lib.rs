@@ -39,125 +39,6 @@ const BRANCH_SUMMARY_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
-/// JavaScript's `trim()`: its white space is Unicode's without U+0085, and with U+FEFF.
-fn js_trim(text: &str) -> &str {
-    text.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
-}
-
-/// True for a key JavaScript orders first, as an array index (`"0"`, `"12"`, not `"01"`).
-fn is_array_index(key: &str) -> bool {
-    !key.is_empty()
-        && key.bytes().all(|b| b.is_ascii_digit())
-        && (key == "0" || !key.starts_with('0'))
-        && key.parse::<u64>().is_ok_and(|n| n < u64::from(u32::MAX))
-}
-
-/// An object's entries in JavaScript's order (`Object.entries`): array indices ascending, then
-/// the other keys in insertion order.
-fn js_entries(map: &serde_json::Map<String, Value>) -> Vec<(&String, &Value)> {
-    let mut keys: Vec<&String> = map.keys().filter(|k| is_array_index(k)).collect();
-    keys.sort_by_key(|k| k.parse::<u64>().unwrap_or(0));
-    keys.extend(map.keys().filter(|k| !is_array_index(k)));
-    keys.into_iter().map(|k| (k, &map[k])).collect()
-}
-
-/// A number as JavaScript writes it (`Number.prototype.toString`): `1` for 1.0, `1e+21`,
-/// `1e-7`, `0.000001`.
-fn js_number(number: &serde_json::Number) -> String {
-    if number.is_i64() || number.is_u64() {
-        return number.to_string();
-    }
-    let Some(x) = number.as_f64() else {
-        return number.to_string();
-    };
-    if x == 0.0 {
-        return "0".into();
-    }
-    // The shortest digits that read back as `x`, and the decimal exponent.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
-    let sign = if x < 0.0 { "-" } else { "" };
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let e = if e < 0 {
-            format!("-{}", -e)
-        } else {
-            format!("+{e}")
-        };
-        if k == 1 {
-            format!("{digits}e{e}")
-        } else {
-            format!("{}.{}e{e}", &digits[..1], &digits[1..])
-        }
-    };
-    format!("{sign}{body}")
-}
-
-/// `JSON.stringify(value)`: compact, object keys in JavaScript's order (array indices first).
-fn js_stringify(value: &Value) -> String {
-    match value {
-        Value::Null | Value::Bool(_) | Value::String(_) => value.to_string(),
-        Value::Number(number) => js_number(number),
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(js_stringify).collect::<Vec<_>>().join(",")
-        ),
-        Value::Object(map) => {
-            let fields: Vec<String> = js_entries(map)
-                .into_iter()
-                .map(|(k, v)| format!("{}:{}", Value::from(k.as_str()), js_stringify(v)))
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
-    }
-}
-
-/// `${value}` of a JSON value in a template literal, for the fields pi interpolates.
-fn js_display(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => js_number(n),
-        other => other.to_string(),
-    }
-}
-
-/// A number as pi's `toLocaleString()` writes it in `en-US`: thousands grouped with commas,
-/// at most three decimals.
-fn locale_number(value: &Value) -> String {
-    let Some(x) = value.as_f64() else {
-        return "NaN".into();
-    };
-    let rounded = format!("{:.3}", x.abs());
-    let (whole, fraction) = rounded.split_once('.').unwrap_or((&rounded, ""));
-    let fraction = fraction.trim_end_matches('0');
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    let sign = if x < 0.0 && (whole != "0" || !fraction.is_empty()) {
-        "-"
-    } else {
-        ""
-    };
-    if fraction.is_empty() {
-        format!("{sign}{grouped}")
-    } else {
-        format!("{sign}{grouped}.{fraction}")
-    }
-}
-
 /// pi-ai's `contentText`: a string as it is, else the text blocks joined with `separator`.
 fn content_text(content: &Value, separator: &str) -> String {
     match content {
@@ -165,7 +46,7 @@ fn content_text(content: &Value, separator: &str) -> String {
         Value::Array(blocks) => blocks
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .map(|b| b.get("text").map(js_display).unwrap_or_default())
+            .map(|b| b.get("text").map(pith_sdk::js::display).unwrap_or_default())
             .collect::<Vec<_>>()
             .join(separator),
         _ => String::new(),
@@ -180,9 +61,9 @@ fn user_text(text: String) -> Value {
 /// pi's `bashExecutionToText`.
 fn bash_execution_text(message: &Value) -> String {
     let field = |key: &str| message.get(key).filter(|v| !v.is_null());
-    let command = field("command").map(js_display).unwrap_or_default();
+    let command = field("command").map(pith_sdk::js::display).unwrap_or_default();
     let mut text = format!("Ran `{command}`\n");
-    match field("output").map(js_display).filter(|o| !o.is_empty()) {
+    match field("output").map(pith_sdk::js::display).filter(|o| !o.is_empty()) {
         Some(output) => text.push_str(&format!("```\n{output}\n```")),
         None => text.push_str("(no output)"),
     }
@@ -192,12 +73,12 @@ fn bash_execution_text(message: &Value) -> String {
     } else if let Some(code) = field("exitCode").filter(|c| c.as_f64() != Some(0.0)) {
         text.push_str(&format!(
             "\n\nCommand exited with code {}",
-            js_display(code)
+            pith_sdk::js::display(code)
         ));
     }
     if truthy("truncated")
         && let Some(path) = field("fullOutputPath")
-            .map(js_display)
+            .map(pith_sdk::js::display)
             .filter(|p| !p.is_empty())
     {
         text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
@@ -211,7 +92,7 @@ fn convert_to_llm(messages: &[Value]) -> Vec<Value> {
         .iter()
         .filter_map(|m| {
             let role = m.get("role").and_then(Value::as_str)?;
-            let summary = || m.get("summary").map(js_display).unwrap_or_default();
+            let summary = || m.get("summary").map(pith_sdk::js::display).unwrap_or_default();
             match role {
                 "bashExecution" => {
                     if m.get("excludeFromContext")
@@ -290,14 +171,14 @@ fn serialize_conversation(messages: &[Value]) -> String {
                     .filter(|b| is(b, "toolCall"))
                     .map(|b| {
                         let arguments = match b.get("arguments") {
-                            Some(Value::Object(map)) => js_entries(map)
+                            Some(Value::Object(map)) => pith_sdk::js::entries(map)
                                 .into_iter()
-                                .map(|(k, v)| format!("{k}={}", js_stringify(v)))
+                                .map(|(k, v)| format!("{k}={}", pith_sdk::js::stringify(v)))
                                 .collect::<Vec<_>>()
                                 .join(", "),
                             _ => String::new(),
                         };
-                        let name = b.get("name").map(js_display).unwrap_or_default();
+                        let name = b.get("name").map(pith_sdk::js::display).unwrap_or_default();
                         format!("{name}({arguments})")
                     })
                     .collect();
@@ -397,7 +278,7 @@ fn custom_compaction(event: &BeforeCompactEvent) -> Option<CompactionSummary> {
         &format!(
             "Custom compaction: summarizing {} messages ({} tokens) with {}...",
             all_messages.len(),
-            locale_number(&tokens_before),
+            pith_sdk::js::locale_number(&tokens_before),
             model.id
         ),
         ui::NotifyKind::Info,
@@ -430,7 +311,7 @@ fn custom_compaction(event: &BeforeCompactEvent) -> Option<CompactionSummary> {
         }
     };
 
-    if js_trim(&summary).is_empty() {
+    if pith_sdk::js::trim(&summary).is_empty() {
         notify(
             "Compaction summary was empty, using default compaction",
             ui::NotifyKind::Warning,

@@ -24,82 +24,6 @@ use serde_json::Value;
 const PROVIDER: &str = "openai";
 const MODEL: &str = "gpt-5.2";
 
-/// JavaScript's `trim()`: its white space is Unicode's without U+0085, and with U+FEFF.
-fn js_trim(text: &str) -> &str {
-    text.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
-}
-
-/// True for a key JavaScript orders first, as an array index (`"0"`, `"12"`, not `"01"`).
-fn is_array_index(key: &str) -> bool {
-    !key.is_empty()
-        && key.bytes().all(|b| b.is_ascii_digit())
-        && (key == "0" || !key.starts_with('0'))
-        && key.parse::<u64>().is_ok_and(|n| n < u64::from(u32::MAX))
-}
-
-/// A number as JavaScript writes it (`Number.prototype.toString`): `1` for 1.0, `1e+21`,
-/// `1e-7`, `0.000001`.
-fn js_number(number: &serde_json::Number) -> String {
-    if number.is_i64() || number.is_u64() {
-        return number.to_string();
-    }
-    let Some(x) = number.as_f64() else {
-        return number.to_string();
-    };
-    if x == 0.0 {
-        return "0".into();
-    }
-    // The shortest digits that read back as `x`, and the decimal exponent.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
-    let sign = if x < 0.0 { "-" } else { "" };
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let e = if e < 0 {
-            format!("-{}", -e)
-        } else {
-            format!("+{e}")
-        };
-        if k == 1 {
-            format!("{digits}e{e}")
-        } else {
-            format!("{}.{}e{e}", &digits[..1], &digits[1..])
-        }
-    };
-    format!("{sign}{body}")
-}
-
-/// `JSON.stringify(value)`: compact, object keys in JavaScript's order (array indices first).
-fn js_stringify(value: &Value) -> String {
-    match value {
-        Value::Null | Value::Bool(_) | Value::String(_) => value.to_string(),
-        Value::Number(number) => js_number(number),
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(js_stringify).collect::<Vec<_>>().join(",")
-        ),
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().filter(|k| is_array_index(k)).collect();
-            keys.sort_by_key(|k| k.parse::<u64>().unwrap_or(0));
-            keys.extend(map.keys().filter(|k| !is_array_index(k)));
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::from(k.as_str()), js_stringify(&map[k])))
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
-    }
-}
-
 /// pi's `buildConversationText`: per user or assistant message, `User: <text>` or
 /// `Assistant: <text>` (its text blocks, joined and trimmed) and, for an answer, a line per tool
 /// call; messages separated by a blank line.
@@ -145,7 +69,7 @@ fn conversation_text(branch: &[entries::SessionEntry]) -> String {
                             Some(format!(
                                 "Tool {} was called with args {}",
                                 call.name,
-                                js_stringify(&arguments)
+                                pith_sdk::js::stringify(&arguments)
                             ))
                         }
                         _ => None,
@@ -157,7 +81,7 @@ fn conversation_text(branch: &[entries::SessionEntry]) -> String {
         let mut lines = Vec::new();
         if !texts.is_empty() {
             let text = texts.join("\n");
-            let text = js_trim(&text);
+            let text = pith_sdk::js::trim(&text);
             if !text.is_empty() {
                 lines.push(format!("{label}: {text}"));
             }
@@ -213,7 +137,7 @@ impl Extension for Summarize {
             return Err(format!("Unknown command: {name}"));
         }
         let conversation = conversation_text(&session_read::branch());
-        if js_trim(&conversation).is_empty() {
+        if pith_sdk::js::trim(&conversation).is_empty() {
             notify_if_ui("No conversation text found", ui::NotifyKind::Warning);
             return Ok(());
         }

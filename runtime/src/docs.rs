@@ -31,6 +31,11 @@ pub const TOPICS: &[Topic] = &[
         text: include_str!("../../docs/extension-api.md"),
     },
     Topic {
+        name: "extension-examples",
+        summary: "pi's 78 example extensions: which can be written for pith today, and what the rest need",
+        text: include_str!("../../docs/extension-examples.md"),
+    },
+    Topic {
         name: "mcp",
         summary: "MCP servers: mcp.json, tool_search, the sandbox around servers",
         text: include_str!("../../docs/mcp.md"),

@@ -4,8 +4,8 @@
 pub use crate::bindings::extension_world::exports::pith::plugin0_1_0::completions::Completion;
 pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension::{
     AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
-    CompactionReason, CompactionSummary, Event, EventResult, ExtensionInfo, InputEvent,
-    InputSource, ModelSelectEvent, ModelSelectSource, Rule, SessionCompactEvent,
+    CompactionReason, CompactionSummary, Event, EventResult, ExtensionInfo, FileChangeEvent,
+    InputEvent, InputSource, ModelSelectEvent, ModelSelectSource, Rule, SessionCompactEvent,
     SessionShutdownEvent, SessionStartEvent, SessionStartReason, ShutdownReason, SwitchReason,
     ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
 };
@@ -14,7 +14,7 @@ pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{
     FlagKind, FlagSpec, FlagValue,
 };
 pub use crate::bindings::extension_world::pith::plugin0_2_0::{
-    cli_flags, completion, entries, events_bus, models, session_control, session_read,
+    cli_flags, completion, entries, events_bus, models, session_control, session_read, wake_ups,
 };
 pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,

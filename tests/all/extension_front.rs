@@ -205,3 +205,84 @@ async fn after(pith: &mut Pith, mark: usize, pred: impl Fn(&Value) -> bool) -> V
     }
     pith.wait_for(pred).await
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn timers_and_file_watches_call_the_extension_back() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.work_files = vec![("notes/todo.txt".into(), "one\n".into())];
+    let mut pith = Pith::spawn(options).await;
+
+    // A one-shot timer, and a repeating one cancelled after it fired twice.
+    pith.call(
+        "t",
+        json!({"type": "prompt", "message": "/wake timer once 20"}),
+    )
+    .await;
+    assert_eq!(notified(&mut pith, "timer:").await, "timer: once");
+    pith.call(
+        "r",
+        json!({"type": "prompt", "message": "/wake timer tick 20 repeat"}),
+    )
+    .await;
+    for _ in 0..2 {
+        pith.wait_for(|f| f["method"] == "notify" && f["message"] == "timer: tick")
+            .await;
+    }
+    pith.call(
+        "c",
+        json!({"type": "prompt", "message": "/wake cancel tick"}),
+    )
+    .await;
+    assert_eq!(
+        notified(&mut pith, "answer: cancelled").await,
+        "answer: cancelled true"
+    );
+
+    pith.close_stdin();
+    pith.exit_code().await;
+
+    // A watch (the probe declares `workspace = "read"`, granted here).
+    let mut options = Options::faux(json!([]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.work_files = vec![("notes/todo.txt".into(), "one\n".into())];
+    options.agent_files = vec![(
+        "settings.json".into(),
+        json!({"plugins": {"ext-probe": {"grant": {"workspace": "read"}}}}).to_string(),
+    )];
+    let mut pith = Pith::spawn(options).await;
+    pith.call(
+        "w",
+        json!({"type": "prompt", "message": "/wake watch notes notes"}),
+    )
+    .await;
+    assert_eq!(
+        notified(&mut pith, "answer: watch").await,
+        "answer: watch Ok(())"
+    );
+    std::fs::write(pith.work_dir().join("notes/todo.txt"), "one\ntwo\n").unwrap();
+    let change = pith
+        .wait_for(|f| {
+            f["method"] == "notify"
+                && f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("file-change: notes"))
+        })
+        .await;
+    assert!(
+        change["message"].as_str().unwrap().contains("todo.txt"),
+        "{change}"
+    );
+    // Outside the workspace: refused, with the reason.
+    pith.call(
+        "o",
+        json!({"type": "prompt", "message": "/wake watch etc /etc"}),
+    )
+    .await;
+    let outside = notified(&mut pith, "answer: watch Err").await;
+    assert!(
+        outside.contains("outside the session's workspace"),
+        "{outside}"
+    );
+}

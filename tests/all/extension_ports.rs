@@ -212,3 +212,20 @@ async fn custom_compaction_summarizes_with_its_own_model() {
     let run = same_as_pi_with("custom-compaction", "custom-compaction", grant).await;
     assert_eq!(run.requests.len(), run.their_requests.len());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_mode_plans_read_only_and_asks_what_next() {
+    // Up to the answer "Execute the plan" (the scenario's first 16 steps): `/todos` before a
+    // plan, `/plan`, a planning run with a blocked command, the plan's steps and the select.
+    // The execution after it is not compared yet: pi runs the extension's `agent_end` inside
+    // the run, so the follow-ups it sends there continue that run; pith delivers `agent_end`
+    // after the run, and they start a new one.
+    let run = ports::replay_steps("plan-mode", "plan-mode", json!({}), 16).await;
+    let ours = ports::decisions(&run.ours);
+    let theirs = ports::decisions(&run.theirs);
+    let asked = ours
+        .iter()
+        .position(|d| d["method"] == "select")
+        .expect("the plan's select");
+    ports::assert_same_decisions("plan-mode", &ours[..=asked], &theirs[..=asked]);
+}

@@ -122,6 +122,12 @@ pub fn event(event: v2::Event) -> v1::Event {
         }),
         // A 0.1 extension cannot subscribe to the bus: it never gets one.
         v2::Event::Bus((channel, data)) => v1::Event::Observe((format!("bus:{channel}"), data)),
+        // (0.1 has no `wake-ups`: these reach only an instance that set them.)
+        v2::Event::Timer(id) => observe("timer", json!({"type": "timer", "id": id})),
+        v2::Event::FileChange(change) => observe(
+            "file_change",
+            json!({"type": "file_change", "id": change.id, "paths": change.paths}),
+        ),
         v2::Event::Observe(observed) => v1::Event::Observe(observed),
     }
 }

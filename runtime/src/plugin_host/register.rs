@@ -333,5 +333,6 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     v2::completion::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::events_bus::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::cli_flags::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    v2::wake_ups::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }

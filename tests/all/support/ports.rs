@@ -38,9 +38,17 @@ pub async fn replay(example: &str, port: &str) -> Replayed {
 /// [`replay`] with `settings` merged over the scenario's (the grants a third-party extension
 /// needs, which pi's extensions do not).
 pub async fn replay_with(example: &str, port: &str, settings: Value) -> Replayed {
+    replay_steps(example, port, settings, usize::MAX).await
+}
+
+/// [`replay_with`] for the scenario's first `steps` steps only.
+pub async fn replay_steps(example: &str, port: &str, settings: Value, steps: usize) -> Replayed {
     let dir = fixture(example);
-    let scenario: Value =
+    let mut scenario: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    if let Some(all) = scenario["steps"].as_array_mut() {
+        all.truncate(steps);
+    }
     let server = FakeLlm::start(scenario["fake_llm"].clone()).await;
     let url = server.url.clone();
     let mut models = json!({"providers": {

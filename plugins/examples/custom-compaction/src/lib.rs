@@ -61,9 +61,14 @@ fn user_text(text: String) -> Value {
 /// pi's `bashExecutionToText`.
 fn bash_execution_text(message: &Value) -> String {
     let field = |key: &str| message.get(key).filter(|v| !v.is_null());
-    let command = field("command").map(pith_sdk::js::display).unwrap_or_default();
+    let command = field("command")
+        .map(pith_sdk::js::display)
+        .unwrap_or_default();
     let mut text = format!("Ran `{command}`\n");
-    match field("output").map(pith_sdk::js::display).filter(|o| !o.is_empty()) {
+    match field("output")
+        .map(pith_sdk::js::display)
+        .filter(|o| !o.is_empty())
+    {
         Some(output) => text.push_str(&format!("```\n{output}\n```")),
         None => text.push_str("(no output)"),
     }
@@ -92,7 +97,11 @@ fn convert_to_llm(messages: &[Value]) -> Vec<Value> {
         .iter()
         .filter_map(|m| {
             let role = m.get("role").and_then(Value::as_str)?;
-            let summary = || m.get("summary").map(pith_sdk::js::display).unwrap_or_default();
+            let summary = || {
+                m.get("summary")
+                    .map(pith_sdk::js::display)
+                    .unwrap_or_default()
+            };
             match role {
                 "bashExecution" => {
                     if m.get("excludeFromContext")

@@ -6,6 +6,8 @@
 //! Positions are `char` indices. A repeat of one character never recurses per character, so a
 //! long line cannot exhaust the stack.
 
+use crate::regex_syntax::{Item, Node, parse};
+
 type Caps = Vec<Option<(usize, usize)>>;
 
 /// A compiled pattern.
@@ -14,27 +16,6 @@ pub struct Regex {
     groups: usize,
     ignore_case: bool,
     multiline: bool,
-}
-
-enum Node {
-    Char(char),
-    Any,
-    Class { negated: bool, items: Vec<Item> },
-    Start,
-    End,
-    WordBoundary(bool),
-    Group(Option<usize>, Box<Node>),
-    NotFollowedBy(Box<Node>),
-    Seq(Vec<Node>),
-    Alt(Vec<Node>),
-    Repeat(Box<Node>, usize, Option<usize>),
-}
-
-enum Item {
-    Range(char, char),
-    Space(bool),
-    Digit(bool),
-    Word(bool),
 }
 
 /// One match: its span and its groups (`group(0)` is the whole match), in `char` indices.
@@ -52,13 +33,8 @@ impl Captures {
 }
 
 /// JavaScript's `\s`: Unicode's white space without U+0085, with U+FEFF.
-pub fn is_js_space(c: char) -> bool {
+fn is_js_space(c: char) -> bool {
     (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
-}
-
-/// JavaScript's `String.prototype.trim`.
-pub fn js_trim(text: &str) -> &str {
-    text.trim_matches(is_js_space)
 }
 
 fn is_word(c: char) -> bool {
@@ -81,202 +57,14 @@ fn canonical(c: char) -> char {
     }
 }
 
-struct Parser {
-    src: Vec<char>,
-    pos: usize,
-    groups: usize,
-}
-
-impl Parser {
-    fn peek(&self) -> Option<char> {
-        self.src.get(self.pos).copied()
-    }
-
-    fn next(&mut self) -> char {
-        let c = self.src.get(self.pos).copied().unwrap_or(')');
-        self.pos += 1;
-        c
-    }
-
-    fn eat(&mut self, text: &str) -> bool {
-        let text: Vec<char> = text.chars().collect();
-        if self.src[self.pos.min(self.src.len())..].starts_with(&text) {
-            self.pos += text.len();
-            return true;
-        }
-        false
-    }
-
-    fn alternation(&mut self) -> Node {
-        let mut alternatives = vec![self.sequence()];
-        while self.peek() == Some('|') {
-            self.pos += 1;
-            alternatives.push(self.sequence());
-        }
-        if alternatives.len() == 1 {
-            alternatives.remove(0)
-        } else {
-            Node::Alt(alternatives)
-        }
-    }
-
-    fn sequence(&mut self) -> Node {
-        let mut items = Vec::new();
-        while let Some(c) = self.peek() {
-            if c == '|' || c == ')' {
-                break;
-            }
-            let atom = self.atom();
-            items.push(self.quantified(atom));
-        }
-        Node::Seq(items)
-    }
-
-    fn number(&mut self) -> Option<usize> {
-        let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.pos += 1;
-        }
-        self.src[start..self.pos]
-            .iter()
-            .collect::<String>()
-            .parse()
-            .ok()
-    }
-
-    fn quantified(&mut self, atom: Node) -> Node {
-        let (min, max) = match self.peek() {
-            Some('?') => (0, Some(1)),
-            Some('*') => (0, None),
-            Some('+') => (1, None),
-            Some('{') => {
-                let save = self.pos;
-                self.pos += 1;
-                let Some(min) = self.number() else {
-                    self.pos = save;
-                    return atom;
-                };
-                let max = if self.eat(",") {
-                    self.number()
-                } else {
-                    Some(min)
-                };
-                if self.peek() != Some('}') {
-                    self.pos = save;
-                    return atom;
-                }
-                (min, max)
-            }
-            _ => return atom,
-        };
-        self.pos += 1;
-        Node::Repeat(Box::new(atom), min, max)
-    }
-
-    fn atom(&mut self) -> Node {
-        match self.next() {
-            '(' => {
-                let node = if self.eat("?:") {
-                    Node::Group(None, Box::new(self.alternation()))
-                } else if self.eat("?!") {
-                    Node::NotFollowedBy(Box::new(self.alternation()))
-                } else {
-                    self.groups += 1;
-                    let index = self.groups;
-                    Node::Group(Some(index), Box::new(self.alternation()))
-                };
-                self.eat(")");
-                node
-            }
-            '[' => self.class(),
-            '.' => Node::Any,
-            '^' => Node::Start,
-            '$' => Node::End,
-            '\\' => match self.next() {
-                'b' => Node::WordBoundary(true),
-                'B' => Node::WordBoundary(false),
-                c => match class_escape(c) {
-                    Some(item) => Node::Class {
-                        negated: false,
-                        items: vec![item],
-                    },
-                    None => Node::Char(char_escape(c)),
-                },
-            },
-            c => Node::Char(c),
-        }
-    }
-
-    fn class(&mut self) -> Node {
-        let negated = self.eat("^");
-        let mut items = Vec::new();
-        while let Some(c) = self.peek() {
-            self.pos += 1;
-            if c == ']' {
-                break;
-            }
-            let lo = if c == '\\' {
-                let e = self.next();
-                if let Some(item) = class_escape(e) {
-                    items.push(item);
-                    continue;
-                }
-                if e == 'b' { '\u{8}' } else { char_escape(e) }
-            } else {
-                c
-            };
-            if self.peek() == Some('-') && self.src.get(self.pos + 1).is_some_and(|&n| n != ']') {
-                self.pos += 1;
-                let hi = match self.next() {
-                    '\\' => char_escape(self.next()),
-                    hi => hi,
-                };
-                items.push(Item::Range(lo, hi));
-            } else {
-                items.push(Item::Range(lo, lo));
-            }
-        }
-        Node::Class { negated, items }
-    }
-}
-
-fn class_escape(c: char) -> Option<Item> {
-    Some(match c {
-        's' => Item::Space(true),
-        'S' => Item::Space(false),
-        'd' => Item::Digit(true),
-        'D' => Item::Digit(false),
-        'w' => Item::Word(true),
-        'W' => Item::Word(false),
-        _ => return None,
-    })
-}
-
-fn char_escape(c: char) -> char {
-    match c {
-        'n' => '\n',
-        'r' => '\r',
-        't' => '\t',
-        'f' => '\u{c}',
-        'v' => '\u{b}',
-        '0' => '\0',
-        c => c,
-    }
-}
-
 impl Regex {
     /// Compiles `pattern` (JavaScript's source) with `flags` (`i`, `m`; `g` is the caller's
     /// choice of [`Regex::captures_all`] or [`Regex::replace`]).
     pub fn new(pattern: &str, flags: &str) -> Regex {
-        let mut parser = Parser {
-            src: pattern.chars().collect(),
-            pos: 0,
-            groups: 0,
-        };
-        let node = parser.alternation();
+        let (node, groups) = parse(pattern);
         Regex {
             node,
-            groups: parser.groups,
+            groups,
             ignore_case: flags.contains('i'),
             multiline: flags.contains('m'),
         }
@@ -477,7 +265,8 @@ impl Matcher<'_> {
         if count < max
             && self.node(inner, pos, caps, &mut |p, c: &mut Caps| {
                 // An empty iteration past the minimum ends the loop (as JavaScript's).
-                !(p == pos && count >= min) && self.repeat(inner, min, max, count + 1, p, c, &mut *next)
+                !(p == pos && count >= min)
+                    && self.repeat(inner, min, max, count + 1, p, c, &mut *next)
             })
         {
             return true;

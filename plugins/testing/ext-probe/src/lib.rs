@@ -92,6 +92,10 @@ impl Extension for Probe {
                     "front",
                     "Report the mode, the flags, the commands and a setting",
                 ),
+                command(
+                    "wake",
+                    "Set a wake-up: timer <id> <ms> [repeat], cancel <id>, watch <id> <path>, unwatch <id>",
+                ),
             ],
             flags: vec![
                 FlagSpec::boolean("probe-plan", "Start the probe in plan mode"),
@@ -114,6 +118,19 @@ impl Extension for Probe {
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
         match event {
+            Event::Timer(id) => {
+                ui::notify(&format!("timer: {id}"), None);
+                Ok(EventResult::Continue)
+            }
+            Event::FileChange(change) => {
+                let names: Vec<&str> = change
+                    .paths
+                    .iter()
+                    .filter_map(|p| p.rsplit('/').next())
+                    .collect();
+                ui::notify(&format!("file-change: {} {names:?}", change.id), None);
+                Ok(EventResult::Continue)
+            }
             Event::SessionStart(start) => {
                 self.starts += 1;
                 lifecycle(&format!("session_start #{}", self.starts));
@@ -481,6 +498,21 @@ impl Extension for Probe {
             "emit" => {
                 let (channel, data) = args.split_once(' ').unwrap_or((args, "null"));
                 events_bus::emit(channel, data);
+                Ok(())
+            }
+            "wake" => {
+                let words: Vec<&str> = args.split_whitespace().collect();
+                match words.as_slice() {
+                    ["timer", id, ms, rest @ ..] => wake_ups::set_timer(
+                        id,
+                        ms.parse().map_err(|_| format!("not a delay: {ms}"))?,
+                        rest.first() == Some(&"repeat"),
+                    ),
+                    ["cancel", id] => answer(format!("cancelled {}", wake_ups::cancel_timer(id))),
+                    ["watch", id, path] => answer(format!("watch {:?}", wake_ups::watch(id, path))),
+                    ["unwatch", id] => answer(format!("unwatched {}", wake_ups::unwatch(id))),
+                    _ => return Err(format!("no wake-up {args:?}")),
+                }
                 Ok(())
             }
             "front" => {

@@ -9,6 +9,7 @@ mod registry;
 pub mod session_hooks;
 pub mod typed;
 pub mod ui;
+mod wake_ups;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -59,6 +60,9 @@ impl Slot {
 
     /// True when it listens to events of `kind` (a bus channel's are `bus:<channel>`).
     pub fn wants(&self, kind: &str) -> bool {
+        if let Some(plugin) = kind.strip_prefix(wake_ups::WAKE) {
+            return plugin == self.plugin.manifest.id;
+        }
         match kind.strip_prefix(registry::BUS) {
             Some(channel) => lock(&self.channels).contains(channel),
             None => self.meta.wants(kind),
@@ -110,6 +114,8 @@ pub struct Extensions {
     terminating: Mutex<std::collections::HashSet<String>>,
     /// True once every extension has handled the first `session_start`.
     started: tokio::sync::watch::Sender<bool>,
+    /// The timers and watches the extensions set.
+    wake_ups: wake_ups::WakeUps,
 }
 
 impl Extensions {
@@ -128,6 +134,7 @@ impl Extensions {
             observed_done: tokio::sync::watch::Sender::new(0),
             terminating: Mutex::new(Default::default()),
             started: tokio::sync::watch::Sender::new(false),
+            wake_ups: Default::default(),
         }
     }
 
@@ -268,8 +275,11 @@ impl Extensions {
                 ExtensionInstance::new(slot.plugin.clone(), context.clone());
             lock(&slot.dynamic_tools).clear();
             lock(&slot.channels).clear();
+            self.wake_ups.clear(&slot.plugin.manifest.id);
         }
         self.session_start(slots, reason, previous).await;
+        // What they sent on the events bus while starting is heard before the move is answered.
+        self.observed_so_far().await;
     }
 
     /// True when some extension listens to events of `kind`.

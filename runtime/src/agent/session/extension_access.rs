@@ -161,6 +161,45 @@ impl SessionAccess for SessionContext {
         })
     }
 
+    fn set_timer(&self, plugin: &str, id: &str, delay_ms: u64, repeat: bool) {
+        if let Some(session) = self.session() {
+            session.shared.extensions.set_timer(
+                plugin,
+                id,
+                std::time::Duration::from_millis(delay_ms),
+                repeat,
+            );
+        }
+    }
+
+    fn cancel_timer(&self, plugin: &str, id: &str) -> bool {
+        self.with(|s| s.shared.extensions.cancel_timer(plugin, id))
+    }
+
+    fn watch(&self, plugin: &str, id: &str, path: &str) -> Result<(), String> {
+        let Some(session) = self.session() else {
+            return Err("the session has ended".into());
+        };
+        let cwd = session.cwd().to_path_buf();
+        let full = crate::sandbox::paths::normalize(&cwd.join(path));
+        let real = full
+            .canonicalize()
+            .map_err(|err| format!("cannot watch {path}: {err}"))?;
+        let workspace = cwd.canonicalize().unwrap_or(cwd);
+        if !real.starts_with(&workspace) {
+            return Err(format!(
+                "cannot watch {path}: it is outside the session's workspace ({}); an extension \
+                 watches only what it may read",
+                workspace.display()
+            ));
+        }
+        session.shared.extensions.watch(plugin, id, &real)
+    }
+
+    fn unwatch(&self, plugin: &str, id: &str) -> bool {
+        self.with(|s| s.shared.extensions.unwatch(plugin, id))
+    }
+
     fn context_fill(&self) -> Option<ContextFill> {
         self.with(|s| {
             s.model_and_thinking().0?;

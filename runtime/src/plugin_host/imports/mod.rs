@@ -8,3 +8,4 @@ pub mod progress;
 pub mod search;
 pub mod session_access;
 pub mod ui;
+pub mod wake_ups;

@@ -110,6 +110,15 @@ pub trait SessionAccess: Send + Sync {
     fn settings(&self) -> String;
     /// The value of the extension `plugin`'s flag `name`.
     fn flag(&self, plugin: &str, name: &str) -> Option<FlagValue>;
+    /// Calls the extension `plugin` back with `timer(id)` after `delay_ms` (every `delay_ms`
+    /// when `repeat`).
+    fn set_timer(&self, plugin: &str, id: &str, delay_ms: u64, repeat: bool);
+    /// Cancels a timer of `plugin`'s; false when there was none.
+    fn cancel_timer(&self, plugin: &str, id: &str) -> bool;
+    /// Watches `path` for `plugin`; the error says why it cannot be.
+    fn watch(&self, plugin: &str, id: &str, path: &str) -> Result<(), String>;
+    /// Stops a watch of `plugin`'s; false when there was none.
+    fn unwatch(&self, plugin: &str, id: &str) -> bool;
     /// Sets or clears an entry's label; the error is pi's text.
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), String>;
     /// Selects a model.
@@ -155,6 +164,12 @@ pub fn model_info(model: &Model) -> models::ModelInfo {
 }
 
 impl StoreState {
+    /// The session behind the calling extension, if it runs in one (for the imports of other
+    /// modules).
+    pub(crate) fn with_session<R>(&self, read: impl FnOnce(&dyn SessionAccess) -> R) -> Option<R> {
+        self.access(read)
+    }
+
     /// The session behind the calling extension, if it runs in one.
     fn access<R>(&self, read: impl FnOnce(&dyn SessionAccess) -> R) -> Option<R> {
         let context = self.extension.clone()?;

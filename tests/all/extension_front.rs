@@ -286,3 +286,50 @@ async fn timers_and_file_watches_call_the_extension_back() {
         "{outside}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_follow_up_sent_from_agent_end_continues_the_run_before_it_settles() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([{"text": "first"}, {"text": "second"}]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.agent_files = vec![(
+        "settings.json".into(),
+        json!({"plugins": {"ext-probe": {"grant": {"config": ["end-follow-up"]}, "config": {"end-follow-up": "on"}}}})
+            .to_string(),
+    )];
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "hello"}))
+        .await;
+    pith.wait_for(|f| f["type"] == "agent_settled").await;
+    let kinds: Vec<String> = pith
+        .frames
+        .iter()
+        .filter_map(|f| match f["type"].as_str() {
+            Some("extension_ui_request") if f["message"] == "end heard" => Some("heard".into()),
+            Some(kind @ ("agent_start" | "agent_end" | "agent_settled")) => Some(kind.into()),
+            _ => None,
+        })
+        .collect();
+    // The handler ran before the host saw the first `agent_end`, and its follow-up ran in a
+    // new run before the session settled, once.
+    assert_eq!(
+        kinds,
+        [
+            "agent_start",
+            "heard",
+            "agent_end",
+            "agent_start",
+            "agent_end",
+            "agent_settled"
+        ]
+    );
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let texts: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["hello", "one more"]);
+}

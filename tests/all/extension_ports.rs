@@ -217,9 +217,7 @@ async fn custom_compaction_summarizes_with_its_own_model() {
 async fn plan_mode_plans_read_only_and_asks_what_next() {
     // Up to the answer "Execute the plan" (the scenario's first 16 steps): `/todos` before a
     // plan, `/plan`, a planning run with a blocked command, the plan's steps and the select.
-    // The execution after it is not compared yet: pi runs the extension's `agent_end` inside
-    // the run, so the follow-ups it sends there continue that run; pith delivers `agent_end`
-    // after the run, and they start a new one.
+    // The execution after it is not compared yet (see docs/extension-api.md).
     let run = ports::replay_steps("plan-mode", "plan-mode", json!({}), 16).await;
     let ours = ports::decisions(&run.ours);
     let theirs = ports::decisions(&run.theirs);

@@ -255,6 +255,19 @@ impl Extension for Probe {
             }
             Event::Observe((kind, _)) if kind == "agent_end" => {
                 self.agent_ends += 1;
+                // Heard inside the run: a follow-up sent now continues it (pi's).
+                if self.agent_ends == 1
+                    && pith_sdk::host::config("end-follow-up")
+                        .ok()
+                        .flatten()
+                        .is_some()
+                {
+                    ui::notify("end heard", None);
+                    session::send_user_message(
+                        &[Content::Text("one more".into())],
+                        Some(session::Delivery::FollowUp),
+                    );
+                }
                 Ok(EventResult::Continue)
             }
             _ => Ok(EventResult::Continue),

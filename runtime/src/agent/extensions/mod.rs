@@ -221,6 +221,11 @@ impl Extensions {
         self.started.send_replace(true);
     }
 
+    /// True once every extension has handled the first `session_start`.
+    pub fn has_started(&self) -> bool {
+        *self.started.borrow()
+    }
+
     /// Resolves once every extension has handled the first `session_start`.
     pub async fn started(&self) {
         let mut started = self.started.subscribe();

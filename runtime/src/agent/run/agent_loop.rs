@@ -81,125 +81,159 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     // The plugin tools this run shows the model and calls: a hot reload applies from the next
     // run, so a call never reaches a different version than the one the model was shown.
     let plugin_tools = shared.host.tools();
-    let mut attempt = 0u32;
-    let mut overflow_tried = false;
-    let mut compact_after = false;
-    // Events that follow the final `agent_end` (the end of a retry sequence).
-    let mut after_end: Vec<SessionEvent> = Vec::new();
-    let (mut last, mut run_messages);
-    loop {
-        (last, run_messages) = run_agent(
-            &shared,
-            std::mem::take(&mut initial),
-            &cancel,
-            attempt,
-            &plugin_tools,
-        )
-        .await;
-        // A context overflow, or an answer cut short below the model's own output limit, is
-        // compacted away once and the run goes on (pi's recovery); an overflow that still
-        // answered is compacted after the run, without a retry.
-        let recovery = last
-            .as_ref()
-            .and_then(|answer| recovery_for(&shared, answer));
-        if let Some(recovery) = recovery
-            && shared.state().auto_compaction()
-            && !cancel.is_cancelled()
-        {
-            if recovery == Recovery::CompactAfter {
-                compact_after = true;
+    // What the extensions' `agent_end` handlers queued: a new run delivers it, before the
+    // session settles (pi's).
+    let mut queued: Vec<Queued> = Vec::new();
+    let (over_threshold, after_reason, after_end, run_messages, heard) = loop {
+        let mut attempt = 0u32;
+        let mut overflow_tried = false;
+        let mut compact_after = false;
+        // Events that follow the final `agent_end` (the end of a retry sequence).
+        let mut after_end: Vec<SessionEvent> = Vec::new();
+        let (mut last, mut run_messages);
+        loop {
+            (last, run_messages) = run_agent(
+                &shared,
+                (std::mem::take(&mut initial), std::mem::take(&mut queued)),
+                &cancel,
+                attempt,
+                &plugin_tools,
+            )
+            .await;
+            // A context overflow, or an answer cut short below the model's own output limit, is
+            // compacted away once and the run goes on (pi's recovery); an overflow that still
+            // answered is compacted after the run, without a retry.
+            let recovery = last
+                .as_ref()
+                .and_then(|answer| recovery_for(&shared, answer));
+            if let Some(recovery) = recovery
+                && shared.state().auto_compaction()
+                && !cancel.is_cancelled()
+            {
+                if recovery == Recovery::CompactAfter {
+                    compact_after = true;
+                    break;
+                }
+                if overflow_tried {
+                    let message = match recovery {
+                        Recovery::Truncated => {
+                            "Truncated response recovery failed after one compact-and-retry attempt."
+                        }
+                        _ => {
+                            "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
+                        }
+                    };
+                    after_end.push(SessionEvent::CompactionEnd {
+                        reason: "overflow".into(),
+                        result: None,
+                        aborted: false,
+                        will_retry: false,
+                        error_message: Some(message.into()),
+                    });
+                    after_end.push(SessionEvent::AutoCompactionEnd {
+                        result: None,
+                        aborted: false,
+                        will_retry: false,
+                        error_message: Some(message.into()),
+                    });
+                    break;
+                }
+                overflow_tried = true;
+                // pi 1.5 ends the failed run without announcing the retry.
+                shared.emit(&events::agent_end(&run_messages, false));
+                drop_failed_answer(&shared);
+                if shared.compact(None, "overflow", true).await.is_ok() {
+                    continue;
+                }
+                run_messages.clear();
                 break;
             }
-            if overflow_tried {
-                let message = match recovery {
-                    Recovery::Truncated => {
-                        "Truncated response recovery failed after one compact-and-retry attempt."
-                    }
-                    _ => {
-                        "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
-                    }
-                };
-                after_end.push(SessionEvent::CompactionEnd {
-                    reason: "overflow".into(),
-                    result: None,
-                    aborted: false,
-                    will_retry: false,
-                    error_message: Some(message.into()),
-                });
-                after_end.push(SessionEvent::AutoCompactionEnd {
-                    result: None,
-                    aborted: false,
-                    will_retry: false,
-                    error_message: Some(message.into()),
-                });
+            let (retry, policy) = {
+                let state = shared.state();
+                state.retry_settings()
+            };
+            let error = match &last {
+                Some(message) if message.stop_reason == StopReason::Error => {
+                    message.error_message.clone().unwrap_or_default()
+                }
+                _ => break,
+            };
+            if !retry || !retry::is_retryable(&error) || cancel.is_cancelled() {
+                if attempt > 0 {
+                    after_end.push(retry::end_event(false, attempt, Some(&error)));
+                }
                 break;
             }
-            overflow_tried = true;
-            // pi 1.5 ends the failed run without announcing the retry.
-            shared.emit(&events::agent_end(&run_messages, false));
+            attempt += 1;
+            if attempt > policy.max_retries {
+                after_end.push(retry::end_event(false, policy.max_retries, Some(&error)));
+                break;
+            }
+            shared.emit(&events::agent_end(&run_messages, true));
+            let delay = policy.delay_ms(attempt);
+            // The wait is in place before `auto_retry_start` goes out, so an `abort_retry` sent
+            // on that event always finds it.
+            let wait = CancellationToken::new();
+            shared.state().set_retry_wait(Some(wait.clone()));
+            shared.emit(&retry::start_event(
+                attempt,
+                policy.max_retries,
+                delay,
+                &error,
+            ));
+            // pi 1.5 takes the failed answer out of the context after announcing the retry.
             drop_failed_answer(&shared);
-            if shared.compact(None, "overflow", true).await.is_ok() {
-                continue;
+            let cancelled = tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(delay)) => false,
+                _ = cancel.cancelled() => true,
+                _ = wait.cancelled() => true,
+            };
+            shared.state().set_retry_wait(None);
+            if cancelled {
+                run_messages.clear();
+                after_end.push(retry::end_event(false, attempt, Some("Retry cancelled")));
+                break;
             }
-            run_messages.clear();
-            break;
         }
-        let (retry, policy) = {
-            let state = shared.state();
-            state.retry_settings()
+        // Past the threshold (the context window minus the reserve), or after an overflow that
+        // still answered, compact before the next prompt.
+        let answered = matches!(&last, Some(m) if m.stop_reason != StopReason::Aborted);
+        let over_threshold = compact_after
+            || (answered && !cancel.is_cancelled() && shared.state().over_compaction_threshold());
+        let after_reason = if compact_after {
+            "overflow"
+        } else {
+            "threshold"
         };
-        let error = match &last {
-            Some(message) if message.stop_reason == StopReason::Error => {
-                message.error_message.clone().unwrap_or_default()
+        // The extensions hear `agent_end` while the session is still busy, as pi's handlers run
+        // inside the run: a follow-up or steering message they queue continues it, in a new run
+        // (after a compaction past the threshold), and the session settles after that one.
+        let end = events::agent_end(&run_messages, false);
+        let announce = !run_messages.is_empty() || after_end.is_empty();
+        if announce && !cancel.is_cancelled() && shared.hear(&end).await {
+            let next = {
+                let mut state = shared.state();
+                let steering = state.poll_steering();
+                if steering.is_empty() {
+                    state.poll_follow_up()
+                } else {
+                    steering
+                }
+            };
+            if next.is_empty() {
+                break (over_threshold, after_reason, after_end, run_messages, true);
             }
-            _ => break,
-        };
-        if !retry || !retry::is_retryable(&error) || cancel.is_cancelled() {
-            if attempt > 0 {
-                after_end.push(retry::end_event(false, attempt, Some(&error)));
+            if over_threshold {
+                let _ = shared.compact(None, after_reason, false).await;
             }
-            break;
+            shared.events.emit(&end);
+            for event in after_end {
+                shared.emit(&event);
+            }
+            queued = next;
+            continue;
         }
-        attempt += 1;
-        if attempt > policy.max_retries {
-            after_end.push(retry::end_event(false, policy.max_retries, Some(&error)));
-            break;
-        }
-        shared.emit(&events::agent_end(&run_messages, true));
-        let delay = policy.delay_ms(attempt);
-        // The wait is in place before `auto_retry_start` goes out, so an `abort_retry` sent
-        // on that event always finds it.
-        let wait = CancellationToken::new();
-        shared.state().set_retry_wait(Some(wait.clone()));
-        shared.emit(&retry::start_event(
-            attempt,
-            policy.max_retries,
-            delay,
-            &error,
-        ));
-        // pi 1.5 takes the failed answer out of the context after announcing the retry.
-        drop_failed_answer(&shared);
-        let cancelled = tokio::select! {
-            _ = tokio::time::sleep(std::time::Duration::from_millis(delay)) => false,
-            _ = cancel.cancelled() => true,
-            _ = wait.cancelled() => true,
-        };
-        shared.state().set_retry_wait(None);
-        if cancelled {
-            run_messages.clear();
-            after_end.push(retry::end_event(false, attempt, Some("Retry cancelled")));
-            break;
-        }
-    }
-    // Past the threshold (the context window minus the reserve), or after an overflow that
-    // still answered, compact before the next prompt.
-    let answered = matches!(&last, Some(m) if m.stop_reason != StopReason::Aborted);
-    let over_threshold = compact_after
-        || (answered && !cancel.is_cancelled() && shared.state().over_compaction_threshold());
-    let after_reason = if compact_after {
-        "overflow"
-    } else {
-        "threshold"
+        break (over_threshold, after_reason, after_end, run_messages, false);
     };
     if over_threshold {
         // A prompt arriving now waits for the compaction instead of racing it.
@@ -210,7 +244,13 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
     shared.state().set_system_prompt_override(None);
     shared.accept_prompts();
     if !run_messages.is_empty() || after_end.is_empty() {
-        shared.emit(&events::agent_end(&run_messages, false));
+        let end = events::agent_end(&run_messages, false);
+        if heard {
+            // The extensions heard it already: the front-end's frame only.
+            shared.events.emit(&end);
+        } else {
+            shared.emit(&end);
+        }
     }
     for event in after_end {
         shared.emit(&event);
@@ -272,7 +312,7 @@ fn recovery_for(shared: &Shared, answer: &AssistantMessage) -> Option<Recovery> 
 /// retry this run is (0 for a fresh run): its first good answer ends the retry.
 async fn run_agent(
     shared: &Arc<Shared>,
-    initial: Vec<AgentMessage>,
+    (initial, queued): (Vec<AgentMessage>, Vec<Queued>),
     cancel: &CancellationToken,
     retry_attempt: u32,
     plugin_tools: &PluginTools,
@@ -281,20 +321,27 @@ async fn run_agent(
     let cancel = cancel.clone();
     let mut last_answer = None;
     let mut run_messages: Vec<AgentMessage> = Vec::new();
-    shared.emit(&events::agent_start());
-    shared.emit(&events::turn_start());
+    // The extensions handle the run's and each turn's start and end before the host sees them
+    // (pi awaits these handlers inside the run).
+    shared.emit_heard(&events::agent_start()).await;
+    shared.emit_heard(&events::turn_start()).await;
     record_tool_set(&shared, plugin_tools, &mut run_messages);
     for message in initial {
         deliver(&shared, message, &mut run_messages);
     }
-    // Steering queued while idle is delivered before the first answer.
-    let mut pending: Vec<Queued> = shared.state().poll_steering();
+    // Messages an `agent_end` handler queued, or steering queued while idle, are delivered
+    // before the first answer.
+    let mut pending: Vec<Queued> = if queued.is_empty() {
+        shared.state().poll_steering()
+    } else {
+        queued
+    };
     let mut first_turn = true;
     let mut reminders = 0;
     let mut reminder: Option<AgentMessage> = None;
     loop {
         if !first_turn {
-            shared.emit(&events::turn_start());
+            shared.emit_heard(&events::turn_start()).await;
             // Tools that joined or left during the run (an MCP server connected, a search
             // loaded some) are recorded at the turn's start, as pi records them.
             record_tool_set(&shared, plugin_tools, &mut run_messages);
@@ -327,7 +374,9 @@ async fn run_agent(
             assistant.stop_reason,
             StopReason::Error | StopReason::Aborted
         ) {
-            shared.emit(&events::turn_end(&assistant_message, &[]));
+            shared
+                .emit_heard(&events::turn_end(&assistant_message, &[]))
+                .await;
             break;
         }
         let has_calls = assistant.tool_calls().next().is_some();
@@ -347,7 +396,9 @@ async fn run_agent(
             (Vec::new(), Vec::new())
         };
         run_messages.extend(results.iter().cloned().map(AgentMessage::ToolResult));
-        shared.emit(&events::turn_end(&assistant_message, &results));
+        shared
+            .emit_heard(&events::turn_end(&assistant_message, &results))
+            .await;
         // pi's `terminate`: when every call of the batch asked it, the model is not asked again
         // for these results (steering and follow-ups still go on, as in pi).
         let ids: Vec<&str> = results.iter().map(|r| r.tool_call_id.as_str()).collect();

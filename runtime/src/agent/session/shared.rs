@@ -119,6 +119,38 @@ impl Shared {
         );
     }
 
+    /// Has the extensions that listen to `event` handle it now, after every event queued for
+    /// them before (pi awaits its agent lifecycle handlers inside the run); false when none
+    /// listens, or before they started. The front-end has not been sent it.
+    pub async fn hear(&self, event: &SessionEvent) -> bool {
+        let kind = event.kind();
+        if !self.extensions.has_started() || !self.extensions.wants(kind) {
+            return false;
+        }
+        self.extensions.observed_so_far().await;
+        let json = serde_json::to_value(event).unwrap_or(Value::Null);
+        self.extensions
+            .hook(
+                kind,
+                crate::agent::extensions::hooks::Event::Observe((
+                    kind.to_string(),
+                    json.to_string(),
+                )),
+            )
+            .await;
+        true
+    }
+
+    /// Emits `event` once the extensions that listen to it have handled it ([`Shared::hear`]),
+    /// so what they show comes before it; without a listener, as [`Shared::emit`].
+    pub async fn emit_heard(&self, event: &SessionEvent) {
+        if self.hear(event).await {
+            self.events.emit(event);
+        } else {
+            self.emit(event);
+        }
+    }
+
     /// Sends a change of the answer being streamed, waiting while the front-end is behind.
     pub async fn emit_update(&self, update: &AssistantUpdate<'_>) {
         self.extensions.observe("message_update", || {

@@ -333,3 +333,32 @@ async fn a_follow_up_sent_from_agent_end_continues_the_run_before_it_settles() {
         .collect();
     assert_eq!(texts, ["hello", "one more"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_still_compiling_at_start_up_starts_before_the_first_command_is_answered() {
+    // An empty compile cache: the plugin compiles after pith is already serving (deferred).
+    let cache = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.env = vec![(
+        "PITH_CACHE_DIR".into(),
+        cache.path().display().to_string(),
+    )];
+    options.agent_files = vec![(
+        "settings.json".into(),
+        json!({"plugins": {"ext-probe": {"grant": {"config": ["lifecycle"]}, "config": {"lifecycle": "on"}}}})
+            .to_string(),
+    )];
+    let mut pith = Pith::spawn(options).await;
+    pith.call("c", json!({"type": "get_commands"})).await;
+    // Its `session_start` came before the answer, and says `startup`: to the extension, a
+    // compile that outlasted start-up is still the session's start.
+    let reasons: Vec<&Value> = pith
+        .frames
+        .iter()
+        .filter(|f| is_ui(f, "setStatus") && f["statusKey"] == "start-reason")
+        .map(|f| &f["statusText"])
+        .collect();
+    assert_eq!(reasons, [&json!("startup")], "{:#?}", pith.frames);
+}

@@ -215,7 +215,7 @@ pub async fn serve(
                 eprintln!("pith: plugin refused: {error}");
             }
             for session in server.engine_sessions() {
-                session.plugins_reloaded(report.clone()).await;
+                session.deferred_plugins_loaded(report.clone()).await;
             }
             server.start.host.deferred_done();
         });

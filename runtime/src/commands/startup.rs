@@ -571,7 +571,7 @@ pub async fn serve(
             }
             let session = slot.current();
             if session.runs_on(&Arc::downgrade(&host)) {
-                session.plugins_reloaded(report).await;
+                session.deferred_plugins_loaded(report).await;
             }
             host.deferred_done();
         });

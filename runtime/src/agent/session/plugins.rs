@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::agent::event::SessionEvent;
+use crate::agent::extensions::hooks::SessionStartReason;
 use crate::agent::session::Session;
 use crate::agent::session::answers::{
     ModelsChange, PluginList, PluginsReload, ReloadSummary, SettingsReload,
@@ -20,6 +21,23 @@ impl Session {
     pub async fn plugins_reloaded(
         &self,
         report: ReloadReport,
+    ) -> Option<(Vec<String>, Vec<String>)> {
+        self.plugins_changed(report, SessionStartReason::Reload)
+            .await
+    }
+
+    /// Takes in the plugins that were still compiling when the session started: to their
+    /// extensions this is the session's start (`session_start` with `startup`, as pi loads
+    /// every extension before it serves).
+    pub async fn deferred_plugins_loaded(&self, report: ReloadReport) {
+        self.plugins_changed(report, SessionStartReason::Startup)
+            .await;
+    }
+
+    async fn plugins_changed(
+        &self,
+        report: ReloadReport,
+        reason: SessionStartReason,
     ) -> Option<(Vec<String>, Vec<String>)> {
         let shared = self.shared();
         for error in &report.errors {
@@ -45,15 +63,10 @@ impl Session {
             updated: report.updated,
             removed: report.removed,
         });
-        // A plugin loaded while the session runs starts with it (pi's `reload` reason).
-        shared
-            .extensions
-            .session_start(
-                &fresh,
-                crate::agent::extensions::hooks::SessionStartReason::Reload,
-                None,
-            )
-            .await;
+        // A plugin loaded while the session runs starts with it (pi's `reload` reason); what
+        // it sends on the events bus while starting is heard before a command waiting for it.
+        shared.extensions.session_start(&fresh, reason, None).await;
+        shared.extensions.observed_so_far().await;
         Some(models)
     }
 

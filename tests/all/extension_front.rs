@@ -341,10 +341,7 @@ async fn an_extension_still_compiling_at_start_up_starts_before_the_first_comman
     let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
     let mut options = Options::faux(json!([]));
     options.plugins_dir = Some(plugins.path().to_path_buf());
-    options.env = vec![(
-        "PITH_CACHE_DIR".into(),
-        cache.path().display().to_string(),
-    )];
+    options.env = vec![("PITH_CACHE_DIR".into(), cache.path().display().to_string())];
     options.agent_files = vec![(
         "settings.json".into(),
         json!({"plugins": {"ext-probe": {"grant": {"config": ["lifecycle"]}, "config": {"lifecycle": "on"}}}})

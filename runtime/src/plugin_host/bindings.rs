@@ -14,8 +14,8 @@ pub mod imports {
         // The embedded plugins' `describe()` answers are read at build time as JSON.
         additional_derives: [serde::Deserialize],
         with: {
-            "pith:plugin/http@0.1.0.response": crate::plugin_host::imports::http::HttpResponse,
-            "pith:plugin/process@0.1.0.child": crate::plugin_host::imports::process::ChildProcess,
+            "pith:plugin/http@0.1.0.response": crate::plugin_host::http_client::HttpResponse,
+            "pith:plugin/process@0.1.0.child": crate::plugin_host::child_process::ChildProcess,
         },
     });
 }

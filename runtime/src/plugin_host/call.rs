@@ -13,7 +13,8 @@ use super::PluginHost;
 use super::error::CallError;
 use super::plugin::{Plugin, error_text};
 use super::sandbox::{
-    CallClock, DeadlineExceeded, MemoryLimitExceeded, ProgressSink, SandboxSpec, StoreState,
+    CallClock, DeadlineExceeded, Escalation, MemoryLimitExceeded, ProgressSink, SandboxSpec,
+    StoreState,
 };
 
 /// What a call may use beyond the plugin's own grants.
@@ -37,16 +38,6 @@ pub struct CallOptions {
     /// The session's sandbox when it is not the host's (a session in another directory): its
     /// `workspace` is the call's workspace. `None`: the host's.
     pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
-}
-
-/// What the host approved for one first-party tool call beyond the sandbox mode.
-#[derive(Debug, Clone, Default)]
-pub struct Escalation {
-    /// A directory the call may use (`sandbox.approval`: a file tool's call beyond the mode).
-    pub directory: Option<std::path::PathBuf>,
-    /// The processes the call starts run outside the sandbox (`"on-failure"`: a denied command
-    /// run again).
-    pub unsandboxed_shell: bool,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.

@@ -15,8 +15,6 @@
 use crate::settings::Settings;
 use serde::{Deserialize, Serialize};
 
-use super::manifest::Requested;
-
 /// How much of the workspace a plugin may touch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -109,6 +107,21 @@ impl<'de> Deserialize<'de> for UrlPrefix {
         let text = String::deserialize(deserializer)?;
         UrlPrefix::parse(&text).map_err(serde::de::Error::custom)
     }
+}
+
+/// The capabilities a manifest asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requested {
+    /// Access to the workspace.
+    pub workspace: WorkspaceAccess,
+    /// URL prefixes it may call.
+    pub http: Vec<UrlPrefix>,
+    /// Config keys it may read.
+    pub config: Vec<String>,
+    /// Whether it may run child processes.
+    pub process: bool,
+    /// Whether it may call models through the host (an extension's `completion`).
+    pub models: bool,
 }
 
 /// `true` for everything declared, or an explicit list.
@@ -258,9 +271,22 @@ pub struct PluginSettings {
     /// The capabilities the user grants it.
     pub grant: Option<Grant>,
     /// Overrides of the manifest's limits.
-    pub limits: Option<super::manifest::LimitOverrides>,
+    pub limits: Option<LimitOverrides>,
     /// Config values it may read (only the granted keys).
     pub config: std::collections::BTreeMap<String, String>,
+}
+
+/// The user's overrides of a plugin's limits (settings `plugins.<id>.limits`; `timeoutMs: 0`
+/// removes the wall-clock limit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct LimitOverrides {
+    /// The memory cap, MiB.
+    pub memory_mb: Option<u64>,
+    /// Guest time per call, ms.
+    pub deadline_ms: Option<u64>,
+    /// Wall-clock time per call, ms.
+    pub timeout_ms: Option<u64>,
 }
 
 /// The settings of the plugin `id` (`plugins.<id>`); a malformed entry is reported in `Err`.

@@ -11,9 +11,8 @@
 //!
 //! Every other method delegates to wasmtime-wasi's own implementation unchanged.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
@@ -23,30 +22,9 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
+pub use super::path_guard::PathGuard;
 use super::sandbox::StoreState;
-use crate::sandbox::paths::{PathRules, file_path, normalize, real_path};
-
-/// A call's path rules and the directory each open listing reads.
-#[derive(Debug, Default)]
-pub struct PathGuard {
-    rules: Option<PathRules>,
-    listings: Mutex<HashMap<u32, PathBuf>>,
-}
-
-impl PathGuard {
-    /// A guard holding `rules` (`None`: nothing beyond the preopens).
-    pub fn new(rules: Option<PathRules>) -> PathGuard {
-        PathGuard {
-            rules,
-            listings: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The rules, if any.
-    pub fn rules(&self) -> Option<&PathRules> {
-        self.rules.as_ref()
-    }
-}
+use crate::sandbox::paths::{file_path, normalize, real_path};
 
 /// The filesystem view of a call with its guard.
 pub struct GuardedFs<'a> {

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::grants::{UrlPrefix, WorkspaceAccess};
+use super::grants::{LimitOverrides, Requested, UrlPrefix, WorkspaceAccess};
 
 /// A plugin kind: the world a component targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
@@ -72,21 +72,6 @@ impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// The capabilities a manifest asks for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Requested {
-    /// Access to the workspace.
-    pub workspace: WorkspaceAccess,
-    /// URL prefixes it may call.
-    pub http: Vec<UrlPrefix>,
-    /// Config keys it may read.
-    pub config: Vec<String>,
-    /// Whether it may run child processes.
-    pub process: bool,
-    /// Whether it may call models through the host (an extension's `completion`).
-    pub models: bool,
 }
 
 /// Per-call limits.
@@ -136,19 +121,6 @@ impl Limits {
         }
         Ok(self)
     }
-}
-
-/// The user's overrides of a plugin's limits (settings `plugins.<id>.limits`; `timeoutMs: 0`
-/// removes the wall-clock limit).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct LimitOverrides {
-    /// The memory cap, MiB.
-    pub memory_mb: Option<u64>,
-    /// Guest time per call, ms.
-    pub deadline_ms: Option<u64>,
-    /// Wall-clock time per call, ms.
-    pub timeout_ms: Option<u64>,
 }
 
 impl Default for Limits {

@@ -10,12 +10,14 @@
 pub mod bindings;
 pub mod cache;
 mod call;
+pub mod child_process;
 pub mod codegen;
 mod register;
+pub use call::CallOptions;
 use call::fresh_call;
-pub use call::{CallOptions, Escalation};
 use register::Wasm;
 pub use register::import_fix;
+pub use sandbox::Escalation;
 pub mod convert;
 pub mod discovery;
 pub mod engine;
@@ -24,13 +26,17 @@ pub mod extension;
 mod extension_v1;
 pub mod grants;
 pub mod guarded_fs;
+pub mod http_client;
 pub mod imports;
 pub mod manifest;
+pub mod meta;
+pub mod path_guard;
 pub mod plugin;
 pub mod provider;
 pub mod reload;
 pub mod resources;
 pub mod sandbox;
+pub mod session_context;
 pub mod tool;
 pub mod tool_arguments;
 pub mod watch;
@@ -103,7 +109,7 @@ pub struct PluginHost {
     /// The tools of the current set, built once per set (swapped with it).
     tools: RwLock<PluginTools>,
     workspace: Option<PathBuf>,
-    http: imports::http::HttpClient,
+    http: http_client::HttpClient,
     options: HostOptions,
     reloading: tokio::sync::Mutex<()>,
     read_dirs: RwLock<Arc<Vec<PathBuf>>>,
@@ -140,7 +146,7 @@ impl PluginHost {
             })?,
         };
         let mut http_timeouts = match options.settings.get("http") {
-            None => imports::http::HttpTimeouts::default(),
+            None => http_client::HttpTimeouts::default(),
             Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
                 wasmtime::Error::msg(format!(
                     "settings http: {err} (keys: connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs)"
@@ -206,7 +212,7 @@ impl PluginHost {
             plugins: RwLock::new(Arc::new(Vec::new())),
             tools: RwLock::new(Arc::new(Vec::new())),
             workspace,
-            http: imports::http::client(http_timeouts, proxy),
+            http: http_client::client(http_timeouts, proxy),
             options,
             reloading: tokio::sync::Mutex::new(()),
             read_dirs: RwLock::new(Arc::new(Vec::new())),

@@ -53,16 +53,16 @@ pub struct PluginMeta {
     pub tools: Vec<ToolSpec>,
     /// What a provider plugin serves.
     #[serde(default)]
-    pub provider: Option<super::provider::ProviderMeta>,
+    pub provider: Option<super::meta::ProviderMeta>,
     /// What an extension plugin registers.
     #[serde(default)]
-    pub extension: Option<super::resources::ExtensionMeta>,
+    pub extension: Option<super::meta::ExtensionMeta>,
     /// The skills of a skill pack.
     #[serde(default)]
-    pub skills: Vec<super::resources::SkillMeta>,
+    pub skills: Vec<super::meta::SkillMeta>,
     /// The templates of a prompt-template pack.
     #[serde(default)]
-    pub templates: Vec<super::resources::TemplateMeta>,
+    pub templates: Vec<super::meta::TemplateMeta>,
 }
 
 impl PluginMeta {
@@ -80,7 +80,7 @@ impl PluginMeta {
                 .collect::<Result<_, _>>()?;
         } else if kinds.contains(&Kind::Provider) {
             let info = serde_json::from_str(json).map_err(|err| err.to_string())?;
-            meta.provider = Some(super::provider::ProviderMeta::from_wit(info));
+            meta.provider = Some(super::meta::ProviderMeta::from_wit(info));
         } else {
             return Err("only tool and provider plugins are described at build time".into());
         }

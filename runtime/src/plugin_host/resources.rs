@@ -2,119 +2,15 @@
 //! `skills()` and `templates()` and cached with the rest of the metadata), and the calls that
 //! load a skill's instructions or expand a template.
 
-use serde::{Deserialize, Serialize};
-
 use super::bindings::extension_world_v2::pith::plugin0_2_0::cli_flags as wit_flags;
 use super::call::fresh_call;
+pub use super::meta::{
+    CommandMeta, ExtensionMeta, FlagKind, FlagMeta, FlagValue, RuleMeta, SkillMeta, TemplateMeta,
+};
 use super::plugin::ExtensionPre;
 use super::plugin::{Loaded, Plugin, PluginMeta};
 use super::tool::ToolSpec;
 use super::{CallError, CallOptions, PluginHost};
-
-/// A command an extension registers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CommandMeta {
-    /// The name, without the slash.
-    pub name: String,
-    /// What it does.
-    pub description: String,
-}
-
-/// A streamed rule an extension contributes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RuleMeta {
-    /// The rule's name.
-    pub name: String,
-    /// What it is about.
-    pub description: String,
-    /// Globs of the files it concerns.
-    pub globs: Vec<String>,
-    /// The trigger regex.
-    pub trigger: String,
-    /// The text injected when it triggers.
-    pub content: String,
-}
-
-/// What a command-line flag takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FlagKind {
-    /// `--name` alone.
-    Boolean,
-    /// `--name value` or `--name=value`.
-    Text,
-}
-
-/// A command-line flag's value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum FlagValue {
-    /// A boolean flag's.
-    Boolean(bool),
-    /// A text flag's.
-    Text(String),
-}
-
-/// A command-line flag an extension registers (pi's `registerFlag`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FlagMeta {
-    /// The name, without the dashes.
-    pub name: String,
-    /// What it does.
-    pub description: Option<String>,
-    /// What it takes.
-    pub kind: FlagKind,
-    /// Its value when not given.
-    pub default: Option<FlagValue>,
-}
-
-/// What an extension said about itself.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ExtensionMeta {
-    /// Its name.
-    pub name: String,
-    /// The events it subscribes to, by pi's names.
-    pub events: Vec<String>,
-    /// Those pith does not know: never delivered.
-    #[serde(default)]
-    pub unknown_events: Vec<String>,
-    /// Its commands.
-    pub commands: Vec<CommandMeta>,
-    /// Its tools.
-    pub tools: Vec<ToolSpec>,
-    /// Its streamed rules.
-    pub rules: Vec<RuleMeta>,
-    /// Its command-line flags.
-    #[serde(default)]
-    pub flags: Vec<FlagMeta>,
-}
-
-impl ExtensionMeta {
-    /// True when the extension wants events of `kind`.
-    pub fn wants(&self, kind: &str) -> bool {
-        self.events.iter().any(|e| e == kind || e == "*")
-    }
-}
-
-/// A skill of a skill pack.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkillMeta {
-    /// Its name.
-    pub name: String,
-    /// When to use it.
-    pub description: String,
-    /// Hidden from the model (still runnable as `/skill:name`).
-    pub disable_model_invocation: bool,
-}
-
-/// A template of a prompt-template pack.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TemplateMeta {
-    /// Its name, used as `/name`.
-    pub name: String,
-    /// What it is for.
-    pub description: String,
-}
 
 /// Fills the extension, skill and template parts of `meta` from the plugin's exports.
 pub(crate) async fn describe_resources(

@@ -35,7 +35,7 @@ pub struct SandboxSpec {
     /// session's skill directories, so the model can load a skill with `read`).
     pub read_dirs: Arc<Vec<PathBuf>>,
     /// The shared HTTP client and its timeouts.
-    pub http: super::imports::http::HttpClient,
+    pub http: super::http_client::HttpClient,
     /// The sandbox of the model's tools and shell: the filesystem view of first-party plugins,
     /// and the kernel confinement of every process a plugin starts.
     pub policy: Arc<crate::sandbox::SandboxPolicy>,
@@ -43,9 +43,19 @@ pub struct SandboxSpec {
     /// sandbox mode's (within what they declare), not the workspace alone.
     pub first_party: bool,
     /// What this call may do beyond the mode (an approved escalation).
-    pub escalated: super::Escalation,
+    pub escalated: Escalation,
     /// Variables every process the call starts gets.
     pub process_env: Vec<(String, String)>,
+}
+
+/// What the host approved for one first-party tool call beyond the sandbox mode.
+#[derive(Debug, Clone, Default)]
+pub struct Escalation {
+    /// A directory the call may use (`sandbox.approval`: a file tool's call beyond the mode).
+    pub directory: Option<std::path::PathBuf>,
+    /// The processes the call starts run outside the sandbox (`"on-failure"`: a denied command
+    /// run again).
+    pub unsandboxed_shell: bool,
 }
 
 /// Receives a tool's partial results.
@@ -69,11 +79,11 @@ pub struct StoreState {
     /// and kill what they run, so the plugin can still report what it has.
     pub cancel: Option<tokio_util::sync::CancellationToken>,
     /// The session an extension belongs to, if any.
-    pub extension: Option<Arc<dyn super::imports::ui::ExtensionContext>>,
+    pub extension: Option<Arc<dyn super::session_context::ExtensionContext>>,
     /// The host directories preopened for the guest (each at its own path): what it may read.
     pub readable: Vec<PathBuf>,
     /// The sandbox's rules on paths, checked at every filesystem call.
-    pub path_guard: Arc<super::guarded_fs::PathGuard>,
+    pub path_guard: Arc<super::path_guard::PathGuard>,
     stderr: MemoryOutputPipe,
 }
 
@@ -87,6 +97,16 @@ impl WasiView for StoreState {
 }
 
 impl StoreState {
+    /// The session behind the calling extension, if it runs in one (host time while it answers).
+    pub(crate) fn with_session<R>(
+        &self,
+        read: impl FnOnce(&dyn super::session_context::SessionAccess) -> R,
+    ) -> Option<R> {
+        let context = self.extension.clone()?;
+        let _host_time = self.clock.enter_host();
+        context.access().map(read)
+    }
+
     /// Builds the store data: no environment, no arguments, no network sockets, stdout discarded,
     /// stderr captured, and the workspace preopened at its own absolute path only if granted.
     pub fn new(spec: SandboxSpec, progress: Option<ProgressSink>) -> Result<StoreState, String> {
@@ -164,7 +184,7 @@ impl StoreState {
             cancel: None,
             extension: None,
             readable,
-            path_guard: Arc::new(super::guarded_fs::PathGuard::new(
+            path_guard: Arc::new(super::path_guard::PathGuard::new(
                 crate::sandbox::paths::PathRules::of(&spec_policy),
             )),
             stderr,

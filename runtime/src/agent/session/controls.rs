@@ -36,7 +36,7 @@ impl Session {
         source: crate::agent::extensions::hooks::ModelSelectSource,
     ) {
         use crate::agent::extensions::hooks::{Event, ModelSelectEvent};
-        use crate::plugin_host::imports::session_access::model_info;
+        use crate::plugin_host::imports::models::model_info;
         // The same model again is no change (pi emits nothing for it).
         if previous
             .as_ref()

@@ -10,11 +10,11 @@ use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::{
 };
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
-use crate::plugin_host::imports::session_access::{
-    ContextFill, ModelRefusal, SessionAccess, SessionMove, ToolSummary,
-};
 use crate::plugin_host::imports::ui::BoxFuture;
 use crate::plugin_host::resources::FlagValue;
+use crate::plugin_host::session_context::{
+    ContextFill, ModelRefusal, SessionAccess, SessionMove, ToolSummary,
+};
 
 impl SessionContext {
     fn with<R: Default>(&self, read: impl FnOnce(&Session) -> R) -> R {

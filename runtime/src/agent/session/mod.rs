@@ -529,7 +529,7 @@ impl SessionContext {
 }
 
 impl ExtensionContext for SessionContext {
-    fn access(&self) -> Option<&dyn crate::plugin_host::imports::session_access::SessionAccess> {
+    fn access(&self) -> Option<&dyn crate::plugin_host::session_context::SessionAccess> {
         Some(self)
     }
 

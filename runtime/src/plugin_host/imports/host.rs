@@ -1,13 +1,10 @@
 //! `pith:plugin/host`: logging, granted config values, the workspace path.
 
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::host::{ConfigError, Host, LogLevel};
-use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types;
 use crate::plugin_host::sandbox::StoreState;
 
 /// The longest log line kept from a plugin.
 const MAX_LOG_LINE: usize = 4096;
-
-impl types::Host for StoreState {}
 
 impl Host for StoreState {
     async fn log(&mut self, level: LogLevel, message: String) {

@@ -15,80 +15,12 @@ use wasmtime::component::Resource;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::process::{
     Command, ExitStatus, Host, HostChild, Interpreter, Output, ProcessError,
 };
+use crate::plugin_host::child_process::{ChildProcess, Exited, Spill};
 use crate::plugin_host::sandbox::StoreState;
 use crate::sandbox::shell::{Pipe, ShellChild, kill_process_group};
 use crate::sandbox::shell_program;
 
-/// The lines past which the output is written to a file too, as a tool cuts it to pi's 2,000.
-const SPILL_LINES: usize = pith_sdk::text::DEFAULT_MAX_LINES;
-
-/// The whole output written to a temp file once it passes a threshold (bytes), or pi's line
-/// limit (so that a tool that cut it by lines can name the whole output, as pi's bash does).
-struct Spill {
-    threshold: usize,
-    seen: usize,
-    newlines: usize,
-    head: Vec<u8>,
-    file: Option<(String, std::fs::File)>,
-    failed: bool,
-}
-
-impl Spill {
-    fn write(&mut self, bytes: &[u8]) {
-        use std::io::Write;
-        if self.failed {
-            return;
-        }
-        self.seen += bytes.len();
-        self.newlines += bytes.iter().filter(|b| **b == b'\n').count();
-        if self.file.is_none() {
-            self.head.extend_from_slice(bytes);
-            if self.seen <= self.threshold && self.newlines <= SPILL_LINES {
-                return;
-            }
-            let path = std::env::temp_dir().join(format!(
-                "pith-bash-{}.log",
-                &uuid::Uuid::new_v4().simple().to_string()[..16]
-            ));
-            match std::fs::File::create(&path) {
-                Ok(mut file) => {
-                    let _ = file.write_all(&self.head);
-                    self.head = Vec::new();
-                    self.file = Some((path.display().to_string(), file));
-                }
-                Err(_) => {
-                    // No file can be made: keep nothing more (the tool names none).
-                    self.threshold = usize::MAX;
-                    self.newlines = usize::MIN;
-                    self.head = Vec::new();
-                    self.failed = true;
-                }
-            }
-            return;
-        }
-        if let Some((_, file)) = &mut self.file {
-            let _ = file.write_all(bytes);
-        }
-    }
-}
-
-/// A running child.
-pub struct ChildProcess {
-    shell: ShellChild,
-    timed_out: Arc<AtomicBool>,
-    killed: bool,
-    exited: Option<ExitStatus>,
-    timer: Option<tokio::task::JoinHandle<()>>,
-    spill: Option<Spill>,
-}
-
 impl ChildProcess {
-    fn kill_group(&mut self) {
-        if self.exited.is_none() {
-            self.shell.kill();
-        }
-    }
-
     /// The next chunk of output (see [`ShellChild::next_output`]), also written to the spill.
     async fn next_chunk(&mut self) -> Option<Output> {
         let (pipe, bytes) = self.shell.next_output().await?;
@@ -99,14 +31,6 @@ impl ChildProcess {
             Pipe::Stdout => Output::Stdout(bytes),
             Pipe::Stderr => Output::Stderr(bytes),
         })
-    }
-}
-
-impl Drop for ChildProcess {
-    fn drop(&mut self) {
-        if let Some(timer) = self.timer.take() {
-            timer.abort();
-        }
     }
 }
 
@@ -250,8 +174,12 @@ impl HostChild for StoreState {
                 killed: false,
             };
         };
-        if let Some(status) = child.exited {
-            return status;
+        if let Some(exited) = child.exited {
+            return ExitStatus {
+                code: exited.code,
+                timed_out: exited.timed_out,
+                killed: exited.killed,
+            };
         }
         let code = match cancel {
             Some(cancel) => tokio::select! {
@@ -272,7 +200,11 @@ impl HostChild for StoreState {
             timed_out: child.timed_out.load(Ordering::SeqCst),
             killed: child.killed,
         };
-        child.exited = Some(status);
+        child.exited = Some(Exited {
+            code: status.code,
+            timed_out: status.timed_out,
+            killed: status.killed,
+        });
         status
     }
 

@@ -4,8 +4,8 @@
 
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::wake_ups;
 use crate::plugin_host::grants::WorkspaceAccess;
-use crate::plugin_host::imports::session_access::SessionAccess;
 use crate::plugin_host::sandbox::StoreState;
+use crate::plugin_host::session_context::SessionAccess;
 
 /// The shortest period of a repeating timer.
 pub const MIN_PERIOD_MS: u64 = 10;

@@ -52,7 +52,66 @@ impl Model {
     pub fn is(&self, provider: &str, id: &str) -> bool {
         self.provider == provider && self.id == id
     }
+
+    /// A virtual model's catalog entry (pi's `createVirtualModel`): api `pi-virtual`, no
+    /// prices, the offered thinking levels as its `thinkingLevelMap`, and limits of 0 when
+    /// unknown. Its requests are routed by the extension that registered it.
+    pub fn new_virtual(
+        provider: &str,
+        id: &str,
+        name: &str,
+        levels: &[ThinkingLevel],
+        limits: (Option<u64>, Option<u64>),
+        images: bool,
+    ) -> Model {
+        let levels = if levels.is_empty() {
+            &[ThinkingLevel::Off][..]
+        } else {
+            levels
+        };
+        let map: serde_json::Map<String, Value> = ThinkingLevel::ALL
+            .iter()
+            .map(|level| {
+                let name = level.as_str();
+                let value = if levels.contains(level) {
+                    name.into()
+                } else {
+                    Value::Null
+                };
+                (name.to_string(), value)
+            })
+            .collect();
+        let mut extra = serde_json::Map::new();
+        extra.insert("thinkingLevelMap".into(), Value::Object(map));
+        Model {
+            id: id.into(),
+            name: name.into(),
+            api: VIRTUAL_API.into(),
+            provider: provider.into(),
+            base_url: String::new(),
+            reasoning: levels.iter().any(|level| *level != ThinkingLevel::Off),
+            input: if images {
+                vec!["text".into(), "image".into()]
+            } else {
+                vec!["text".into()]
+            },
+            cost: ModelCost::default(),
+            context_window: limits.0.unwrap_or(0),
+            max_tokens: limits.1.unwrap_or(0),
+            headers: None,
+            compat: None,
+            extra,
+        }
+    }
+
+    /// True for a virtual model (one an extension routes; never sent to a provider).
+    pub fn is_virtual(&self) -> bool {
+        self.api == VIRTUAL_API
+    }
 }
+
+/// The api of virtual models (pi's `VIRTUAL_MODEL_API`).
+pub const VIRTUAL_API: &str = "pi-virtual";
 
 /// Prices in dollars per million tokens.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

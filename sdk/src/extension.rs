@@ -4,10 +4,12 @@
 pub use crate::bindings::extension_world::exports::pith::plugin0_1_0::completions::Completion;
 pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension::{
     AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
-    CompactionReason, CompactionSummary, Event, EventResult, ExtensionInfo, FileChangeEvent,
-    InputEvent, InputSource, ModelSelectEvent, ModelSelectSource, Rule, SessionCompactEvent,
-    SessionShutdownEvent, SessionStartEvent, SessionStartReason, ShutdownReason, SwitchReason,
-    ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
+    CompactionReason, CompactionSummary, Event, EventResult, ExtensionInfo, FailedRequest,
+    FileChangeEvent, InputEvent, InputSource, ModelRoute, ModelSelectEvent, ModelSelectSource,
+    RouteReason, RouteRequest, RoutedModel, Rule, SessionCompactEvent, SessionShutdownEvent,
+    SessionStartEvent, SessionStartReason, ShutdownReason, SwitchReason, ToolCallEvent,
+    ToolOutcome, ToolResultEvent, ToolResultPatch, TransformedInput, UserBashEvent,
+    VirtualModelSpec,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{
@@ -17,7 +19,7 @@ pub use crate::bindings::extension_world::pith::plugin0_2_0::{
     cli_flags, completion, entries, events_bus, models, session_control, session_read, wake_ups,
 };
 pub use crate::bindings::imports::pith::plugin0_1_0::types::{
-    Content, CustomMessage, Image, ToolError, ToolResult, ToolSpec,
+    Content, CustomMessage, Image, ThinkingLevel, ToolError, ToolResult, ToolSpec,
 };
 
 impl ExtensionInfo {
@@ -32,6 +34,7 @@ impl ExtensionInfo {
             tools: Vec::new(),
             rules: Vec::new(),
             flags: Vec::new(),
+            virtual_models: Vec::new(),
         }
     }
 
@@ -67,6 +70,61 @@ impl ExtensionInfo {
     /// [`flag`].
     pub fn flag(mut self, flag: FlagSpec) -> ExtensionInfo {
         self.flags.push(flag);
+        self
+    }
+
+    /// Also registers a virtual model (pi's `registerVirtualModel`): its requests come to
+    /// [`Extension::on_event`] as [`Event::ModelRoute`], answered with
+    /// [`EventResult::Route`] (see [`ModelRoute::to`]).
+    pub fn virtual_model(mut self, model: VirtualModelSpec) -> ExtensionInfo {
+        self.virtual_models.push(model);
+        self
+    }
+}
+
+impl VirtualModelSpec {
+    /// `provider/id`, shown as `name`: pi's defaults (only the `off` thinking level, limits
+    /// unknown, images offered).
+    pub fn new(provider: &str, id: &str, name: &str) -> VirtualModelSpec {
+        VirtualModelSpec {
+            provider: provider.into(),
+            id: id.into(),
+            name: name.into(),
+            thinking_levels: vec![ThinkingLevel::Off],
+            context_window: None,
+            max_tokens: None,
+            images: true,
+        }
+    }
+
+    /// The thinking levels offered for selection.
+    pub fn thinking_levels(mut self, levels: &[ThinkingLevel]) -> VirtualModelSpec {
+        self.thinking_levels = levels.to_vec();
+        self
+    }
+
+    /// The context window and output limit shown before the first answer.
+    pub fn limits(mut self, context_window: u64, max_tokens: u64) -> VirtualModelSpec {
+        self.context_window = Some(context_window);
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+}
+
+impl ModelRoute {
+    /// The request goes to `provider/id` at `thinking_level`, keeping the router state.
+    pub fn to(provider: &str, id: &str, thinking_level: ThinkingLevel) -> ModelRoute {
+        ModelRoute {
+            provider: provider.into(),
+            id: id.into(),
+            thinking_level,
+            state: None,
+        }
+    }
+
+    /// …and stores `state` (JSON) as the router state on the session branch.
+    pub fn with_state(mut self, state: &str) -> ModelRoute {
+        self.state = Some(state.into());
         self
     }
 }

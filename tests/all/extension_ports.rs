@@ -5,7 +5,7 @@ use crate::extensions::notified;
 use crate::support;
 use crate::support::ports;
 use crate::support::rpc::{Options, Pith};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::process::Command;
 
 /// `git` with `args` in `dir`; its trimmed stdout.
@@ -226,4 +226,125 @@ async fn plan_mode_plans_read_only_and_asks_what_next() {
         .position(|d| d["method"] == "select")
         .expect("the plan's select");
     ports::assert_same_decisions("plan-mode", &ours[..=asked], &theirs[..=asked]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jev_router_plans_on_one_model_and_implements_on_another() {
+    let run = same_as_pi("jev-router", "jev-router").await;
+    let model_of = |request: &Value| request.get("body").unwrap_or(request)["model"].clone();
+    // Each request went to the physical model pi's router chose: Terra plans and makes the
+    // first edit, Luna does the rest, the compaction's summary included.
+    assert_eq!(
+        run.requests.iter().map(model_of).collect::<Vec<_>>(),
+        run.their_requests.iter().map(model_of).collect::<Vec<_>>(),
+    );
+    // The router state is stored on the branch as pi stores it.
+    let states = |frames: &[Value]| -> Vec<Value> {
+        frames
+            .iter()
+            .filter(|f| f["type"] == "entry_appended")
+            .map(|f| {
+                json!([
+                    f["entry"]["type"],
+                    f["entry"]["customType"],
+                    f["entry"]["data"]
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(states(&run.ours), states(&run.theirs));
+    assert_eq!(states(&run.ours).len(), 2);
+    // The selection stays the virtual model; the answers name the physical ones.
+    let answer = |frames: &[Value], id: &str| {
+        frames
+            .iter()
+            .find(|f| f["type"] == "response" && f["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no response {id}"))
+    };
+    for id in ["s0", "s1"] {
+        let ours = answer(&run.ours, id);
+        let theirs = answer(&run.theirs, id);
+        for key in [
+            "id",
+            "name",
+            "api",
+            "provider",
+            "reasoning",
+            "thinkingLevelMap",
+            "input",
+            "contextWindow",
+            "maxTokens",
+        ] {
+            assert_eq!(
+                ours["data"]["model"][key], theirs["data"]["model"][key],
+                "{id}: {key}"
+            );
+        }
+        assert_eq!(
+            ours["data"]["thinkingLevel"], theirs["data"]["thinkingLevel"],
+            "{id}"
+        );
+    }
+    let answered = |frames: &[Value]| -> Vec<Value> {
+        answer(frames, "m1")["data"]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| json!([m["provider"], m["model"], m["thinkingLevel"]]))
+            .collect()
+    };
+    assert_eq!(answered(&run.ours), answered(&run.theirs));
+    assert_eq!(answer(&run.ours, "c1")["success"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_virtual_model_routed_to_a_model_without_a_key_fails_the_request_and_the_session_goes_on()
+{
+    let plugins = support::plugins_dir_with(&["examples/jev-router"]);
+    let options = Options {
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        args: ["--no-session", "--model", "jev/auto"]
+            .map(String::from)
+            .to_vec(),
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    // Listed as pi lists it: its own provider needs no key.
+    let models = pith
+        .call("m", json!({"type": "get_available_models"}))
+        .await;
+    let listed = models["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["provider"] == "jev" && m["id"] == "auto")
+        .cloned()
+        .expect("jev/auto listed");
+    assert_eq!(listed["api"], "pi-virtual");
+    assert_eq!(listed["contextWindow"], 272_000);
+    // No key for openai-codex: the request ends with pi's text, on the virtual model.
+    pith.call("p", json!({"type": "prompt", "message": "hello"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let answer = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "assistant")
+        .cloned()
+        .unwrap();
+    assert_eq!(answer["stopReason"], "error");
+    assert_eq!(
+        answer["errorMessage"],
+        "Virtual model jev/auto routed to openai-codex/gpt-5.6-terra, which has no credentials."
+    );
+    assert_eq!(
+        (&answer["provider"], &answer["model"]),
+        (&json!("jev"), &json!("auto"))
+    );
+    assert!(!pith.frames.iter().any(|f| f["type"] == "entry_appended"));
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["id"], "auto");
 }

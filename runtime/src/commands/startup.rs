@@ -491,6 +491,35 @@ fn find_session(
         })
 }
 
+/// The models, with `models.json` and `auth.json`. A `--model` that no loaded plugin offers
+/// may be a virtual model of an extension still compiling: then the start waits for the
+/// compile first.
+async fn registry_for(
+    host: &PluginHost,
+    args: &Args,
+    agent_dir: &AgentDir,
+) -> (ModelRegistry, Vec<String>) {
+    let load = || ModelRegistry::load(host, &agent_dir.models_file(), &agent_dir.auth_file());
+    let loaded = load();
+    let Some(pattern) = &args.model else {
+        return loaded;
+    };
+    if !host.has_deferred()
+        || loaded
+            .0
+            .resolve(pattern, args.provider.as_deref())
+            .is_some()
+    {
+        return loaded;
+    }
+    let report = host.load_deferred().await;
+    for error in &report.errors {
+        eprintln!("pith: plugin refused: {error}");
+    }
+    host.deferred_done();
+    load()
+}
+
 /// Serves until stdin closes.
 pub async fn serve(
     host: PluginHost,
@@ -499,8 +528,7 @@ pub async fn serve(
     cwd: PathBuf,
     agent_dir: &AgentDir,
 ) -> ExitCode {
-    let (mut models, problems) =
-        ModelRegistry::load(&host, &agent_dir.models_file(), &agent_dir.auth_file());
+    let (mut models, problems) = registry_for(&host, args, agent_dir).await;
     for problem in problems {
         eprintln!("pith: {problem}");
     }

@@ -31,6 +31,8 @@ pub fn event(event: v2::Event) -> v1::Event {
             })
         }
         v2::Event::SessionBeforeFork(entry) => v1::Event::SessionBeforeFork(entry),
+        // Never sent: an extension of 0.1 registers no virtual model.
+        v2::Event::ModelRoute(_) => observe("model_route", json!({"type": "model_route"})),
         v2::Event::SessionBeforeCompact(compact) => {
             v1::Event::SessionBeforeCompact(v1::BeforeCompactEvent {
                 custom_instructions: compact.custom_instructions,
@@ -198,6 +200,7 @@ pub fn info(info: v1::ExtensionInfo) -> v2::ExtensionInfo {
             })
             .collect(),
         flags: Vec::new(),
+        virtual_models: Vec::new(),
     }
 }
 

@@ -83,6 +83,9 @@ pub struct ExtensionMeta {
     /// Its command-line flags.
     #[serde(default)]
     pub flags: Vec<FlagMeta>,
+    /// The virtual models it registers and routes (catalog entries, api `pi-virtual`).
+    #[serde(default)]
+    pub virtual_models: Vec<crate::model::Model>,
 }
 
 impl ExtensionMeta {

@@ -98,6 +98,12 @@ pub(crate) async fn describe_resources(
                 .map(flag_meta)
                 .collect::<Result<_, _>>()
                 .map_err(invalid)?,
+            virtual_models: info
+                .virtual_models
+                .into_iter()
+                .map(virtual_model)
+                .collect::<Result<_, _>>()
+                .map_err(invalid)?,
         });
     }
     if let Some(pre) = loaded.skill.clone() {
@@ -286,4 +292,29 @@ fn flag_meta(spec: wit_flags::FlagSpec) -> Result<FlagMeta, String> {
         kind,
         default,
     })
+}
+
+/// The catalog entry of a virtual model an extension registers.
+fn virtual_model(
+    spec: super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::VirtualModelSpec,
+) -> Result<crate::model::Model, String> {
+    if spec.provider.is_empty() || spec.id.is_empty() || spec.provider.contains('/') {
+        return Err(format!(
+            "the virtual model \"{}/{}\" needs a provider (without \"/\") and an id",
+            spec.provider, spec.id
+        ));
+    }
+    let levels: Vec<crate::model::ThinkingLevel> = spec
+        .thinking_levels
+        .into_iter()
+        .map(crate::model::ThinkingLevel::from)
+        .collect();
+    Ok(crate::model::Model::new_virtual(
+        &spec.provider,
+        &spec.id,
+        &spec.name,
+        &levels,
+        (spec.context_window, spec.max_tokens),
+        spec.images,
+    ))
 }

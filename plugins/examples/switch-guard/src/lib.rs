@@ -50,6 +50,7 @@ impl Extension for SwitchGuard {
             tools: Vec::new(),
             rules: Vec::new(),
             flags: Vec::new(),
+            virtual_models: Vec::new(),
         }
     }
 

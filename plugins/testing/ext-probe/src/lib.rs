@@ -113,6 +113,7 @@ impl Extension for Probe {
                 "Echo the text back, with the session's message count",
                 serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
             )],
+            virtual_models: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@ mod registry;
 pub mod session_hooks;
 pub mod typed;
 pub mod ui;
+mod virtual_models;
 mod wake_ups;
 
 use std::sync::{Arc, Mutex, OnceLock};

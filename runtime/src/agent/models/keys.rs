@@ -180,6 +180,10 @@ impl ModelRegistry {
     /// `models.json` key that can resolve (a command is not run); a set variable; or no key
     /// needed (a plugin's provider that names no variable).
     pub fn has_key(&self, provider: &str) -> bool {
+        // A provider that lists only virtual models needs no key (pi's keyless provider).
+        if self.only_virtual(provider) {
+            return true;
+        }
         let env_set = || {
             self.env_vars(provider)
                 .iter()

@@ -53,6 +53,9 @@ pub struct ModelRegistry {
     merged: Arc<Mutex<HashMap<String, Arc<Vec<Model>>>>>,
     /// Every model, in order, made on first use.
     everything: Arc<OnceLock<Arc<Vec<Model>>>>,
+    /// The virtual models extensions register (pi's `registerVirtualModel`): each hides a
+    /// physical model of its provider and id.
+    virtual_models: Vec<Model>,
     /// `auth.json`, where renewed OAuth tokens are written.
     auth_file: std::path::PathBuf,
     /// OAuth credentials renewed since `auth.json` was read, by provider.
@@ -152,6 +155,16 @@ impl ModelRegistry {
                     registry.key_env_vars.insert(provider.clone(), vars.clone());
                 }
             }
+            if let Some(extension) = &plugin.meta.extension {
+                for model in &extension.virtual_models {
+                    replace_or_push(&mut registry.virtual_models, model.clone());
+                }
+            }
+        }
+        if !registry.virtual_models.is_empty() {
+            registry
+                .served_apis
+                .insert(crate::model::VIRTUAL_API.to_string());
         }
         registry
     }
@@ -192,6 +205,13 @@ impl ModelRegistry {
         for model in self.custom.iter().filter(|m| m.provider == provider) {
             replace_or_push(&mut models, model.clone());
         }
+        for model in self
+            .virtual_models
+            .iter()
+            .filter(|m| m.provider == provider)
+        {
+            replace_or_push(&mut models, model.clone());
+        }
         let models = Arc::new(models);
         merged.insert(provider.to_string(), models.clone());
         models
@@ -214,6 +234,7 @@ impl ModelRegistry {
             self.declared
                 .iter()
                 .chain(&self.custom)
+                .chain(&self.virtual_models)
                 .map(|m| m.provider.clone())
                 .chain(self.refreshed.keys().cloned()),
         );
@@ -236,7 +257,12 @@ impl ModelRegistry {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        for model in self.declared.iter().chain(&self.custom) {
+        for model in self
+            .declared
+            .iter()
+            .chain(&self.custom)
+            .chain(&self.virtual_models)
+        {
             if !names.contains(&model.provider) {
                 names.push(model.provider.clone());
             }
@@ -385,6 +411,18 @@ impl ModelRegistry {
         }
         self.forget_merged();
         Ok(findings)
+    }
+
+    /// True when `provider` lists virtual models and nothing else (pi's keyless provider).
+    fn only_virtual(&self, provider: &str) -> bool {
+        self.virtual_models.iter().any(|m| m.provider == provider)
+            && catalog().models(provider).is_empty()
+            && !self.refreshed.contains_key(provider)
+            && !self
+                .declared
+                .iter()
+                .chain(&self.custom)
+                .any(|m| m.provider == provider)
     }
 
     /// Drops the merged lists (the sources changed).

@@ -20,6 +20,7 @@ use crate::agent::events;
 use crate::agent::extensions::session_hooks as hooks;
 use crate::agent::run::request::{self, RequestError, RequestParts};
 use crate::agent::run::retry;
+use crate::agent::run::routing;
 use crate::agent::run::stream::{Produced, StreamAssembler};
 use crate::agent::session::queue::Queued;
 use crate::agent::session::shared::{Shared, no_model_message};
@@ -291,8 +292,14 @@ enum Recovery {
 
 /// The recovery `answer` calls for, if any (only for the session's current model).
 fn recovery_for(shared: &Shared, answer: &AssistantMessage) -> Option<Recovery> {
-    let state = shared.state();
-    let model = state.model()?;
+    let mut model = shared.state().model()?.clone();
+    // Under a virtual model, the limits are those of the model the request was routed to.
+    if model.is_virtual() {
+        model = shared
+            .models()
+            .find(&answer.provider, &answer.model)
+            .filter(|physical| !physical.is_virtual())?;
+    }
     if model.provider != answer.provider || model.id != answer.model {
         return None;
     }
@@ -499,6 +506,7 @@ async fn stream_turn(
     };
     let mut received = 0usize;
     let began = std::time::Instant::now();
+    let retry_failed = shared.state().take_retry_failed();
     let Some(model) = model else {
         let mut failed = AssistantMessage::empty("", "", "");
         failed.stop_reason = StopReason::Error;
@@ -526,6 +534,23 @@ async fn stream_turn(
     let tools = shared.tools_of(plugin_tools);
     let prompt = hooks::system_prompt(shared, &tools);
     hooks::context(shared, &mut messages).await;
+    // A virtual model's request goes where the extension that registered it routes it.
+    let (model, thinking) = if model.is_virtual() {
+        let reason = routing::reason_of(&messages, retry_failed.is_some());
+        match routing::route(shared, &model, thinking, &messages, reason, retry_failed).await {
+            Ok(route) => {
+                assembler = StreamAssembler::new(&route.model);
+                (route.model, route.thinking)
+            }
+            Err(error) => {
+                let mut failed = assembler.fail(StopReason::Error, error);
+                stamp(&mut failed, began, thinking);
+                return (finish_turn(shared, failed, false), Vec::new());
+            }
+        }
+    } else {
+        (model, thinking)
+    };
     let registry = shared.models();
     let renewed = registry.refresh_oauth(&model.provider).await;
     let request = renewed

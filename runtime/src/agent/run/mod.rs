@@ -7,6 +7,7 @@ pub mod escalation;
 pub mod overflow;
 pub mod request;
 pub mod retry;
+pub mod routing;
 pub mod stream;
 pub mod tool_calls;
 pub mod tool_output;

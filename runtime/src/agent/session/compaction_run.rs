@@ -183,6 +183,21 @@ impl Shared {
             shared.end_compaction();
             return Ok(result);
         }
+        // A virtual model's summary goes where its router sends a `direct` request.
+        let model = if model.is_virtual() {
+            let thinking = shared.state().thinking();
+            let direct = crate::agent::extensions::hooks::RouteReason::Direct;
+            match crate::agent::run::routing::route(
+                shared, &model, thinking, &messages, direct, None,
+            )
+            .await
+            {
+                Ok(route) => route.model,
+                Err(err) => return fail(SessionError::SummarizationFailed(err)),
+            }
+        } else {
+            model
+        };
         let outcome = summarize_cut(shared, reason, &model, cut, instructions, policy).await;
         let (summary, usage) = match outcome {
             Ok(outcome) => outcome,

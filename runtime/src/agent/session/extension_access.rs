@@ -367,9 +367,22 @@ impl SessionAccess for SessionContext {
                 ));
             };
             let models = shared.models();
-            let model = models
+            let mut model = models
                 .find(&request.provider, &request.model)
                 .ok_or(completion::CompletionError::UnknownModel)?;
+            // A virtual model's completion goes where its router sends a `direct` request
+            // (told no conversation: the completion's messages are not the session's).
+            if model.is_virtual() {
+                let level = request
+                    .thinking
+                    .map_or(ThinkingLevel::Off, ThinkingLevel::from);
+                let direct = crate::agent::extensions::hooks::RouteReason::Direct;
+                model =
+                    crate::agent::run::routing::route(&shared, &model, level, &[], direct, None)
+                        .await
+                        .map_err(completion::CompletionError::Failed)?
+                        .model;
+            }
             if !models.has_key(&model.provider) {
                 return Err(completion::CompletionError::NoCredentials);
             }

@@ -216,6 +216,7 @@ impl Session {
             tools: config.tools,
             host_tools: Vec::new(),
             pending_bash: Vec::new(),
+            retry_failed: None,
             next_turn: Vec::new(),
             prompt_client_id: None,
             system_prompt_override: None,

@@ -248,6 +248,9 @@ pub struct State {
     pub(super) host_tools: Vec<HostToolDefinition>,
     /// `bash` command records made while a run streamed, added before the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
+    /// The failed answer taken out of the context before a retry: a virtual model's router
+    /// gets it as `failed`.
+    pub(super) retry_failed: Option<crate::agent::conversation::message::AssistantMessage>,
     /// Extension messages delivered with the next prompt (`next-turn`).
     pub(super) next_turn: Vec<AgentMessage>,
     /// The `clientMessageId` of the prompt that started the run, echoed in the `message_start`
@@ -397,6 +400,18 @@ impl State {
         self.follow_up.poll()
     }
 
+    /// The failed answer the coming retry replaces, taken (see [`State::drop_failed_answer`]).
+    pub fn take_retry_failed(
+        &mut self,
+    ) -> Option<crate::agent::conversation::message::AssistantMessage> {
+        self.retry_failed.take()
+    }
+
+    /// The entries from the root to the leaf.
+    pub fn branch_entries(&self) -> Vec<&serde_json::Map<String, Value>> {
+        self.store.path_to_leaf()
+    }
+
     /// Appends a non-message entry (`custom`, …) to the session file; returns the entry.
     pub fn append_entry(&mut self, kind: &str, fields: Map<String, Value>) -> Value {
         let id = self.store.append(kind, fields);
@@ -421,7 +436,9 @@ impl State {
         {
             return None;
         }
-        self.messages.pop();
+        if let Some(AgentMessage::Assistant(failed)) = self.messages.pop() {
+            self.retry_failed = Some(failed);
+        }
         let target = self.entry_ids.pop()?;
         if !self.behaviour.context_edit {
             return None;

@@ -122,6 +122,11 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
                 }
             })
         }))
+        .chain(meta.extension.iter().flat_map(|e| {
+            e.virtual_models
+                .iter()
+                .map(|m| format!("virtual model {}/{}", m.provider, m.id))
+        }))
         .chain(meta.skills.iter().map(|s| format!("skill {}", s.name)))
         .chain(
             meta.templates

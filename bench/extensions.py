@@ -30,6 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PITH = os.path.join(ROOT, "target", "release", "pith")
 PROBE = os.path.join(ROOT, "target", "wasm-plugins", "wasm32-wasip2", "release", "ext_probe.wasm")
 PROBE_MANIFEST = os.path.join(ROOT, "plugins", "testing", "ext-probe", "pith.toml")
+# pi's permission-gate example, ported: it hears `tool_call` only (and passes a `read` at once).
+GATE = os.path.join(ROOT, "target", "wasm-plugins", "wasm32-wasip2", "release", "permission_gate.wasm")
+GATE_MANIFEST = os.path.join(ROOT, "plugins", "examples", "permission-gate", "pith.toml")
 
 
 class Agent:
@@ -91,19 +94,20 @@ def tool_run_script(calls):
     return turns + [{"text": "done"}]
 
 
-def per_call_ms(extensions, calls, scratch):
+def per_call_ms(extensions, calls, scratch, plugin=(PROBE, PROBE_MANIFEST, "ext-probe")):
     """The median start-to-end time of a tool call in a warm run of `calls` reads with
-    `extensions` extensions, in milliseconds."""
+    `extensions` copies of `plugin` (its component, manifest and id), in milliseconds."""
+    wasm, manifest_path, plugin_id = plugin
     work = tempfile.mkdtemp(dir=scratch)
     agent_dir = tempfile.mkdtemp(dir=scratch)
     plugins = tempfile.mkdtemp(dir=scratch)
     with open(os.path.join(work, "small.txt"), "w") as f:
         f.write("a small file\n")
-    manifest = open(PROBE_MANIFEST).read()
+    manifest = open(manifest_path).read()
     for n in range(extensions):
-        shutil.copy(PROBE, os.path.join(plugins, "probe%d.wasm" % n))
+        shutil.copy(wasm, os.path.join(plugins, "probe%d.wasm" % n))
         with open(os.path.join(plugins, "probe%d.toml" % n), "w") as f:
-            f.write(manifest.replace('id = "ext-probe"', 'id = "ext-probe-%d"' % n)
+            f.write(manifest.replace('id = "%s"' % plugin_id, 'id = "%s-%d"' % (plugin_id, n))
                     .replace("\n[capabilities]", 'component = "probe%d.wasm"\n\n[capabilities]' % n))
     # A first run makes the instances (and compiles nothing later); the second is timed.
     agent = Agent(work, agent_dir, plugins, tool_run_script(calls) * 2)
@@ -127,9 +131,12 @@ def asks_ms(asks, scratch):
     agent.run("warm up")
 
     def ask():
-        agent.call({"type": "prompt", "message": "/ask-model hi"})
+        # The command is answered once it has returned: its notice comes first.
+        agent.next_id += 1
+        agent.send({"id": str(agent.next_id), "type": "prompt", "message": "/ask-model hi"})
         agent.until(lambda f: f.get("method") == "notify" and
                     f.get("message", "").startswith("model said"))
+        agent.until(lambda f: f.get("type") == "response" and f.get("id") == str(agent.next_id))
 
     ask()
     began = time.perf_counter()
@@ -149,21 +156,24 @@ def main():
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--asks", type=int, default=200)
     args = parser.parse_args()
-    for needed in (PITH, PROBE):
+    for needed in (PITH, PROBE, GATE):
         if not os.path.exists(needed):
             sys.exit("missing %s: build with `cargo build --release -p pith`" % needed)
     scratch = tempfile.mkdtemp()
     try:
         bare = per_call_ms(0, args.calls, scratch)
         ten = per_call_ms(10, args.calls, scratch)
+        gates = per_call_ms(10, args.calls, scratch, (GATE, GATE_MANIFEST, "permission-gate"))
         host, prompt = asks_ms(args.asks, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print("| measure | per call |")
     print("|---|---|")
     print("| a `read` call (start to end, median), no extension | %.3f ms |" % bare)
-    print("| the same, 10 extensions hearing `tool_call` | %.3f ms |" % ten)
-    print("| added by the 10 extensions | %.1f µs |" % ((ten - bare) * 1000))
+    print("| the same, 10 extensions hearing `tool_call` only (permission-gate) | %.3f ms |" % gates)
+    print("| added by those 10 extensions | %.1f µs |" % ((gates - bare) * 1000))
+    print("| the same, 10 extensions hearing `tool_call` and `tool_result` (ext-probe) | %.3f ms |" % ten)
+    print("| added by those 10 extensions | %.1f µs |" % ((ten - bare) * 1000))
     print("| an extension's model call through the host (`/ask-model`) | %.3f ms |" % host)
     print("| a prompt answered by the same model | %.3f ms |" % prompt)
 

@@ -215,17 +215,10 @@ async fn custom_compaction_summarizes_with_its_own_model() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_mode_plans_read_only_and_asks_what_next() {
-    // Up to the answer "Execute the plan" (the scenario's first 16 steps): `/todos` before a
-    // plan, `/plan`, a planning run with a blocked command, the plan's steps and the select.
-    // The execution after it is not compared yet (see docs/extension-api.md).
-    let run = ports::replay_steps("plan-mode", "plan-mode", json!({}), 16).await;
-    let ours = ports::decisions(&run.ours);
-    let theirs = ports::decisions(&run.theirs);
-    let asked = ours
-        .iter()
-        .position(|d| d["method"] == "select")
-        .expect("the plan's select");
-    ports::assert_same_decisions("plan-mode", &ours[..=asked], &theirs[..=asked]);
+    // `/todos` before a plan, `/plan`, a planning run with a blocked command, the plan's steps
+    // and the select; the plan executed with its progress, `/todos` during and after it; a
+    // second plan refined in the editor and its select cancelled; `/plan` to leave.
+    same_as_pi("plan-mode", "plan-mode").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

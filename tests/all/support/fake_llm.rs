@@ -2,7 +2,7 @@
 //! wire format of the path it was called on, and records every request.
 //!
 //! Turns use the same fields as the `faux` provider's scripts: `text`, `chunks`, `thinking`,
-//! `thinking_chunks`, `signature`, `tool_calls`, `json_chunks`, `usage`, `delay_ms`,
+//! `thinking_chunks`, `signature`, `tool_calls`, `json_chunks`, `usage`, `delay_ms`, `first_delay_ms`,
 //! `stop_reason`, `error` (`{"status", "type", "message"}`: an HTTP error), `stream_error`
 //! (an error event after the content), `truncate` (close without finishing), `html` (a 200
 //! HTML page with this title, as a proxy's login page answers), `hang` (never answer),
@@ -213,6 +213,10 @@ async fn serve(
             body.len()
         );
         return socket.write_all(reply.as_bytes()).await;
+    }
+    // `first_delay_ms`: the model thinks before the response headers (the reference fake's).
+    if let Some(ms) = turn["first_delay_ms"].as_u64().filter(|ms| *ms > 0) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
     }
     socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n").await?;
     let delay = Duration::from_millis(turn["delay_ms"].as_u64().unwrap_or(0));

@@ -341,3 +341,52 @@ async fn a_virtual_model_routed_to_a_model_without_a_key_fails_the_request_and_t
     let state = pith.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["model"]["id"], "auto");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dynamic_resources_adds_the_skill_and_template_beside_it() {
+    let run = same_as_pi("dynamic-resources", "dynamic-resources").await;
+    // The template and the skill are commands, as pi lists them.
+    let listed = |frames: &[Value]| -> Vec<Value> {
+        frames
+            .iter()
+            .find(|f| f["type"] == "response" && f["command"] == "get_commands")
+            .map(|f| {
+                f["data"]["commands"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| c["name"] == "dynamic" || c["name"] == "skill:dynamic-resources")
+            .map(|c| json!([c["name"], c["description"], c["source"]]))
+            .collect()
+    };
+    assert_eq!(listed(&run.ours), listed(&run.theirs));
+    assert_eq!(listed(&run.ours).len(), 2);
+    // `/dynamic` and `/skill:dynamic-resources` reach the model as pi sends them (the skill's
+    // folder aside: the extension's folder differs).
+    let last_user = |requests: &[Value]| -> Vec<String> {
+        requests
+            .iter()
+            .map(|r| {
+                let body = r.get("body").unwrap_or(r);
+                let text = body["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .map(|m| m["content"][0]["text"].as_str().unwrap_or("").to_string())
+                    .unwrap_or_default();
+                let folder = text
+                    .split("References are relative to ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(".\n").next())
+                    .map(str::to_string);
+                match folder {
+                    Some(folder) => text.replace(&folder, "<folder>"),
+                    None => text,
+                }
+            })
+            .collect()
+    };
+    assert_eq!(last_user(&run.requests), last_user(&run.their_requests));
+}

@@ -169,6 +169,8 @@ pub fn session_config(
                 listed("prompts", args.no_prompt_templates),
             ]
             .concat(),
+            discovered_skills: Vec::new(),
+            discovered_templates: Vec::new(),
             no_skills: args.no_skills,
             no_templates: args.no_prompt_templates,
             project_trusted: args.project_trusted(),

@@ -31,6 +31,10 @@ pub fn event(event: v2::Event) -> v1::Event {
             })
         }
         v2::Event::SessionBeforeFork(entry) => v1::Event::SessionBeforeFork(entry),
+        // Never sent: 0.1 has no such event.
+        v2::Event::ResourcesDiscover(_) => {
+            observe("resources_discover", json!({"type": "resources_discover"}))
+        }
         // Never sent: an extension of 0.1 registers no virtual model.
         v2::Event::ModelRoute(_) => observe("model_route", json!({"type": "model_route"})),
         v2::Event::SessionBeforeCompact(compact) => {

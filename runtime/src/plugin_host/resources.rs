@@ -211,6 +211,7 @@ pub const EXTENSION_EVENTS: &[&str] = &[
     "context",
     "tool_call",
     "tool_result",
+    "resources_discover",
     // Observed session events.
     "agent_start",
     "agent_end",

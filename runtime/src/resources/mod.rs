@@ -20,6 +20,10 @@ pub struct ResourceDirs {
     pub extra_skills: Vec<PathBuf>,
     /// `--prompt-template` paths.
     pub extra_templates: Vec<PathBuf>,
+    /// Skill paths the extensions added (`resources_discover`), absolute.
+    pub discovered_skills: Vec<PathBuf>,
+    /// Prompt-template paths the extensions added (`resources_discover`), absolute.
+    pub discovered_templates: Vec<PathBuf>,
     /// `--no-skills`: only `--skill` paths.
     pub no_skills: bool,
     /// `--no-prompt-templates`: only `--prompt-template` paths.
@@ -123,13 +127,13 @@ impl Resources {
 
 /// The files named on the command line (`--skill`, `--prompt-template`): each path, relative to
 /// `cwd`, is a file, or a directory whose files `list` finds.
-pub(crate) fn named_files(
+pub(crate) fn named_files<'a>(
     cwd: &Path,
-    paths: &[PathBuf],
+    paths: impl IntoIterator<Item = &'a PathBuf>,
     list: impl Fn(&Path) -> Vec<PathBuf>,
 ) -> Vec<PathBuf> {
     paths
-        .iter()
+        .into_iter()
         .map(|path| cwd.join(path))
         .flat_map(|path| {
             if path.is_dir() {

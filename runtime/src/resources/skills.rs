@@ -55,7 +55,8 @@ pub async fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Skill> {
             }
         }
     }
-    for file in super::named_files(&dirs.cwd, &dirs.extra_skills, skill_files) {
+    let named = dirs.extra_skills.iter().chain(&dirs.discovered_skills);
+    for file in super::named_files(&dirs.cwd, named, skill_files) {
         if let Some(skill) = load_file(&file, dirs) {
             add(skill, &mut skills);
         }

@@ -49,7 +49,11 @@ pub fn discover(dirs: &ResourceDirs, host: &PluginHost) -> Vec<Template> {
             }
         }
     }
-    for file in super::named_files(&dirs.cwd, &dirs.extra_templates, md_files) {
+    let named = dirs
+        .extra_templates
+        .iter()
+        .chain(&dirs.discovered_templates);
+    for file in super::named_files(&dirs.cwd, named, md_files) {
         if let Some(template) = load_file(&file, Location::Path) {
             add(template, &mut templates);
         }

@@ -214,4 +214,11 @@ pub fn install_plugin(dir: &Path, group_and_crate: &str) {
         dir.join(format!("{name}.toml")),
     )
     .unwrap();
+    // The files a plugin names relative to its folder (an extension's skills and templates)
+    // go with it.
+    for file in ["SKILL.md", "dynamic.md"] {
+        if crate_dir.join(file).is_file() {
+            std::fs::copy(crate_dir.join(file), dir.join(file)).unwrap();
+        }
+    }
 }

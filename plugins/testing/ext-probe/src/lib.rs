@@ -62,7 +62,7 @@ impl Extension for Probe {
                 "model_select",
                 "user_bash",
                 "session_compact",
-                "resources_discover",
+                "project_trust",
             ]
             .map(String::from)
             .to_vec(),

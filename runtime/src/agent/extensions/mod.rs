@@ -4,6 +4,7 @@
 //! commands, and `extension_error` for every failure, after which the session goes on.
 
 pub mod context;
+pub mod discovery;
 pub mod flags;
 mod registry;
 pub mod session_hooks;
@@ -219,6 +220,11 @@ impl Extensions {
             .await;
         // What they sent on the events bus while starting is heard first, too.
         self.observed_so_far().await;
+    }
+
+    /// Marks the start done (after `session_start` and `resources_discover`): commands waiting
+    /// for it go on.
+    pub fn mark_started(&self) {
         self.started.send_replace(true);
     }
 

@@ -10,6 +10,7 @@
 //! this one builds it, an import circle. Every other concern of the session lives in the
 //! sibling modules below (what runs share is in `shared.rs`).
 
+use crate::agent::extensions::hooks::DiscoverReason;
 use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::{Map, Value, json};
@@ -296,6 +297,10 @@ impl Session {
     /// Starts the extensions (`session_start`); called once the host's frames are read.
     pub async fn start_extensions(&self) {
         self.shared.extensions.start().await;
+        self.shared
+            .discover_resources(DiscoverReason::Startup)
+            .await;
+        self.shared.extensions.mark_started();
     }
 
     /// Starts the extensions of a session that replaced the one at `previous` (another
@@ -307,6 +312,23 @@ impl Session {
                 crate::agent::extensions::hooks::SessionStartReason::Resume,
                 previous,
             )
+            .await;
+        self.shared
+            .discover_resources(DiscoverReason::Startup)
+            .await;
+        self.shared.extensions.mark_started();
+    }
+
+    /// The extensions start afresh for a session that replaced this one's (`reason`, the file
+    /// left), and add their resources again.
+    pub(super) async fn restart_extensions(
+        &self,
+        reason: crate::agent::extensions::hooks::SessionStartReason,
+        previous: Option<String>,
+    ) {
+        self.shared.extensions.restart(reason, previous).await;
+        self.shared
+            .discover_resources(DiscoverReason::Startup)
             .await;
     }
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::agent::event::SessionEvent;
-use crate::agent::extensions::hooks::SessionStartReason;
+use crate::agent::extensions::hooks::{DiscoverReason, SessionStartReason};
 use crate::agent::session::Session;
 use crate::agent::session::answers::{
     ModelsChange, PluginList, PluginsReload, ReloadSummary, SettingsReload,
@@ -67,6 +67,11 @@ impl Session {
         // it sends on the events bus while starting is heard before a command waiting for it.
         shared.extensions.session_start(&fresh, reason, None).await;
         shared.extensions.observed_so_far().await;
+        let discover = match reason {
+            SessionStartReason::Startup => DiscoverReason::Startup,
+            _ => DiscoverReason::Reload,
+        };
+        shared.discover_resources(discover).await;
         Some(models)
     }
 
@@ -166,6 +171,7 @@ impl Session {
                 None,
             )
             .await;
+        shared.discover_resources(DiscoverReason::Reload).await;
         Ok(())
     }
 

@@ -180,6 +180,26 @@ impl Shared {
     /// Finds the skills and templates again (after the plugin set changed).
     pub async fn reload_resources(&self) {
         let dirs = self.resources().dirs.clone();
+        self.load_resources(dirs).await;
+    }
+
+    /// pi's `resources_discover` (after `session_start`, and on `reload`): the skills and
+    /// templates the extensions name join the session's resources.
+    pub async fn discover_resources(
+        &self,
+        reason: crate::agent::extensions::hooks::DiscoverReason,
+    ) {
+        let found = self.extensions.discover_resources(&self.cwd, reason).await;
+        let mut dirs = self.resources().dirs.clone();
+        if dirs.discovered_skills == found.skills && dirs.discovered_templates == found.templates {
+            return;
+        }
+        dirs.discovered_skills = found.skills;
+        dirs.discovered_templates = found.templates;
+        self.load_resources(dirs).await;
+    }
+
+    async fn load_resources(&self, dirs: crate::resources::ResourceDirs) {
         let fresh = Resources::load(dirs, &self.host).await;
         self.host.grant_read_dirs(fresh.skill_dirs());
         *self

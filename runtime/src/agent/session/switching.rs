@@ -28,9 +28,7 @@ impl Session {
             state.record_thinking();
         }
         self.after_switch("new", previous.clone());
-        self.shared
-            .extensions
-            .restart(SessionStartReason::New, previous)
+        self.restart_extensions(SessionStartReason::New, previous)
             .await;
         SwitchOutcome { cancelled: false }
     }
@@ -124,9 +122,7 @@ impl Session {
         };
         self.apply_thinking(level);
         self.after_switch("resume", previous.clone());
-        self.shared
-            .extensions
-            .restart(SessionStartReason::Resume, previous)
+        self.restart_extensions(SessionStartReason::Resume, previous)
             .await;
         SwitchOutcome { cancelled: false }
     }
@@ -266,9 +262,7 @@ impl Session {
         self.shut_down_extensions(ShutdownReason::Fork, None).await;
         let forked = self.fork_now(entry_id)?;
         self.forked_from(previous.clone());
-        self.shared
-            .extensions
-            .restart(SessionStartReason::Fork, previous)
+        self.restart_extensions(SessionStartReason::Fork, previous)
             .await;
         Ok(forked)
     }
@@ -321,9 +315,7 @@ impl Session {
             self.replace_store(&mut state, cloned);
         }
         self.forked_from(previous.clone());
-        self.shared
-            .extensions
-            .restart(SessionStartReason::Fork, previous)
+        self.restart_extensions(SessionStartReason::Fork, previous)
             .await;
         Ok(SwitchOutcome { cancelled: false })
     }

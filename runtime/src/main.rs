@@ -315,12 +315,15 @@ async fn run(mut args: Args) -> ExitCode {
         }
     };
     // The extensions' flags (pi's `registerFlag`), now that the extensions said which they take.
-    let flags = pith::commands::startup::apply_flags(&mut args, &host);
+    let flags = pith::commands::extension_flags::apply_flags(&mut args, &host);
     if let Some(Command::Help) = args.command {
         if let Err(problem) = flags {
             eprintln!("pith: {problem}");
         }
-        print!("{USAGE}{}", pith::commands::startup::flags_help(&host));
+        print!(
+            "{USAGE}{}",
+            pith::commands::extension_flags::flags_help(&host)
+        );
         return ExitCode::SUCCESS;
     }
     if let Err(problem) = flags {

@@ -516,3 +516,28 @@ async fn every_plugin_kind_loads_and_is_checked_against_its_world() {
         assert_eq!(kinds, expected, "{}", plugin.manifest.id);
     }
 }
+
+#[test]
+fn pith_processes_starting_at_once_compile_a_new_plugin_once() {
+    let fixture = Fixture::new();
+    fixture.install("examples/word-count");
+    let cache = fixture.root.path().join("cache");
+    // Two hosts on one fresh cache, started at the same moment on their own threads (as two
+    // pith processes would be): one compiles, the other waits for its entry and reads it.
+    let start = std::sync::Barrier::new(2);
+    let stats: Vec<_> = std::thread::scope(|scope| {
+        let load = || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            start.wait();
+            let (host, _) =
+                runtime.block_on(fixture.host_with_cache(json!({}), Some(cache.clone())));
+            host.cache_stats()
+        };
+        let first = scope.spawn(load);
+        let second = scope.spawn(load);
+        vec![first.join().unwrap(), second.join().unwrap()]
+    });
+    let compiled: usize = stats.iter().map(|s| s.compiled).sum();
+    let hits: usize = stats.iter().map(|s| s.hits).sum();
+    assert_eq!((compiled, hits), (1, 1), "{stats:?}");
+}

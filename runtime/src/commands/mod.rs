@@ -1,6 +1,7 @@
 //! The binary's commands.
 
 pub mod export;
+pub mod extension_flags;
 pub mod list_models;
 pub mod mcp;
 pub mod plugin;

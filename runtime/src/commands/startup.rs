@@ -238,66 +238,6 @@ pub fn session_config(
     })
 }
 
-/// Resolves the extensions' flags given on the command line (`args.extension_flags`) against
-/// the extensions `host` loaded: their values go to `args.flags`, and a word a boolean flag took
-/// goes back among the prompts. `Err` is the message for stderr.
-pub fn apply_flags(args: &mut Args, host: &crate::plugin_host::PluginHost) -> Result<(), String> {
-    let plugins = host.plugins();
-    let extensions = plugins.iter().filter_map(|p| p.meta.extension.as_ref());
-    let resolved = crate::agent::extensions::flags::resolve(&args.extension_flags, extensions)
-        .map_err(|err| err.to_string())?;
-    args.flags = resolved.flags;
-    if resolved.given_back.is_empty() {
-        return Ok(());
-    }
-    match &mut args.command {
-        Some(crate::cli::Command::Print { words, .. }) => {
-            // Later words first, so the earlier positions stay right.
-            for (at, word) in resolved.given_back.into_iter().rev() {
-                words.insert(at.min(words.len()), word);
-            }
-            Ok(())
-        }
-        _ => {
-            let (_, word) = &resolved.given_back[0];
-            Err(format!(
-                "{word:?} follows a switch flag, which takes no value, and this mode takes no \
-                 prompt words: drop it, or give the flag as --name=value"
-            ))
-        }
-    }
-}
-
-/// The extensions' flags for `pith --help` (pi's `Extension CLI Flags:` section): empty when no
-/// extension registers one.
-pub fn flags_help(host: &crate::plugin_host::PluginHost) -> String {
-    let mut lines = String::new();
-    for plugin in host.plugins().iter() {
-        let Some(meta) = &plugin.meta.extension else {
-            continue;
-        };
-        for flag in &meta.flags {
-            let takes = match flag.kind {
-                crate::plugin_host::resources::FlagKind::Text => " <value>",
-                crate::plugin_host::resources::FlagKind::Boolean => "",
-            };
-            let what = flag
-                .description
-                .clone()
-                .unwrap_or_else(|| format!("Registered by {}", plugin.manifest.id));
-            lines.push_str(&format!(
-                "  {:<28}{what}\n",
-                format!("--{}{takes}", flag.name)
-            ));
-        }
-    }
-    if lines.is_empty() {
-        lines
-    } else {
-        format!("\nExtension CLI Flags:\n{lines}")
-    }
-}
-
 /// How the arguments serve the session, as extensions see it (pi's `ctx.mode`).
 fn run_mode(args: &Args) -> crate::agent::session::RunMode {
     use crate::agent::session::RunMode;
@@ -506,12 +446,18 @@ async fn registry_for(
     let Some(pattern) = &args.model else {
         return loaded;
     };
-    if !host.has_deferred()
-        || loaded
+    // `provider/id` is looked up exactly (a part of an id could match another provider's).
+    let known = match pattern.split_once('/') {
+        Some((provider, id)) => {
+            let id = id.rsplit_once(':').map_or(id, |(id, _)| id);
+            loaded.0.find(provider, id).is_some()
+        }
+        None => loaded
             .0
             .resolve(pattern, args.provider.as_deref())
-            .is_some()
-    {
+            .is_some(),
+    };
+    if !host.has_deferred() || known {
         return loaded;
     }
     let report = host.load_deferred().await;

@@ -139,21 +139,21 @@ impl Cache {
             d.join("components")
                 .join(format!("{hash}-{}.cwasm", engine.compatibility_tag()))
         });
-        if let Some(path) = &path {
-            // Read into memory rather than mapping the file: a file truncated under a mapping
-            // would fault the process (SIGBUS), and a copy cannot be changed underneath us.
-            if let Ok(serialized) = std::fs::read(path) {
-                // SAFETY: files in this directory are written only by `write_atomic` below from
-                // `Component::serialize` of this engine configuration (the tag is in the name),
-                // and wasmtime checks the header and engine compatibility before using them.
-                match unsafe { Component::deserialize(engine.engine(), &serialized) } {
-                    Ok(component) => {
-                        self.hits.fetch_add(1, Ordering::Relaxed);
-                        return Ok((component, CacheOutcome::Hit));
-                    }
-                    Err(err) => tracing::warn!("recompiling {}: {err}", path.display()),
-                }
-            }
+        if let Some(component) = path
+            .as_deref()
+            .and_then(|path| self.read_entry(engine, path))
+        {
+            return Ok((component, CacheOutcome::Hit));
+        }
+        // Several pith processes started at once with a new plugin compile it once: the others
+        // wait for the first one's entry and read it.
+        let compiling = path.as_deref().and_then(compile_lock);
+        if compiling.is_some()
+            && let Some(component) = path
+                .as_deref()
+                .and_then(|path| self.read_entry(engine, path))
+        {
+            return Ok((component, CacheOutcome::Hit));
         }
         let bytes =
             bytes().map_err(|err| CompileError(format!("cannot read the component: {err}")))?;
@@ -171,6 +171,26 @@ impl Cache {
         }
         self.compiled.fetch_add(1, Ordering::Relaxed);
         Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// The entry at `path`, when there is a good one (counted as a hit).
+    fn read_entry(&self, engine: &PluginEngine, path: &Path) -> Option<Component> {
+        // Read into memory rather than mapping the file: a file truncated under a mapping
+        // would fault the process (SIGBUS), and a copy cannot be changed underneath us.
+        let serialized = std::fs::read(path).ok()?;
+        // SAFETY: files in this directory are written only by `write_atomic` from
+        // `Component::serialize` of this engine configuration (the tag is in the name), and
+        // wasmtime checks the header and engine compatibility before using them.
+        match unsafe { Component::deserialize(engine.engine(), &serialized) } {
+            Ok(component) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(component)
+            }
+            Err(err) => {
+                tracing::warn!("recompiling {}: {err}", path.display());
+                None
+            }
+        }
     }
 
     /// How components were obtained so far.
@@ -213,6 +233,22 @@ fn describe_compile_error(err: &wasmtime::Error) -> String {
 /// The content hash used as a cache key (BLAKE3, hex).
 pub fn content_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
+}
+
+/// An exclusive lock on compiling the entry at `path` (a file in the cache's `locks/`, held
+/// until dropped), waited for while another process holds it; `None` when the lock cannot be
+/// had (a read-only cache), and the component is compiled all the same.
+fn compile_lock(path: &Path) -> Option<std::fs::File> {
+    let locks = path.parent()?.parent()?.join("locks");
+    std::fs::create_dir_all(&locks).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(locks.join(path.file_name()?).with_extension("lock"))
+        .ok()?;
+    file.lock().ok()?;
+    Some(file)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.

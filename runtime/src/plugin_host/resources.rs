@@ -299,9 +299,12 @@ fn flag_meta(spec: wit_flags::FlagSpec) -> Result<FlagMeta, String> {
 fn virtual_model(
     spec: super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::VirtualModelSpec,
 ) -> Result<crate::model::Model, String> {
-    if spec.provider.is_empty() || spec.id.is_empty() || spec.provider.contains('/') {
+    if spec.provider.is_empty() || spec.id.is_empty() {
+        return Err("Virtual model provider and id must not be empty.".into());
+    }
+    if spec.provider.contains('/') {
         return Err(format!(
-            "the virtual model \"{}/{}\" needs a provider (without \"/\") and an id",
+            "the virtual model \"{}/{}\": its provider cannot contain \"/\"",
             spec.provider, spec.id
         ));
     }

@@ -39,9 +39,18 @@ impl Extensions {
         })
     }
 
+    /// The id of the extension that routes the virtual model `provider/id`.
+    pub fn router_id(&self, provider: &str, id: &str) -> Option<String> {
+        self.router_of(provider, id)
+            .map(|slot| slot.plugin.manifest.id.clone())
+    }
+
+    /// The extension that registered `provider/id`: the last one, as a later registration
+    /// replaces an earlier one (pi's).
     fn router_of(&self, provider: &str, id: &str) -> Option<std::sync::Arc<super::Slot>> {
         self.slots()
             .iter()
+            .rev()
             .find(|slot| slot.meta.virtual_models.iter().any(|m| m.is(provider, id)))
             .cloned()
     }

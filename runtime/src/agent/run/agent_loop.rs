@@ -69,6 +69,8 @@ fn record_tool_set(
 /// Runs until the model stops and no steering or follow-up is left, or until cancelled; a
 /// transient provider error is retried with backoff (see [`crate::agent::run::retry`]).
 pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: CancellationToken) {
+    // A failed answer of an earlier run that was never retried is not this run's `failed`.
+    shared.state().take_retry_failed();
     // Plugins still compiling after start-up are part of the first run (with their hooks).
     shared.host.deferred_settled().await;
     // The first prompt waits (10 s at most) for the MCP servers that show tools directly.
@@ -537,8 +539,18 @@ async fn stream_turn(
     // A virtual model's request goes where the extension that registered it routes it.
     let (model, thinking) = if model.is_virtual() {
         let reason = routing::reason_of(&messages, retry_failed.is_some());
-        match routing::route(shared, &model, thinking, &messages, reason, retry_failed).await {
+        let routed = tokio::select! {
+            routed = routing::route(shared, &model, thinking, &messages, reason, retry_failed) => routed,
+            _ = cancel.cancelled() => {
+                let mut aborted =
+                    assembler.fail(StopReason::Aborted, aborted_message(&model.api).to_string());
+                stamp(&mut aborted, began, thinking);
+                return (finish_turn(shared, aborted, false), Vec::new());
+            }
+        };
+        match routed {
             Ok(route) => {
+                shared.state().set_routed_model(route.model.clone());
                 assembler = StreamAssembler::new(&route.model);
                 (route.model, route.thinking)
             }

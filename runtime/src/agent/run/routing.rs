@@ -102,7 +102,7 @@ pub async fn route(
         return Err(format!("{routed}, which has no credentials."));
     }
     if !direct && let Some(new_state) = answer.state {
-        store_state(shared, selected, &new_state)?;
+        store_state(shared, selected, &new_state, state.as_ref())?;
     }
     Ok(Route {
         thinking: ThinkingLevel::from(answer.thinking_level).clamp(&target),
@@ -152,14 +152,24 @@ fn stored_state(shared: &Shared, model: &Model) -> Option<Value> {
     })
 }
 
-/// Stores `state` (JSON text) for `model` on the branch, before the request is sent.
-fn store_state(shared: &Shared, model: &Model, state: &str) -> Result<(), String> {
+/// Stores `state` (JSON text) for `model` on the branch, before the request is sent. The
+/// current state handed back unchanged is kept, not stored again (pi keeps `request.state`
+/// returned as it is; a component cannot return the same object, only an equal one).
+fn store_state(
+    shared: &Shared,
+    model: &Model,
+    state: &str,
+    current: Option<&Value>,
+) -> Result<(), String> {
     let state: Value = serde_json::from_str(state).map_err(|err| {
         format!(
             "Virtual model {}/{}: the router's state is not JSON ({err})",
             model.provider, model.id
         )
     })?;
+    if current == Some(&state) {
+        return Ok(());
+    }
     let fields = json!({
         "customType": STATE_ENTRY,
         "data": {"provider": model.provider, "modelId": model.id, "state": state},
@@ -170,4 +180,35 @@ fn store_state(shared: &Shared, model: &Model, state: &str) -> Result<(), String
     let entry = shared.state().append_entry("custom", fields);
     shared.emit(&SessionEvent::EntryAppended { entry });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::conversation::message::{UserContent, UserMessage};
+
+    fn user() -> AgentMessage {
+        AgentMessage::User(UserMessage {
+            content: UserContent::Blocks(Vec::new()),
+            timestamp: 0,
+        })
+    }
+
+    fn answer() -> AgentMessage {
+        AgentMessage::Assistant(AssistantMessage::empty("faux", "faux", "faux-model"))
+    }
+
+    #[test]
+    fn the_reason_is_pi_s() {
+        assert_eq!(reason_of(&[user()], false), RouteReason::User);
+        assert_eq!(
+            reason_of(&[user(), answer()], false),
+            RouteReason::Continuation
+        );
+        assert_eq!(
+            reason_of(&[user(), answer(), user()], false),
+            RouteReason::User
+        );
+        assert_eq!(reason_of(&[user()], true), RouteReason::Retry);
+    }
 }

@@ -370,27 +370,42 @@ impl SessionAccess for SessionContext {
             let mut model = models
                 .find(&request.provider, &request.model)
                 .ok_or(completion::CompletionError::UnknownModel)?;
+            let mut routed_level = None;
             // A virtual model's completion goes where its router sends a `direct` request
             // (told no conversation: the completion's messages are not the session's).
             if model.is_virtual() {
+                // The router is this extension itself, busy with the call that asks: its
+                // instance cannot be entered again.
+                if shared
+                    .extensions
+                    .router_id(&model.provider, &model.id)
+                    .as_deref()
+                    == Some(plugin.as_str())
+                {
+                    return Err(completion::CompletionError::Failed(format!(
+                        "the virtual model {}/{} is routed by this extension, which is busy \
+                         with this call: ask a physical model (models.find)",
+                        model.provider, model.id
+                    )));
+                }
                 let level = request
                     .thinking
                     .map_or(ThinkingLevel::Off, ThinkingLevel::from);
                 let direct = crate::agent::extensions::hooks::RouteReason::Direct;
-                model =
+                let route =
                     crate::agent::run::routing::route(&shared, &model, level, &[], direct, None)
                         .await
-                        .map_err(completion::CompletionError::Failed)?
-                        .model;
+                        .map_err(completion::CompletionError::Failed)?;
+                model = route.model;
+                routed_level = Some(route.thinking);
             }
             if !models.has_key(&model.provider) {
                 return Err(completion::CompletionError::NoCredentials);
             }
             let wire = crate::agent::models::provider_env::wire_model(&model)
                 .map_err(|err| completion::CompletionError::Failed(err.to_string()))?;
-            let thinking = request
-                .thinking
-                .map(ThinkingLevel::from)
+            let thinking = routed_level
+                .or(request.thinking.map(ThinkingLevel::from))
                 .unwrap_or(ThinkingLevel::Off)
                 .clamp(&model);
             let asked = crate::plugin_host::provider::ProviderRequest {

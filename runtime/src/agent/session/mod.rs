@@ -165,8 +165,7 @@ impl Session {
         let mut model = config.model;
         if resumed
             && !config.model_explicit
-            && let Some((provider, id)) = &context.model
-            && let Some(saved) = models.find_available(provider, id)
+            && let Some(saved) = switching::restored_model(&context, &models)
         {
             model = Some(saved);
         }
@@ -218,6 +217,7 @@ impl Session {
             host_tools: Vec::new(),
             pending_bash: Vec::new(),
             retry_failed: None,
+            routed_model: None,
             next_turn: Vec::new(),
             prompt_client_id: None,
             system_prompt_override: None,

@@ -251,6 +251,9 @@ pub struct State {
     /// The failed answer taken out of the context before a retry: a virtual model's router
     /// gets it as `failed`.
     pub(super) retry_failed: Option<crate::agent::conversation::message::AssistantMessage>,
+    /// Under a virtual model, the physical model its router chose last (its limits size the
+    /// requests).
+    pub(super) routed_model: Option<crate::agent::model::Model>,
     /// Extension messages delivered with the next prompt (`next-turn`).
     pub(super) next_turn: Vec<AgentMessage>,
     /// The `clientMessageId` of the prompt that started the run, echoed in the `message_start`
@@ -309,8 +312,25 @@ impl State {
 
     /// The limit on one tool result for the current model.
     pub fn output_limit(&self) -> crate::agent::run::tool_output::OutputLimit {
-        let window = self.model.as_ref().map_or(0, |m| m.context_window);
-        self.tool_output.for_window(window)
+        self.tool_output.for_window(self.window())
+    }
+
+    /// The context window requests are sized by: the model's; under a virtual model, that of
+    /// the physical model it routed to last, or its own declared one before any (pi's).
+    fn window(&self) -> u64 {
+        match &self.model {
+            Some(model) if model.is_virtual() => self
+                .routed_model
+                .as_ref()
+                .map_or(model.context_window, |routed| routed.context_window),
+            Some(model) => model.context_window,
+            None => 0,
+        }
+    }
+
+    /// Records the physical model a virtual model's request went to.
+    pub fn set_routed_model(&mut self, model: crate::agent::model::Model) {
+        self.routed_model = Some(model);
     }
 
     /// The most bytes one answer may stream before it is stopped.
@@ -336,7 +356,7 @@ impl State {
     /// True when the context is past the compaction threshold (the window minus the reserve)
     /// and automatic compaction is on.
     pub fn over_compaction_threshold(&self) -> bool {
-        let window = self.model.as_ref().map_or(0, |m| m.context_window);
+        let window = self.window();
         self.auto_compaction
             && window > 0
             && crate::agent::conversation::tokens::context_tokens(&self.messages)

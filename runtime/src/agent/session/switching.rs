@@ -101,9 +101,7 @@ impl Session {
             let mut state = self.shared.state();
             state.steering.drain();
             state.follow_up.drain();
-            if let Some((provider, id)) = &context.model
-                && let Some(model) = self.shared.models().find_available(provider, id)
-            {
+            if let Some(model) = restored_model(&context, &self.shared.models()) {
                 let previous = state.model.replace(model.clone());
                 if previous.as_ref() != Some(&model) {
                     self.model_selected(
@@ -380,4 +378,34 @@ struct Carried {
     host_tools: Vec<HostToolDefinition>,
     tools: ToolSelection,
     announce_answers: bool,
+}
+
+/// The model a resumed session goes back to: the one of its latest `model_change`, or, when
+/// that one is gone (a virtual model whose extension is not loaded), the physical model that
+/// answered last, as pi falls back.
+pub(super) fn restored_model(
+    context: &crate::agent::session::file::Context,
+    models: &crate::agent::models::ModelRegistry,
+) -> Option<Model> {
+    let (provider, id) = context.model.as_ref()?;
+    models.find_available(provider, id).or_else(|| {
+        context
+            .messages
+            .iter()
+            .rev()
+            .find_map(|(_, message)| match message {
+                AgentMessage::Assistant(answer)
+                    if !matches!(
+                        answer.stop_reason,
+                        crate::agent::conversation::message::StopReason::Error
+                            | crate::agent::conversation::message::StopReason::Aborted
+                    ) =>
+                {
+                    Some(answer)
+                }
+                _ => None,
+            })
+            .and_then(|answered| models.find_available(&answered.provider, &answered.model))
+            .filter(|model| !model.is_virtual())
+    })
 }

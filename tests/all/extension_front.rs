@@ -9,6 +9,13 @@ use crate::support;
 use crate::support::rpc::{Options, Pith, persistent};
 use serde_json::{Value, json};
 
+/// The agent directory's settings granting the probe the config `key`, set on.
+fn probe_config(key: &str) -> Vec<(String, String)> {
+    let settings =
+        json!({"plugins": {"ext-probe": {"grant": {"config": [key]}, "config": {key: "on"}}}});
+    vec![("settings.json".into(), settings.to_string())]
+}
+
 /// The probe's `/front` report, once asked.
 async fn front(pith: &mut Pith) -> String {
     pith.call("f", json!({"type": "prompt", "message": "/front"}))
@@ -128,11 +135,7 @@ async fn an_extension_switches_sessions_reloads_and_shuts_pith_down() {
     let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
     let mut options = persistent(json!([{"text": "first answer"}]), &[]);
     options.plugins_dir = Some(plugins.path().to_path_buf());
-    options.agent_files = vec![(
-        "settings.json".into(),
-        json!({"plugins": {"ext-probe": {"grant": {"config": ["lifecycle"]}, "config": {"lifecycle": "on"}}}})
-            .to_string(),
-    )];
+    options.agent_files = probe_config("lifecycle");
     let mut pith = Pith::spawn(options).await;
     pith.call("p", json!({"type": "prompt", "message": "hello"}))
         .await;
@@ -292,11 +295,7 @@ async fn a_follow_up_sent_from_agent_end_continues_the_run_before_it_settles() {
     let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
     let mut options = Options::faux(json!([{"text": "first"}, {"text": "second"}]));
     options.plugins_dir = Some(plugins.path().to_path_buf());
-    options.agent_files = vec![(
-        "settings.json".into(),
-        json!({"plugins": {"ext-probe": {"grant": {"config": ["end-follow-up"]}, "config": {"end-follow-up": "on"}}}})
-            .to_string(),
-    )];
+    options.agent_files = probe_config("end-follow-up");
     let mut pith = Pith::spawn(options).await;
     pith.call("p", json!({"type": "prompt", "message": "hello"}))
         .await;
@@ -342,11 +341,7 @@ async fn an_extension_still_compiling_at_start_up_starts_before_the_first_comman
     let mut options = Options::faux(json!([]));
     options.plugins_dir = Some(plugins.path().to_path_buf());
     options.env = vec![("PITH_CACHE_DIR".into(), cache.path().display().to_string())];
-    options.agent_files = vec![(
-        "settings.json".into(),
-        json!({"plugins": {"ext-probe": {"grant": {"config": ["lifecycle"]}, "config": {"lifecycle": "on"}}}})
-            .to_string(),
-    )];
+    options.agent_files = probe_config("lifecycle");
     let mut pith = Pith::spawn(options).await;
     pith.call("c", json!({"type": "get_commands"})).await;
     // Its `session_start` came before the answer, and says `startup`: to the extension, a

@@ -35,6 +35,7 @@ impl ExtensionInfo {
             rules: Vec::new(),
             flags: Vec::new(),
             virtual_models: Vec::new(),
+            providers: Vec::new(),
         }
     }
 
@@ -78,6 +79,102 @@ impl ExtensionInfo {
     /// [`EventResult::Route`] (see [`ModelRoute::to`]).
     pub fn virtual_model(mut self, model: VirtualModelSpec) -> ExtensionInfo {
         self.virtual_models.push(model);
+        self
+    }
+
+    /// Also registers a provider from start-up on (pi's `registerProvider` in the factory; see
+    /// [`ProviderRegistration::new`]). After start-up, [`models::register_provider`] does it.
+    pub fn provider(mut self, provider: ProviderRegistration) -> ExtensionInfo {
+        self.providers.push(provider);
+        self
+    }
+}
+
+pub use models::{ModelCost, ProviderModel, ProviderRegistration};
+
+impl ProviderRegistration {
+    /// The provider `name` serving its models over `api` at `base_url` (`api` is a provider
+    /// plugin's wire format, or the extension's own when it also exports a provider).
+    pub fn new(name: &str, api: &str, base_url: &str) -> ProviderRegistration {
+        ProviderRegistration {
+            name: name.into(),
+            base_url: Some(base_url.into()),
+            api_key: None,
+            api: Some(api.into()),
+            headers: Vec::new(),
+            models: Vec::new(),
+        }
+    }
+
+    /// Its key: a literal, `$NAME` (an environment variable) or `!command` (its output).
+    pub fn api_key(mut self, key: &str) -> ProviderRegistration {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Also sends the header `name: value` with every request.
+    pub fn header(mut self, name: &str, value: &str) -> ProviderRegistration {
+        self.headers
+            .push(crate::bindings::imports::pith::plugin0_1_0::types::Header {
+                name: name.into(),
+                value: value.into(),
+            });
+        self
+    }
+
+    /// Also lists `model`.
+    pub fn model(mut self, model: ProviderModel) -> ProviderRegistration {
+        self.models.push(model);
+        self
+    }
+}
+
+impl ProviderModel {
+    /// The model `id`, shown as `name`: text only, not reasoning, free, pi's default limits.
+    pub fn new(id: &str, name: &str) -> ProviderModel {
+        ProviderModel {
+            id: id.into(),
+            name: Some(name.into()),
+            api: None,
+            base_url: None,
+            reasoning: false,
+            images: false,
+            cost: None,
+            context_window: None,
+            max_tokens: None,
+            headers: Vec::new(),
+            compat: None,
+        }
+    }
+
+    /// A reasoning model that takes images (or not).
+    pub fn abilities(mut self, reasoning: bool, images: bool) -> ProviderModel {
+        self.reasoning = reasoning;
+        self.images = images;
+        self
+    }
+
+    /// Its context window and output limit in tokens.
+    pub fn limits(mut self, context_window: u64, max_tokens: u64) -> ProviderModel {
+        self.context_window = Some(context_window);
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Its prices in dollars per million tokens: input, output, cache reads, cache writes.
+    pub fn cost(
+        mut self,
+        input: f64,
+        output: f64,
+        cache_read: f64,
+        cache_write: f64,
+    ) -> ProviderModel {
+        self.cost = Some(ModelCost {
+            input,
+            output,
+            cache_read,
+            cache_write,
+        });
         self
     }
 }

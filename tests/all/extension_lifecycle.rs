@@ -351,12 +351,13 @@ async fn an_extension_requests_moves_that_run_after_its_call() {
     // it runs once the command that asked for it has returned.
     pith.call("c", json!({"type": "prompt", "message": "/move compact"}))
         .await;
-    let end = pith.wait_for(|f| f["type"] == "compaction_end").await;
+    // (A move may end before the command's response: frames since the command count.)
+    let end = pith.since_sent(|f| f["type"] == "compaction_end").await;
     assert_eq!(end["result"]["summary"], "probe summary", "{end}");
     // A failed move is the host's to see.
     pith.call("f", json!({"type": "prompt", "message": "/move fork nope"}))
         .await;
-    let error = pith.wait_for(|f| f["type"] == "extension_error").await;
+    let error = pith.since_sent(|f| f["type"] == "extension_error").await;
     assert_eq!(error["event"], "fork", "{error}");
     // A new session: a fresh instance starts (its status set again).
     let starts = |pith: &Pith| {
@@ -368,7 +369,7 @@ async fn an_extension_requests_moves_that_run_after_its_call() {
     let started = starts(&pith);
     pith.call("n", json!({"type": "prompt", "message": "/move new"}))
         .await;
-    pith.wait_for(|f| is_ui(f, "setStatus") && f["statusKey"] == "probe")
+    pith.since_sent(|f| is_ui(f, "setStatus") && f["statusKey"] == "probe")
         .await;
     assert_eq!(starts(&pith), started + 1);
     let after = pith.call("s1", json!({"type": "get_state"})).await;

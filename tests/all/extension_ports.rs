@@ -390,3 +390,95 @@ async fn dynamic_resources_adds_the_skill_and_template_beside_it() {
     };
     assert_eq!(last_user(&run.requests), last_user(&run.their_requests));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_provider_anthropic_serves_its_models_with_its_own_client() {
+    // pi's example registers the provider and streams through its own Anthropic client; the
+    // port registers it in its `ExtensionInfo` and serves `custom-anthropic-api` from the same
+    // component's provider export.
+    let run = same_as_pi("custom-provider-anthropic", "custom-provider-anthropic").await;
+    let body = |request: &Value| {
+        let mut body = request.get("body").unwrap_or(request).clone();
+        // The tools' descriptions and the system prompt are each agent's own.
+        body["system"] = json!(body["system"].is_array());
+        body["tools"] = json!(body["tools"].as_array().map(|t| t.len()));
+        body
+    };
+    assert_eq!(
+        run.requests.iter().map(body).collect::<Vec<_>>(),
+        run.their_requests.iter().map(body).collect::<Vec<_>>(),
+    );
+    let headers = |request: &Value| {
+        ["x-api-key", "anthropic-beta", "anthropic-version", "accept"]
+            .map(|name| {
+                let headers = request["headers"].as_object().cloned().unwrap_or_default();
+                headers
+                    .iter()
+                    .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                    .map(|(_, value)| value.clone())
+            })
+            .to_vec()
+    };
+    assert_eq!(
+        run.requests.iter().map(headers).collect::<Vec<_>>(),
+        run.their_requests.iter().map(headers).collect::<Vec<_>>(),
+    );
+    let response = |frames: &[Value], id: &str| {
+        frames
+            .iter()
+            .find(|f| f["type"] == "response" && f["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no response {id}"))
+    };
+    // The registered model, as pi describes it (pi keeps the example's base URL).
+    let mut ours = response(&run.ours, "s0")["data"]["model"].clone();
+    let mut theirs = response(&run.theirs, "s0")["data"]["model"].clone();
+    ours["baseUrl"] = Value::Null;
+    theirs["baseUrl"] = Value::Null;
+    assert_eq!(ours, theirs);
+    let registered = |frames: &[Value]| -> Vec<Value> {
+        response(frames, "a0")["data"]["models"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["provider"] == "custom-anthropic")
+            .map(|m| json!([m["id"], m["name"], m["api"], m["cost"], m["contextWindow"]]))
+            .collect()
+    };
+    assert_eq!(registered(&run.ours), registered(&run.theirs));
+    assert_eq!(registered(&run.ours).len(), 2);
+    // The answers name the provider, the api and the usage the extension's stream reported.
+    let answers = |frames: &[Value]| -> Vec<Value> {
+        response(frames, "m1")["data"]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| {
+                json!([
+                    m["api"],
+                    m["provider"],
+                    m["model"],
+                    m["stopReason"],
+                    m["usage"],
+                    m["content"]
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(answers(&run.ours), answers(&run.theirs));
+    // The stream, event by event (the text's pieces too; the test's fake LLM writes argument
+    // JSON without the reference fake's spaces).
+    let stream = |frames: &[Value]| -> Vec<Value> {
+        frames
+            .iter()
+            .filter(|f| f["type"] != "response")
+            .map(|f| {
+                let event = &f["assistantMessageEvent"];
+                let text = (event["type"] == "text_delta").then(|| event["delta"].clone());
+                json!([f["type"], event["type"], text])
+            })
+            .collect()
+    };
+    assert_eq!(stream(&run.ours), stream(&run.theirs));
+}

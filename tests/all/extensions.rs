@@ -422,6 +422,7 @@ async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
             "move",
             "emit",
             "front",
+            "provider",
             "wake",
             "saved"
         ]

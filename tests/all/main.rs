@@ -22,6 +22,7 @@ mod extension_dialogs;
 mod extension_front;
 mod extension_lifecycle;
 mod extension_ports;
+mod extension_providers;
 mod extensions;
 mod fork_features;
 mod hot_reload;

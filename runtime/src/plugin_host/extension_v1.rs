@@ -205,6 +205,7 @@ pub fn info(info: v1::ExtensionInfo) -> v2::ExtensionInfo {
             .collect(),
         flags: Vec::new(),
         virtual_models: Vec::new(),
+        providers: Vec::new(),
     }
 }
 

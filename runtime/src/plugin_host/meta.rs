@@ -86,6 +86,9 @@ pub struct ExtensionMeta {
     /// The virtual models it registers and routes (catalog entries, api `pi-virtual`).
     #[serde(default)]
     pub virtual_models: Vec<crate::model::Model>,
+    /// The providers it registers (pi's `registerProvider` in its factory).
+    #[serde(default)]
+    pub providers: Vec<crate::agent::models::ProviderRegistration>,
 }
 
 impl ExtensionMeta {

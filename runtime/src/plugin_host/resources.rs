@@ -104,6 +104,12 @@ pub(crate) async fn describe_resources(
                 .map(virtual_model)
                 .collect::<Result<_, _>>()
                 .map_err(invalid)?,
+            providers: info
+                .providers
+                .into_iter()
+                .map(super::imports::models::registration)
+                .collect::<Result<_, _>>()
+                .map_err(invalid)?,
         });
     }
     if let Some(pre) = loaded.skill.clone() {

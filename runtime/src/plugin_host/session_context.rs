@@ -276,6 +276,14 @@ pub trait SessionAccess: Send + Sync {
     fn register_tool(&self, plugin: &str, spec: ToolSpec);
     /// Removes a run-time tool of the extension `plugin`.
     fn unregister_tool(&self, plugin: &str, name: &str) -> bool;
+    /// Registers (or replaces) a provider for this session's registry (pi's `registerProvider`).
+    fn register_provider(
+        &self,
+        plugin: &str,
+        registration: crate::agent::models::ProviderRegistration,
+    ) -> Result<(), String>;
+    /// Removes a provider `plugin` registered (pi's `unregisterProvider`).
+    fn unregister_provider(&self, plugin: &str, name: &str);
     /// The extension `plugin` hears `channel` (or stops, with `hear` false).
     fn subscribe(&self, plugin: &str, channel: &str, hear: bool);
     /// Sends `data` on the bus's `channel`.

@@ -51,6 +51,7 @@ impl Extension for SwitchGuard {
             rules: Vec::new(),
             flags: Vec::new(),
             virtual_models: Vec::new(),
+            providers: Vec::new(),
         }
     }
 

@@ -8,7 +8,10 @@
 //! the instructions `probe-cancel` is cancelled, `probe-summary` gets the probe's summary.
 //! With the config `lifecycle` set, it shows each `session_start` (numbered in this instance)
 //! and each `session_shutdown`, `model_select`, `user_bash` and `session_compact` it gets as its
-//! `lifecycle` status. It also subscribes to `resources_discover`, an event pith does not fire.
+//! `lifecycle` status. `/provider register <name> <base-url>` registers an
+//! `openai-completions` provider with the model `probe-model` (key `$PROBE_PROVIDER_KEY`; the
+//! base URL `-` gives none), and
+//! `/provider unregister <name>` removes it.
 
 use pith_sdk::extension::*;
 
@@ -92,6 +95,7 @@ impl Extension for Probe {
                     "front",
                     "Report the mode, the flags, the commands and a setting",
                 ),
+                command("provider", "register <name> <base-url> | unregister <name>"),
                 command(
                     "wake",
                     "Set a wake-up: timer <id> <ms> [repeat], cancel <id>, watch <id> <path>, unwatch <id>",
@@ -114,6 +118,7 @@ impl Extension for Probe {
                 serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
             )],
             virtual_models: Vec::new(),
+            providers: Vec::new(),
         }
     }
 
@@ -545,6 +550,25 @@ impl Extension for Probe {
                     commands.len(),
                     settings["probeSetting"]
                 ));
+                Ok(())
+            }
+            "provider" => {
+                match args.split_whitespace().collect::<Vec<_>>().as_slice() {
+                    ["register", name, base_url] => {
+                        let model =
+                            ProviderModel::new("probe-model", "Probe model").limits(32_000, 1_000);
+                        let mut registration =
+                            ProviderRegistration::new(name, "openai-completions", base_url)
+                                .api_key("$PROBE_PROVIDER_KEY")
+                                .model(model);
+                        if *base_url == "-" {
+                            registration.base_url = None;
+                        }
+                        answer(format!("{:?}", models::register_provider(&registration)));
+                    }
+                    ["unregister", name] => models::unregister_provider(name),
+                    _ => return Err(format!("no provider change {args:?}")),
+                }
                 Ok(())
             }
             "count" => {

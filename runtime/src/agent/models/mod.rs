@@ -16,11 +16,13 @@ pub mod credentials;
 mod custom;
 pub mod errors;
 pub mod oauth;
+pub mod provider_config;
 pub mod provider_env;
 
 pub use auth::RequestAuth;
 use auth::Stored;
 pub use errors::KeyError;
+pub use provider_config::{ModelConfig, ProviderChange, ProviderConfig, ProviderRegistration};
 
 mod keys;
 use crate::agent::model::{Model, ThinkingLevel};
@@ -45,8 +47,10 @@ pub struct ModelRegistry {
     stored: HashMap<String, Stored>,
     /// `models.json` providers without models: the base URL and headers of their built-ins.
     overrides: HashMap<String, ProviderOverride>,
-    /// `models.json`'s own models.
+    /// `models.json`'s own models and those of providers extensions register.
     custom: Vec<Model>,
+    /// Providers an extension registered with models: their built-in ones are left out.
+    replaced: HashSet<String>,
     /// Catalogs pi refreshed and stored in `models-store.json` (OpenRouter's list for the
     /// user's key): they replace the built-in catalog's models of their provider.
     refreshed: HashMap<String, Arc<Vec<Model>>>,
@@ -73,9 +77,27 @@ struct ProviderOverride {
 }
 
 impl ModelRegistry {
-    /// The catalog and the models of every provider plugin, in load order.
+    /// The catalog and the models of every provider plugin and the providers extensions
+    /// register, in load order (a registration's problems are logged).
     pub fn from_host(host: &PluginHost) -> ModelRegistry {
+        let mut problems = Vec::new();
+        let registry = Self::from_host_with(host, &[], &mut problems);
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        registry
+    }
+
+    /// The catalog and the models of every provider plugin, in load order, with the providers
+    /// extensions register (at load, then `changes` made since, in order); problems with a
+    /// registration go to `problems`.
+    fn from_host_with(
+        host: &PluginHost,
+        changes: &[ProviderChange],
+        problems: &mut Vec<String>,
+    ) -> ModelRegistry {
         let mut registry = ModelRegistry::default();
+        let mut registered: Vec<(String, ProviderRegistration)> = Vec::new();
         for plugin in host.plugins().iter() {
             if let Some(meta) = &plugin.meta.provider {
                 registry.served_apis.extend(meta.apis.iter().cloned());
@@ -90,6 +112,28 @@ impl ModelRegistry {
                 for model in &extension.virtual_models {
                     replace_or_push(&mut registry.virtual_models, model.clone());
                 }
+                for registration in &extension.providers {
+                    ProviderChange::Register {
+                        plugin: plugin.manifest.id.clone(),
+                        registration: Box::new(registration.clone()),
+                    }
+                    .apply(&mut registered);
+                }
+            }
+        }
+        for change in changes {
+            change.apply(&mut registered);
+        }
+        for (plugin, registration) in registered {
+            let source = format!("extension {plugin}");
+            if let Err(problem) = registry.add_provider(
+                &source,
+                &registration.name,
+                registration.config,
+                true,
+                problems,
+            ) {
+                problems.push(format!("{source}: {problem} (provider left out)"));
             }
         }
         if !registry.virtual_models.is_empty() {
@@ -111,12 +155,22 @@ impl ModelRegistry {
             return models.clone();
         }
         let mut models: Vec<Model> = match self.refreshed.get(provider) {
+            _ if self.replaced.contains(provider) => Vec::new(),
             Some(stored) => stored.as_ref().clone(),
             None => catalog().models(provider).as_ref().clone(),
         };
-        for model in self.declared.iter().filter(|m| m.provider == provider) {
+        let declared = if self.replaced.contains(provider) {
+            &[][..]
+        } else {
+            &self.declared[..]
+        };
+        for model in declared.iter().filter(|m| m.provider == provider) {
             replace_or_push(&mut models, model.clone());
         }
+        for model in self.custom.iter().filter(|m| m.provider == provider) {
+            replace_or_push(&mut models, model.clone());
+        }
+        // `models.json`'s changes apply over the built-in models and an extension's.
         if let Some(changes) = self.overrides.get(provider) {
             for model in models.iter_mut() {
                 if let Some(base_url) = &changes.base_url {
@@ -132,9 +186,6 @@ impl ModelRegistry {
                     );
                 }
             }
-        }
-        for model in self.custom.iter().filter(|m| m.provider == provider) {
-            replace_or_push(&mut models, model.clone());
         }
         for model in self
             .virtual_models
@@ -208,8 +259,19 @@ impl ModelRegistry {
         models_file: &std::path::Path,
         auth_file: &std::path::Path,
     ) -> (ModelRegistry, Vec<String>) {
-        let mut registry = ModelRegistry::from_host(host);
+        Self::load_with_changes(host, models_file, auth_file, &[])
+    }
+
+    /// [`ModelRegistry::load`] with the providers extensions registered or removed since they
+    /// loaded (`changes`, in order).
+    pub fn load_with_changes(
+        host: &PluginHost,
+        models_file: &std::path::Path,
+        auth_file: &std::path::Path,
+        changes: &[ProviderChange],
+    ) -> (ModelRegistry, Vec<String>) {
         let mut problems = Vec::new();
+        let mut registry = ModelRegistry::from_host_with(host, changes, &mut problems);
         match registry.load_custom(models_file) {
             Ok(findings) => problems.extend(findings),
             Err(problem) => problems.push(format!("models.json ignored: {problem}")),

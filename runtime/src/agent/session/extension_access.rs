@@ -342,6 +342,20 @@ impl SessionAccess for SessionContext {
         self.with(|s| s.shared.extensions.unregister_tool(plugin, name))
     }
 
+    fn register_provider(
+        &self,
+        plugin: &str,
+        registration: crate::agent::models::ProviderRegistration,
+    ) -> Result<(), String> {
+        self.session()
+            .map(|s| s.shared.register_provider(plugin, registration))
+            .unwrap_or_else(|| Err(crate::plugin_host::session_context::NO_SESSION.into()))
+    }
+
+    fn unregister_provider(&self, plugin: &str, name: &str) {
+        self.with(|s| s.shared.unregister_provider(plugin, name));
+    }
+
     fn subscribe(&self, plugin: &str, channel: &str, hear: bool) {
         if let Some(session) = self.session() {
             session.shared.extensions.subscribe(plugin, channel, hear);

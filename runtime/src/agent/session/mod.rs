@@ -273,6 +273,7 @@ impl Session {
                 idle,
                 not_compacting: watch::channel(true).0,
                 extension_spend: Default::default(),
+                provider_changes: Default::default(),
                 flags: config.flags,
                 mode: config.mode,
             }),

@@ -17,10 +17,16 @@ impl Shared {
     /// removed (`provider/id`) and the files' problems.
     pub fn refresh_models(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
         let old = self.models();
-        let (mut fresh, problems) = ModelRegistry::load(
+        let changes = self
+            .provider_changes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        let (mut fresh, problems) = ModelRegistry::load_with_changes(
             &self.host,
             &self.sources.models_file,
             &self.sources.auth_file,
+            &changes,
         );
         fresh.runtime_keys = old.runtime_keys.clone();
         let names = |registry: &ModelRegistry| -> Vec<String> {
@@ -61,5 +67,50 @@ impl Shared {
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(fresh);
         (added, removed, problems)
+    }
+
+    /// Registers (or replaces) `plugin`'s provider and builds the registry again; `Err` names
+    /// what is wrong with it (nothing is registered then).
+    pub fn register_provider(
+        &self,
+        plugin: &str,
+        registration: crate::agent::models::ProviderRegistration,
+    ) -> Result<(), String> {
+        let source = format!("extension {plugin}");
+        let mut problems = Vec::new();
+        ModelRegistry::default()
+            .add_provider(
+                &source,
+                &registration.name,
+                registration.config.clone(),
+                true,
+                &mut problems,
+            )
+            .map_err(|problem| format!("{source}: {problem}"))?;
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        self.change_providers(crate::agent::models::ProviderChange::Register {
+            plugin: plugin.to_string(),
+            registration: Box::new(registration),
+        });
+        Ok(())
+    }
+
+    /// Removes the provider `name` that `plugin` registered (its built-in models come back).
+    pub fn unregister_provider(&self, plugin: &str, name: &str) {
+        self.change_providers(crate::agent::models::ProviderChange::Unregister {
+            plugin: plugin.to_string(),
+            name: name.to_string(),
+        });
+    }
+
+    fn change_providers(&self, change: crate::agent::models::ProviderChange) {
+        self.provider_changes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(change);
+        let (added, removed, _) = self.refresh_models();
+        tracing::info!("providers changed: added {added:?}, removed {removed:?}");
     }
 }

@@ -65,6 +65,9 @@ pub struct Shared {
     pub(super) idle: watch::Sender<bool>,
     /// False while a compaction runs.
     pub(super) not_compacting: watch::Sender<bool>,
+    /// Providers extensions registered or removed after they loaded, in order (applied
+    /// whenever the registry is built again).
+    pub(super) provider_changes: Mutex<Vec<crate::agent::models::ProviderChange>>,
     /// What each extension spent on its own model calls (`completion`), by plugin id.
     pub(super) extension_spend: Mutex<std::collections::BTreeMap<String, Usage>>,
     /// The extensions' flags given on the command line.

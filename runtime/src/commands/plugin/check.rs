@@ -127,6 +127,21 @@ pub async fn report(host: &PluginHost, errors: &[LoadError], path: &Path) -> Exi
                 .iter()
                 .map(|m| format!("virtual model {}/{}", m.provider, m.id))
         }))
+        .chain(meta.extension.iter().flat_map(|e| {
+            e.providers.iter().flat_map(|p| {
+                std::iter::once(format!("provider {}", p.name)).chain(
+                    p.config
+                        .models
+                        .iter()
+                        .map(move |m| format!("model {}/{}", p.name, m.id)),
+                )
+            })
+        }))
+        .chain(
+            meta.provider
+                .iter()
+                .flat_map(|p| p.apis.iter().map(|api| format!("api {api}"))),
+        )
         .chain(meta.skills.iter().map(|s| format!("skill {}", s.name)))
         .chain(
             meta.templates

@@ -1,4 +1,5 @@
 //! `models` (0.2): the session's model and the models an extension may pick.
+use crate::agent::models::{ModelConfig, ProviderConfig, ProviderRegistration};
 use crate::model::{Model, ThinkingLevel};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::models;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;
@@ -16,6 +17,82 @@ pub fn model_info(model: &Model) -> models::ModelInfo {
         context_window: model.context_window,
         max_tokens: model.max_tokens,
     }
+}
+
+/// An extension's provider registration in pith's terms; `Err` says what is wrong with it.
+pub fn registration(wit: models::ProviderRegistration) -> Result<ProviderRegistration, String> {
+    let name = wit.name.trim().to_string();
+    if name.is_empty() || name.contains('/') {
+        return Err(format!(
+            "the provider name \"{}\" must be non-empty and without \"/\"",
+            wit.name
+        ));
+    }
+    let compat = |owner: &str, text: Option<String>| -> Result<Option<serde_json::Value>, String> {
+        text.map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|err| format!("{owner}: compat is not JSON ({err})"))
+    };
+    let headers =
+        |list: Vec<crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::Header>| {
+            (!list.is_empty()).then(|| {
+                list.into_iter()
+                    .map(|h| (h.name, serde_json::Value::String(h.value)))
+                    .collect::<serde_json::Map<_, _>>()
+            })
+        };
+    let mut models = Vec::with_capacity(wit.models.len());
+    for model in wit.models {
+        let owner = format!("model \"{name}/{}\"", model.id);
+        if model.id.is_empty() {
+            return Err(format!("provider \"{name}\": a model has an empty id"));
+        }
+        if model.api.is_none() && wit.api.is_none() {
+            return Err(format!(
+                "{owner} has no api (give the provider's or the model's)"
+            ));
+        }
+        if model.base_url.is_none() && wit.base_url.is_none() {
+            return Err(format!(
+                "{owner} has no base URL (give the provider's or the model's)"
+            ));
+        }
+        models.push(ModelConfig {
+            compat: compat(&owner, model.compat)?,
+            id: model.id,
+            name: model.name,
+            api: model.api,
+            base_url: model.base_url,
+            reasoning: Some(model.reasoning),
+            input: Some(if model.images {
+                vec!["text".into(), "image".into()]
+            } else {
+                vec!["text".into()]
+            }),
+            cost: model.cost.map(|c| crate::model::ModelCost {
+                input: c.input,
+                output: c.output,
+                cache_read: c.cache_read,
+                cache_write: c.cache_write,
+                ..Default::default()
+            }),
+            context_window: model.context_window,
+            max_tokens: model.max_tokens,
+            headers: headers(model.headers),
+            extra: serde_json::Map::new(),
+        });
+    }
+    Ok(ProviderRegistration {
+        config: ProviderConfig {
+            compat: None,
+            base_url: wit.base_url,
+            api_key: wit.api_key,
+            api: wit.api,
+            headers: headers(wit.headers),
+            models,
+        },
+        name,
+    })
 }
 
 impl models::Host for StoreState {
@@ -50,5 +127,20 @@ impl models::Host for StoreState {
     async fn has_configured_auth(&mut self, provider: String) -> bool {
         self.with_session(|s| s.has_auth(&provider))
             .unwrap_or(false)
+    }
+
+    async fn register_provider(
+        &mut self,
+        registration: models::ProviderRegistration,
+    ) -> Result<(), String> {
+        let registration = self::registration(registration)?;
+        let plugin = self.spec.plugin_id.clone();
+        self.with_session(|s| s.register_provider(&plugin, registration))
+            .unwrap_or_else(|| Err(crate::plugin_host::session_context::NO_SESSION.into()))
+    }
+
+    async fn unregister_provider(&mut self, name: String) {
+        let plugin = self.spec.plugin_id.clone();
+        self.with_session(|s| s.unregister_provider(&plugin, &name));
     }
 }

@@ -1,0 +1,100 @@
+//! A provider as `models.json` or an extension's registration gives it (pi's shape), and the
+//! registrations extensions make and withdraw.
+
+/// A provider as `models.json` or an extension's registration gives it (pi's shape).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    /// The endpoint of its models.
+    pub base_url: Option<String>,
+    /// Its key: a literal, `$NAME` or `!command`.
+    pub api_key: Option<String>,
+    /// Its models' wire format.
+    pub api: Option<String>,
+    /// Headers of every request.
+    pub headers: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Switches for every model of the provider (a model's own win, field by field).
+    pub compat: Option<serde_json::Value>,
+    /// Its models (none: the fields above change its built-in ones).
+    #[serde(default)]
+    pub models: Vec<ModelConfig>,
+}
+
+/// A provider an extension registers (pi's `registerProvider(name, config)`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct ProviderRegistration {
+    /// The provider's name.
+    pub name: String,
+    /// What it registers.
+    pub config: ProviderConfig,
+}
+
+/// A provider registered or removed by an extension after it loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderChange {
+    /// `plugin` registered (or replaced) a provider.
+    Register {
+        /// The extension's id.
+        plugin: String,
+        /// The provider.
+        registration: Box<ProviderRegistration>,
+    },
+    /// `plugin` removed the provider `name` it registered.
+    Unregister {
+        /// The extension's id.
+        plugin: String,
+        /// The provider's name.
+        name: String,
+    },
+}
+
+impl ProviderChange {
+    /// Applies this change to `registered` (extension id and registration, in order): a
+    /// registration replaces any earlier one of the same name; a removal drops the
+    /// extension's own registration of that name.
+    pub fn apply(&self, registered: &mut Vec<(String, ProviderRegistration)>) {
+        match self {
+            ProviderChange::Register {
+                plugin,
+                registration,
+            } => {
+                registered.retain(|(_, r)| r.name != registration.name);
+                registered.push((plugin.clone(), registration.as_ref().clone()));
+            }
+            ProviderChange::Unregister { plugin, name } => {
+                registered.retain(|(p, r)| !(p == plugin && &r.name == name));
+            }
+        }
+    }
+}
+
+/// A model of a [`ProviderConfig`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelConfig {
+    /// The id sent to the API.
+    pub id: String,
+    /// The display name.
+    pub name: Option<String>,
+    /// The wire format (the provider's when `None`).
+    pub api: Option<String>,
+    /// The endpoint (the provider's when `None`).
+    pub base_url: Option<String>,
+    /// True for a reasoning model.
+    pub reasoning: Option<bool>,
+    /// `text`, `image`.
+    pub input: Option<Vec<String>>,
+    /// Prices.
+    pub cost: Option<crate::agent::model::ModelCost>,
+    /// The context window in tokens.
+    pub context_window: Option<u64>,
+    /// The most output tokens.
+    pub max_tokens: Option<u64>,
+    /// Headers of its requests.
+    pub headers: Option<serde_json::Map<String, serde_json::Value>>,
+    /// pi's `compat`.
+    pub compat: Option<serde_json::Value>,
+    /// `thinkingLevelMap`, `samplingParams`, `samplingParamsByThinkingLevel` and the rest.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}

@@ -4,7 +4,8 @@ to a tool call, and the time of an extension's model call through the host besid
 
 pith (target/release/pith) runs in RPC mode over pipes with the `faux` provider, whose scripted
 answers cost nothing, so the figures are the agent's own work:
-  * a run of N `read` calls (one per turn, then a text), with 0 and with 10 copies of the
+  * N `read` calls in runs of 5 (one per turn, then a text; each run in a new session, so the
+    history stays short), with 0 and with 10 copies of the
     test extension `ext-probe` (each hears `tool_call`, `tool_result` and the observed events);
     each call is timed from its `tool_execution_start` frame to its `tool_execution_end` (the
     hooks run between them), and the median over the calls is taken; the difference is what the
@@ -88,10 +89,17 @@ class Agent:
         self.process.wait(timeout=30)
 
 
-def tool_run_script(calls):
-    turns = [{"tool_calls": [{"id": "r%d" % i, "name": "read", "arguments": {"path": "small.txt"}}]}
+def tool_run_script(calls, prefix="r"):
+    turns = [{"tool_calls": [{"id": "%s%d" % (prefix, i), "name": "read", "arguments": {"path": "small.txt"}}]}
              for i in range(calls)]
     return turns + [{"text": "done"}]
+
+
+# Calls per run: each run starts a new session, so the history stays short. In one long run the
+# faux provider's instance, which holds the whole context, is torn down beside the next tool
+# call on these two cores, and that cost (which grows with the history and has nothing to do
+# with extensions) would land in the timed window.
+BATCH = 5
 
 
 def per_call_ms(extensions, calls, scratch, plugin=(PROBE, PROBE_MANIFEST, "ext-probe")):
@@ -109,11 +117,19 @@ def per_call_ms(extensions, calls, scratch, plugin=(PROBE, PROBE_MANIFEST, "ext-
         with open(os.path.join(plugins, "probe%d.toml" % n), "w") as f:
             f.write(manifest.replace('id = "%s"' % plugin_id, 'id = "%s-%d"' % (plugin_id, n))
                     .replace("\n[capabilities]", 'component = "probe%d.wasm"\n\n[capabilities]' % n))
-    # A first run makes the instances (and compiles nothing later); the second is timed.
-    agent = Agent(work, agent_dir, plugins, tool_run_script(calls) * 2)
-    agent.run("warm up")
+    # The first runs make the instances (and compile nothing later); the next ones are timed.
+    runs = max(1, calls // BATCH)
+    script = []
+    for n in range(2 * runs):
+        script += tool_run_script(BATCH, prefix="b%d-" % n)
+    agent = Agent(work, agent_dir, plugins, script)
+    for _ in range(runs):
+        agent.call({"type": "new_session"})
+        agent.run("warm up")
     timed = {}
-    agent.run("timed", timed)
+    for _ in range(runs):
+        agent.call({"type": "new_session"})
+        agent.run("timed", timed)
     agent.close()
     return statistics.median(timed.values()) * 1000
 

@@ -221,11 +221,11 @@ async fn run(mut args: Args) -> ExitCode {
     // `defaultProjectTrust` (untrusted unless it says "always").
     let canonical = workspace.canonicalize().unwrap_or(workspace.clone());
     let agent_settings = Settings::load(&agent_dir.settings_file(), None);
-    args.approve = Some(
-        args.approve
-            .or(record.decision(&canonical))
-            .unwrap_or_else(|| pith::trust::default_trust(&agent_settings)),
-    );
+    let mut decided = args.approve.or(record.decision(&canonical));
+    if decided.is_none() && pith::commands::project_trust::has_own_configuration(&workspace) {
+        decided = ask_extensions_about_trust(&args, &agent_dir, &agent_settings, &workspace).await;
+    }
+    args.approve = Some(decided.unwrap_or_else(|| pith::trust::default_trust(&agent_settings)));
     let project_trusted = args.project_trusted();
     // In a trusted plugin project (`pith plugin new` trusts the project it makes), `pith tool`
     // and `pith plugin call` try the project's plugin.
@@ -397,4 +397,56 @@ async fn run(mut args: Args) -> ExitCode {
         )
         | None => ExitCode::SUCCESS,
     }
+}
+
+/// pi's `project_trust`: the user's extensions and those named with `-e` decide on a project
+/// nothing decided yet; a decision they ask to remember is written to the record.
+async fn ask_extensions_about_trust(
+    args: &pith::cli::Args,
+    agent_dir: &AgentDir,
+    agent_settings: &Settings,
+    workspace: &std::path::Path,
+) -> Option<bool> {
+    let mut plugin_files = args.extensions.clone();
+    if !args.no_extensions {
+        plugin_files.extend(agent_settings.resource_paths("extensions").0);
+    }
+    let sandbox = pith::sandbox::SandboxPolicy::from_settings(
+        args.sandbox.as_deref(),
+        agent_settings,
+        workspace,
+        agent_dir.root(),
+    )
+    .ok()?;
+    let options = HostOptions {
+        plugin_dirs: HostOptions::standard_dirs(
+            &agent_dir.plugins_dir(),
+            workspace,
+            false,
+            &args.plugins_dirs,
+        ),
+        workspace: workspace.to_path_buf(),
+        cache_dir: Some(cache_dir()),
+        settings: agent_settings.clone(),
+        embedded: false,
+        plugin_files,
+        no_extensions: args.no_extensions,
+        sandbox: std::sync::Arc::new(sandbox),
+    };
+    let mode = pith::commands::startup::run_mode(args);
+    let verdict = pith::commands::project_trust::ask_extensions(options, mode).await?;
+    if verdict.remember {
+        let project = workspace
+            .canonicalize()
+            .unwrap_or_else(|_| workspace.to_path_buf());
+        let remembered = pith::trust::TrustRecord::load(agent_dir.root())
+            .and_then(|mut record| record.set(agent_dir.root(), &project, verdict.trusted));
+        if let Err(problem) = remembered {
+            eprintln!(
+                "pith: {}'s trust decision is not remembered: {problem}",
+                verdict.by
+            );
+        }
+    }
+    Some(verdict.trusted)
 }

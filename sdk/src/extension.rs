@@ -6,10 +6,11 @@ pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension:
     AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
     CompactionReason, CompactionSummary, DiscoverReason, DiscoveredResources, Event, EventResult,
     ExtensionInfo, FailedRequest, FileChangeEvent, InputEvent, InputSource, ModelRoute,
-    ModelSelectEvent, ModelSelectSource, ResourcesDiscoverEvent, RouteReason, RouteRequest,
-    RoutedModel, Rule, SessionCompactEvent, SessionShutdownEvent, SessionStartEvent,
-    SessionStartReason, ShutdownReason, SwitchReason, ToolCallEvent, ToolOutcome, ToolResultEvent,
-    ToolResultPatch, TransformedInput, UserBashEvent, VirtualModelSpec,
+    ModelSelectEvent, ModelSelectSource, ProjectTrustEvent, ProviderRequestEvent,
+    ProviderResponseEvent, ResourcesDiscoverEvent, RouteReason, RouteRequest, RoutedModel, Rule,
+    SessionCompactEvent, SessionShutdownEvent, SessionStartEvent, SessionStartReason,
+    ShutdownReason, SwitchReason, ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch,
+    TransformedInput, TrustAnswer, TrustDecision, UserBashEvent, VirtualModelSpec,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{

@@ -3,7 +3,7 @@
 //! a replacement and at the end, and `model_select`, `user_bash` and `session_compact` with pi's
 //! payloads — for an extension built for version 0.2 (typed events) and for one built for 0.1
 //! (a committed component, `tests/fixtures/plugins-0.1.0/`, which gets them as `observe`). An
-//! event pith does not know (`project_trust`) loads with a warning. Version 0.2's imports
+//! event pith does not know (`provider_stream_event`) loads with a warning. Version 0.2's imports
 //! read and steer the session.
 
 use crate::extensions::is_ui;
@@ -160,7 +160,7 @@ fn plugin_check_lists_an_extensions_tools_and_events_and_names_unknown_ones() {
         "{out}"
     );
     assert!(
-        out.contains("! the event project_trust is not one pith knows"),
+        out.contains("! the event provider_stream_event is not one pith knows"),
         "{out}"
     );
 }

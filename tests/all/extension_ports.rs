@@ -482,3 +482,99 @@ async fn custom_provider_anthropic_serves_its_models_with_its_own_client() {
     };
     assert_eq!(stream(&run.ours), stream(&run.theirs));
 }
+
+/// The entries of provider-payload's log as the RPC `bash` command printed it: each request's
+/// body (JSON) or a response's `[status] {headers}`.
+fn payload_log(frames: &[Value]) -> Vec<Value> {
+    let output = frames
+        .iter()
+        .find(|f| f["type"] == "response" && f["id"] == "b1")
+        .and_then(|f| f["data"]["output"].as_str())
+        .expect("the log printed")
+        .to_string();
+    output
+        .split("\n\n")
+        .filter(|entry| !entry.trim().is_empty())
+        .map(|entry| match entry.strip_prefix('[') {
+            Some(response) => {
+                let (status, headers) = response.split_once("] ").expect("[status] headers");
+                let headers: Value = serde_json::from_str(headers).expect("headers JSON");
+                json!({"status": status, "contentType": headers["content-type"]})
+            }
+            None => json!({"payload": serde_json::from_str::<Value>(entry).expect("payload JSON")}),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_payload_logs_each_request_and_response() {
+    let grant = json!({"plugins": {"provider-payload": {"grant": {"workspace": "write"}}}});
+    let run = same_as_pi_with("provider-payload", "provider-payload", grant).await;
+    // Each agent logged exactly the bodies its provider sent, then each response's status.
+    let expected = |requests: &[Value]| -> Vec<Value> {
+        requests
+            .iter()
+            .flat_map(|r| {
+                [
+                    json!({"payload": r.get("body").unwrap_or(r)}),
+                    json!({"status": "200", "contentType": "text/event-stream"}),
+                ]
+            })
+            .collect()
+    };
+    assert_eq!(payload_log(&run.theirs), expected(&run.their_requests));
+    assert_eq!(payload_log(&run.ours), expected(&run.requests));
+    assert_eq!(run.requests.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_payload_replaces_the_body_the_provider_sends() {
+    // The example's commented-out replacement, switched on: the log has the provider's body,
+    // the model gets the extension's.
+    let settings = json!({"plugins": {"provider-payload": {
+        "grant": {"workspace": "write", "config": true}, "config": {"temperature": "0"}}}});
+    let run = ports::replay_with("provider-payload", "provider-payload", settings).await;
+    let logged = payload_log(&run.ours);
+    let body = |r: &Value| r.get("body").unwrap_or(r).clone();
+    assert_eq!(run.requests.len(), 2);
+    for (request, entry) in run.requests.iter().zip(logged.iter().step_by(2)) {
+        let mut sent = body(request);
+        assert_eq!(sent["temperature"], 0.0);
+        sent.as_object_mut().unwrap().remove("temperature");
+        assert_eq!(entry["payload"], sent);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_trust_is_asked_before_the_project_loads() {
+    let run = ports::replay("project-trust", "project-trust").await;
+    // Each names its own folder: the paths go.
+    let without_paths = |decisions: Vec<Value>| -> Vec<Value> {
+        decisions
+            .into_iter()
+            .map(|mut d| {
+                if let Some(message) = d["message"].as_str()
+                    && let Some((head, _)) = message.split_once(" in /")
+                {
+                    d["message"] = json!(format!("{head} in <cwd>"));
+                }
+                d
+            })
+            .collect()
+    };
+    ports::assert_same_decisions(
+        "project-trust",
+        &without_paths(ports::decisions(&run.ours)),
+        &without_paths(ports::decisions(&run.theirs)),
+    );
+    // Asked once, before any session: the notice went to stderr, in pi's words.
+    let asked = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("project_trust fired for "))
+            .filter_map(|l| l.split_once(" (").map(|(_, tail)| tail.to_string()))
+            .collect()
+    };
+    assert_eq!(asked(&run.our_stderr), asked(&run.their_stderr));
+    assert_eq!(asked(&run.our_stderr), ["mode: rpc, load: 1)"]);
+}

@@ -47,6 +47,7 @@ mod pi_settings;
 mod plugin_authoring;
 mod plugin_host;
 mod print_mode;
+mod project_trust;
 mod prompt_path;
 mod provider_anthropic;
 mod provider_azure_mistral;

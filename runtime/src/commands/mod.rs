@@ -6,5 +6,6 @@ pub mod list_models;
 pub mod mcp;
 pub mod plugin;
 pub mod plugins;
+pub mod project_trust;
 pub mod startup;
 pub mod tool;

@@ -239,7 +239,7 @@ pub fn session_config(
 }
 
 /// How the arguments serve the session, as extensions see it (pi's `ctx.mode`).
-fn run_mode(args: &Args) -> crate::agent::session::RunMode {
+pub fn run_mode(args: &Args) -> crate::agent::session::RunMode {
     use crate::agent::session::RunMode;
     match &args.command {
         Some(crate::cli::Command::Acp) => RunMode::Acp,

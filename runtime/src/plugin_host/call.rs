@@ -38,6 +38,8 @@ pub struct CallOptions {
     /// The session's sandbox when it is not the host's (a session in another directory): its
     /// `workspace` is the call's workspace. `None`: the host's.
     pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
+    /// What hears a provider's requests and responses (a session's extensions), if anything.
+    pub provider_hooks: Option<std::sync::Arc<dyn super::provider_hooks::ProviderHooks>>,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -96,6 +98,7 @@ impl PluginHost {
             describe_first_party,
             process_env,
             sandbox,
+            provider_hooks,
         } = options;
         let limits = plugin.manifest.limits;
         let (workspace, policy) = match sandbox {
@@ -131,6 +134,7 @@ impl PluginHost {
                 reason,
             })?;
         state.cancel = cancel;
+        state.provider_hooks = provider_hooks;
         let mut store = Store::new(self.wasm(plugin)?.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);
         let deadline = Duration::from_millis(limits.deadline_ms);

@@ -37,6 +37,16 @@ pub fn event(event: v2::Event) -> v1::Event {
         }
         // Never sent: an extension of 0.1 registers no virtual model.
         v2::Event::ModelRoute(_) => observe("model_route", json!({"type": "model_route"})),
+        // Never sent: 0.1 has no such events.
+        v2::Event::BeforeProviderRequest(_) => observe(
+            "before_provider_request",
+            json!({"type": "before_provider_request"}),
+        ),
+        v2::Event::ProjectTrust(_) => observe("project_trust", json!({"type": "project_trust"})),
+        v2::Event::AfterProviderResponse(_) => observe(
+            "after_provider_response",
+            json!({"type": "after_provider_response"}),
+        ),
         v2::Event::SessionBeforeCompact(compact) => {
             v1::Event::SessionBeforeCompact(v1::BeforeCompactEvent {
                 custom_instructions: compact.custom_instructions,

@@ -33,6 +33,7 @@ pub mod meta;
 pub mod path_guard;
 pub mod plugin;
 pub mod provider;
+pub mod provider_hooks;
 pub mod reload;
 pub mod resources;
 pub mod sandbox;

@@ -50,10 +50,12 @@ impl PluginHost {
             .cloned()
     }
 
-    /// Starts a request with the provider plugin that implements the request model's api.
+    /// Starts a request with the provider plugin that implements the request model's api;
+    /// `hooks` hear its HTTP requests and responses (a session's extensions).
     pub fn complete(
         self: &std::sync::Arc<Self>,
         request: ProviderRequest,
+        hooks: Option<std::sync::Arc<dyn super::provider_hooks::ProviderHooks>>,
     ) -> Result<CompletionStream, CallError> {
         let api = request.model.api.clone();
         let plugin = self.provider_for_api(&api).ok_or_else(|| {
@@ -76,6 +78,7 @@ impl PluginHost {
                     &plugin,
                     CallOptions {
                         extra_http,
+                        provider_hooks: hooks,
                         ..CallOptions::default()
                     },
                     Box::new(move |store| {

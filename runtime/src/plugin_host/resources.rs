@@ -218,6 +218,9 @@ pub const EXTENSION_EVENTS: &[&str] = &[
     "tool_call",
     "tool_result",
     "resources_discover",
+    "before_provider_request",
+    "after_provider_response",
+    "project_trust",
     // Observed session events.
     "agent_start",
     "agent_end",
@@ -250,7 +253,7 @@ pub const EXTENSION_EVENTS: &[&str] = &[
     "session_switch",
     "session_fork",
     "session_tree",
-    // pi's, not fired by pith.
+    // pi's lifecycle events, typed.
     "session_compact",
     "session_shutdown",
     "model_select",

@@ -80,6 +80,8 @@ pub struct StoreState {
     pub cancel: Option<tokio_util::sync::CancellationToken>,
     /// The session an extension belongs to, if any.
     pub extension: Option<Arc<dyn super::session_context::ExtensionContext>>,
+    /// What hears a provider call's HTTP requests and responses, if anything.
+    pub provider_hooks: Option<Arc<dyn super::provider_hooks::ProviderHooks>>,
     /// The host directories preopened for the guest (each at its own path): what it may read.
     pub readable: Vec<PathBuf>,
     /// The sandbox's rules on paths, checked at every filesystem call.
@@ -183,6 +185,7 @@ impl StoreState {
             progress,
             cancel: None,
             extension: None,
+            provider_hooks: None,
             readable,
             path_guard: Arc::new(super::path_guard::PathGuard::new(
                 crate::sandbox::paths::PathRules::of(&spec_policy),

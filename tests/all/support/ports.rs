@@ -20,6 +20,10 @@ pub struct Replayed {
     pub requests: Vec<Value>,
     /// The requests pi's model got (`requests.jsonl`).
     pub their_requests: Vec<Value>,
+    /// What pith wrote on stderr.
+    pub our_stderr: Vec<String>,
+    /// What pi wrote on stderr (the golden's `err` lines).
+    pub their_stderr: Vec<String>,
 }
 
 /// The fixture folder of `example`.
@@ -121,6 +125,7 @@ pub async fn replay_steps(example: &str, port: &str, settings: Value, steps: usi
         args,
         agent_files,
         work_files,
+        capture_stderr: true,
         ..Options::default()
     };
     let mut pith = Pith::spawn(options).await;
@@ -133,11 +138,20 @@ pub async fn replay_steps(example: &str, port: &str, settings: Value, steps: usi
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect();
+    let their_stderr = std::fs::read_to_string(dir.join("transcript.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["dir"] == "err")
+        .filter_map(|record| record["line"].as_str().map(String::from))
+        .collect();
     Replayed {
+        our_stderr: pith.stderr_to_the_end().await,
         ours: pith.frames,
         theirs: golden_frames(&dir.join("transcript.jsonl")),
         requests: server.requests(),
         their_requests,
+        their_stderr,
     }
 }
 

@@ -26,6 +26,10 @@ pub struct Pith {
     frame_timeout: Duration,
     /// How many frames had been read when the last line was sent.
     sent_at: usize,
+    /// What it wrote on stderr, line by line, when [`Options::capture_stderr`] is set.
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The task reading stderr (it ends when pith closes it).
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// How to start pith.
@@ -50,6 +54,8 @@ pub struct Options {
     /// The program and its first arguments, run instead of pith (the reference pi, to check
     /// that pi and pith read each other's files).
     pub program: Option<Vec<String>>,
+    /// Keep what pith writes on stderr (see [`Pith::stderr_lines`]; it is still shown).
+    pub capture_stderr: bool,
 }
 
 impl Default for Options {
@@ -72,6 +78,7 @@ impl Default for Options {
             start_in: None,
             env_remove: Vec::new(),
             program: None,
+            capture_stderr: false,
         }
     }
 }
@@ -148,7 +155,11 @@ impl Pith {
             .env_remove("PITH_FAUX_SCRIPT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if options.capture_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .kill_on_drop(true);
         for var in [
             "ANTHROPIC_API_KEY",
@@ -174,6 +185,18 @@ impl Pith {
             command.env(key, value);
         }
         let mut child = command.spawn().expect("spawn pith");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut stderr_reader = None;
+        if let Some(piped) = child.stderr.take() {
+            let lines = stderr.clone();
+            stderr_reader = Some(tokio::spawn(async move {
+                let mut reader = BufReader::new(piped).lines();
+                while let Ok(Some(line)) = reader.next_line().await {
+                    eprintln!("{line}");
+                    lines.lock().unwrap().push(line);
+                }
+            }));
+        }
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         Pith {
@@ -185,7 +208,22 @@ impl Pith {
             dir,
             frame_timeout: TIMEOUT,
             sent_at: 0,
+            stderr,
+            stderr_reader,
         }
+    }
+
+    /// The lines written on stderr so far (with [`Options::capture_stderr`]).
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Every line written on stderr, once pith has closed it (after its exit).
+    pub async fn stderr_to_the_end(&mut self) -> Vec<String> {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(TIMEOUT, reader).await;
+        }
+        self.stderr_lines()
     }
 
     /// The working directory.

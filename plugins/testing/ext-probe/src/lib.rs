@@ -11,7 +11,8 @@
 //! `lifecycle` status. `/provider register <name> <base-url>` registers an
 //! `openai-completions` provider with the model `probe-model` (key `$PROBE_PROVIDER_KEY`; the
 //! base URL `-` gives none), and
-//! `/provider unregister <name>` removes it.
+//! `/provider unregister <name>` removes it. Asked about a project's trust, it answers its
+//! config `trust` (`yes`, `no`, `yes-remember`; else undecided).
 
 use pith_sdk::extension::*;
 
@@ -66,6 +67,8 @@ impl Extension for Probe {
                 "user_bash",
                 "session_compact",
                 "project_trust",
+                // pi's, not fired by pith: loads with a warning.
+                "provider_stream_event",
             ]
             .map(String::from)
             .to_vec(),
@@ -221,6 +224,21 @@ impl Extension for Probe {
                 }
                 lifecycle(&format!("session_shutdown {json}"));
                 Ok(EventResult::Continue)
+            }
+            Event::ProjectTrust(asked) => {
+                // The config `trust`: yes, no or yes-remember (else undecided).
+                ui::notify(&format!("probe asked to trust {}", asked.cwd), None);
+                let answer = pith_sdk::host::config("trust")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                let trusted = match answer.as_str() {
+                    "yes" | "yes-remember" => TrustAnswer::Yes,
+                    "no" => TrustAnswer::No,
+                    _ => TrustAnswer::Undecided,
+                };
+                let remember = answer.ends_with("-remember");
+                Ok(EventResult::Trust(TrustDecision { trusted, remember }))
             }
             Event::ModelSelect(select) => {
                 let model =

@@ -6,6 +6,7 @@
 pub mod context;
 pub mod discovery;
 pub mod flags;
+pub mod provider_hooks;
 mod registry;
 pub mod session_hooks;
 pub mod typed;

@@ -27,7 +27,9 @@ pub async fn ask(
     model: &Model,
     request: ProviderRequest,
 ) -> Result<Answer, String> {
-    let mut stream = host.complete(request).map_err(|err| err.to_string())?;
+    let mut stream = host
+        .complete(request, None)
+        .map_err(|err| err.to_string())?;
     let mut answer = Answer {
         text: String::new(),
         usage: Usage::default(),

@@ -582,7 +582,8 @@ async fn stream_turn(
             })
             .map_err(RequestError::from)
         });
-    match request.and_then(|request| Ok(shared.host.complete(request)?)) {
+    let hooks = crate::agent::extensions::provider_hooks::for_extensions(&shared.extensions);
+    match request.and_then(|request| Ok(shared.host.complete(request, hooks)?)) {
         Err(error) => {
             assembler.fail(StopReason::Error, error.to_string());
         }

@@ -105,12 +105,7 @@ impl SessionAccess for SessionContext {
     }
 
     fn mode(&self) -> session_read::RunMode {
-        match self.with(|s| s.shared.mode) {
-            super::RunMode::Rpc => session_read::RunMode::Rpc,
-            super::RunMode::Json => session_read::RunMode::Json,
-            super::RunMode::Print => session_read::RunMode::Print,
-            super::RunMode::Acp => session_read::RunMode::Acp,
-        }
+        self.with(|s| s.shared.mode).into()
     }
 
     fn has_ui(&self) -> bool {

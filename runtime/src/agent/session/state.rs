@@ -177,6 +177,19 @@ pub enum RunMode {
     Acp,
 }
 
+impl From<RunMode>
+    for crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::session_read::RunMode
+{
+    fn from(mode: RunMode) -> Self {
+        match mode {
+            RunMode::Rpc => Self::Rpc,
+            RunMode::Json => Self::Json,
+            RunMode::Print => Self::Print,
+            RunMode::Acp => Self::Acp,
+        }
+    }
+}
+
 impl RunMode {
     /// True when someone can answer dialogs (pi's `ctx.hasUI`).
     pub fn has_ui(self) -> bool {

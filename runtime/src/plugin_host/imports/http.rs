@@ -34,10 +34,19 @@ impl Host for StoreState {
             })?;
             builder = builder.header(name, value);
         }
-        if let Some(body) = req.body {
+        let _host_time = self.clock.enter_host();
+        let mut body = req.body;
+        // A provider's JSON body goes past the session's extensions, which may replace it.
+        if let (Some(hooks), Some(sent)) = (&self.provider_hooks, &body)
+            && let Ok(text) = std::str::from_utf8(sent)
+            && text.trim_start().starts_with('{')
+            && let Some(replacement) = hooks.before_request(text.to_string()).await
+        {
+            body = Some(replacement.into_bytes());
+        }
+        if let Some(body) = body {
             builder = builder.body(body);
         }
-        let _host_time = self.clock.enter_host();
         let sent = builder.send();
         let first_byte = self.spec.http.timeouts.first_byte_timeout_ms.max(1);
         let limit = req
@@ -54,7 +63,7 @@ impl Host for StoreState {
                 }
             })?;
         let status = response.status().as_u16();
-        let headers = response
+        let headers: Vec<(String, String)> = response
             .headers()
             .iter()
             .map(|(name, value)| {
@@ -64,6 +73,9 @@ impl Host for StoreState {
                 )
             })
             .collect();
+        if let Some(hooks) = &self.provider_hooks {
+            hooks.after_response(status, headers_of(&headers)).await;
+        }
         let body = Box::pin(response.bytes_stream());
         self.table()
             .push(HttpResponse {
@@ -145,4 +157,12 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     text
+}
+
+/// Response headers as the hooks get them: names in lower case (reqwest's already are).
+fn headers_of(headers: &[(String, String)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
+        .collect()
 }

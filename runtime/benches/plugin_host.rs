@@ -1,6 +1,7 @@
 //! Plugin-host benches: a trivial tool call (fresh instance from the cached `InstancePre`, the
-//! pooling allocator), loading a component cold with and without the disk cache, and the
-//! binary's spawn-to-first-response with every first-party plugin.
+//! pooling allocator), a tool call heard by ten extensions (pi's `tool_call` hook, each on its
+//! warm instance), loading a component cold with and without the disk cache, and the binary's
+//! spawn-to-first-response with every first-party plugin.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -8,7 +9,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use std::sync::Arc;
+
+use pith::agent::extensions::hooks::{Event, EventResult, ToolCallEvent};
 use pith::plugin_host::discovery::{BUILT_PLUGINS_DIR, Origin};
+use pith::plugin_host::extension::ExtensionInstance;
+use pith::plugin_host::session_context::Sessionless;
 use pith::plugin_host::{HostOptions, PluginHost};
 use pith::settings::Settings;
 use serde_json::json;
@@ -73,6 +79,29 @@ fn benches(c: &mut Criterion) {
         })
     });
 
+    // Ten copies of the permission-gate port, each hearing `tool_call` and letting a `read`
+    // pass: what the session's hook does for one call, instance by instance in load order.
+    let gates = gate_instances(&runtime, &workspace, dir.path());
+    let (gate_host, gates) = (gates.0, tokio::sync::Mutex::new(gates.1));
+    let tool_call = || {
+        Event::ToolCall(ToolCallEvent {
+            tool_name: "read".into(),
+            tool_call_id: "toolu_1".into(),
+            input: r#"{"path":"small.txt"}"#.into(),
+        })
+    };
+    c.bench_function(
+        "a tool call heard by 10 extensions (tool_call, warm)",
+        |b| {
+            b.to_async(&runtime).iter(|| async {
+                for gate in gates.lock().await.iter_mut() {
+                    let answer = gate.on_event(&gate_host, tool_call()).await.unwrap();
+                    assert!(matches!(answer, Ok(EventResult::Continue)));
+                }
+            })
+        },
+    );
+
     let mut group = c.benchmark_group("cold load of a component (load + first call)");
     group.sample_size(10);
     group.bench_function("without the disk cache", |b| {
@@ -108,6 +137,53 @@ fn benches(c: &mut Criterion) {
         |b| b.iter_custom(|iters| (0..iters).map(|_| spawn()).sum()),
     );
     group.finish();
+}
+
+/// A host with ten copies of the permission-gate port, and a warm instance of each (outside
+/// any session).
+fn gate_instances(
+    runtime: &tokio::runtime::Runtime,
+    workspace: &Path,
+    root: &Path,
+) -> (PluginHost, Vec<ExtensionInstance>) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let plugins = root.join("gates");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let manifest =
+        std::fs::read_to_string(repo.join("plugins/examples/permission-gate/pith.toml")).unwrap();
+    for n in 0..10 {
+        std::fs::copy(
+            Path::new(BUILT_PLUGINS_DIR).join("permission_gate.wasm"),
+            plugins.join(format!("gate{n}.wasm")),
+        )
+        .unwrap();
+        let renamed = manifest
+            .replace("id = \"permission-gate\"", &format!("id = \"gate-{n}\""))
+            .replace("\n[", &format!("component = \"gate{n}.wasm\"\n\n["));
+        std::fs::write(plugins.join(format!("gate{n}.toml")), renamed).unwrap();
+    }
+    let (host, errors) = runtime
+        .block_on(PluginHost::load(options(workspace, &plugins, None)))
+        .unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut instances: Vec<ExtensionInstance> = host
+        .plugins()
+        .iter()
+        .filter(|p| p.meta.extension.is_some())
+        .map(|p| ExtensionInstance::new(p.clone(), Arc::new(Sessionless)))
+        .collect();
+    assert_eq!(instances.len(), 10);
+    runtime.block_on(async {
+        for instance in instances.iter_mut() {
+            let event = Event::ToolCall(ToolCallEvent {
+                tool_name: "read".into(),
+                tool_call_id: "warm".into(),
+                input: "{}".into(),
+            });
+            instance.on_event(&host, event).await.unwrap().unwrap();
+        }
+    });
+    (host, instances)
 }
 
 /// Spawns `pith --mode rpc`, sends `get_state`, and times until the first response line.

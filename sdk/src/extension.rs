@@ -10,7 +10,7 @@ pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension:
     ProviderResponseEvent, ResourcesDiscoverEvent, RouteReason, RouteRequest, RoutedModel, Rule,
     SessionCompactEvent, SessionShutdownEvent, SessionStartEvent, SessionStartReason,
     ShutdownReason, SwitchReason, ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch,
-    TransformedInput, TrustAnswer, TrustDecision, UserBashEvent, VirtualModelSpec,
+    TransformedInput, TrustAnswer, TrustDecision, UserBashEvent, UserBashResult, VirtualModelSpec,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{

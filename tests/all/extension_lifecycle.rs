@@ -376,3 +376,49 @@ async fn an_extension_requests_moves_that_run_after_its_call() {
     assert_ne!(after["data"]["sessionId"], before["data"]["sessionId"]);
     assert_eq!(after["data"]["messageCount"], 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_bash_answer_replaces_the_users_command() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+
+    // The probe's outcome, recorded as if the command had run (pi's `result`): nothing runs.
+    let given = pith
+        .call(
+            "r",
+            json!({"type": "bash", "command": "probe-result; touch ran"}),
+        )
+        .await;
+    assert_eq!(given["success"], true, "{given}");
+    assert_eq!(given["data"]["output"], "answered by the probe\n");
+    assert_eq!(given["data"]["exitCode"], 3);
+    assert!(!pith.work_dir().join("ran").exists());
+
+    // A command line run in its place (pi's `operations`): its output, the user's command
+    // recorded.
+    let wrapped = pith
+        .call(
+            "w",
+            json!({"type": "bash", "command": "probe-wrap echo inner"}),
+        )
+        .await;
+    assert_eq!(wrapped["data"]["output"], "wrapped\ninner\n", "{wrapped}");
+    assert_eq!(wrapped["data"]["exitCode"], 0);
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let commands: Vec<Value> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "bashExecution")
+        .map(|m| json!([m["command"], m["output"], m["exitCode"]]))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            json!(["probe-result; touch ran", "answered by the probe\n", 3]),
+            json!(["probe-wrap echo inner", "wrapped\ninner\n", 0]),
+        ]
+    );
+}

@@ -12,10 +12,8 @@ use std::sync::Arc;
 use crate::agent::extensions::hooks::{
     Event, EventResult, ProjectTrustEvent, TrustAnswer, TrustDecision,
 };
-use crate::plugin_host::bindings::extension_world::pith::plugin0_1_0::session::Delivery;
-use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::{Content, CustomMessage};
 use crate::plugin_host::extension::ExtensionInstance;
-use crate::plugin_host::session_context::{BoxFuture, ExtensionContext, UiAnswer, UiRequest};
+use crate::plugin_host::session_context::Sessionless;
 use crate::plugin_host::{HostOptions, PluginHost};
 
 const EVENT: &str = "project_trust";
@@ -61,7 +59,7 @@ pub async fn ask_extensions(
             .is_some_and(|meta| meta.wants(EVENT))
     });
     for plugin in asked {
-        let mut instance = ExtensionInstance::new(plugin.clone(), Arc::new(TrustContext));
+        let mut instance = ExtensionInstance::new(plugin.clone(), Arc::new(Sessionless));
         let event = Event::ProjectTrust(ProjectTrustEvent {
             cwd: cwd.clone(),
             mode: mode.into(),
@@ -92,42 +90,4 @@ pub async fn ask_extensions(
         }
     }
     None
-}
-
-/// What an extension has before a session exists: notices on stderr, no dialogs, nothing else.
-struct TrustContext;
-
-impl ExtensionContext for TrustContext {
-    fn ui(&self, request: UiRequest) -> BoxFuture<UiAnswer> {
-        if let UiRequest::Notify { message, .. } = &request {
-            eprintln!("{message}");
-        }
-        Box::pin(async { UiAnswer::Cancelled })
-    }
-
-    fn send_message(&self, _: CustomMessage, _: Option<Delivery>, _: bool) {}
-
-    fn send_user_message(&self, _: Vec<Content>, _: Option<Delivery>) {}
-
-    fn append_entry(&self, _: String, _: Option<String>) {}
-
-    fn set_session_name(&self, _: String) {}
-
-    fn session_name(&self) -> Option<String> {
-        None
-    }
-
-    fn state(&self) -> String {
-        "{}".into()
-    }
-
-    fn messages(&self) -> String {
-        "[]".into()
-    }
-
-    fn abort(&self) {}
-
-    fn is_idle(&self) -> bool {
-        true
-    }
 }

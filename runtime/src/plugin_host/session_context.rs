@@ -153,6 +153,46 @@ pub trait ExtensionContext: Send + Sync {
     }
 }
 
+/// The context of an extension that runs outside any session (asked about a project's trust
+/// at start-up, or timed in a bench): notices go to stderr, dialogs get no answer, and what
+/// would change a session does nothing.
+pub struct Sessionless;
+
+impl ExtensionContext for Sessionless {
+    fn ui(&self, request: UiRequest) -> BoxFuture<UiAnswer> {
+        if let UiRequest::Notify { message, .. } = &request {
+            eprintln!("{message}");
+        }
+        Box::pin(async { UiAnswer::Cancelled })
+    }
+
+    fn send_message(&self, _: CustomMessage, _: Option<session::Delivery>, _: bool) {}
+
+    fn send_user_message(&self, _: Vec<Content>, _: Option<session::Delivery>) {}
+
+    fn append_entry(&self, _: String, _: Option<String>) {}
+
+    fn set_session_name(&self, _: String) {}
+
+    fn session_name(&self) -> Option<String> {
+        None
+    }
+
+    fn state(&self) -> String {
+        "{}".into()
+    }
+
+    fn messages(&self) -> String {
+        "[]".into()
+    }
+
+    fn abort(&self) {}
+
+    fn is_idle(&self) -> bool {
+        true
+    }
+}
+
 /// How full the context is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextFill {

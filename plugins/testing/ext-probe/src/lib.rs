@@ -1,5 +1,8 @@
 //! An extension that exercises every hook and import, for pith's tests.
 //!
+//! (Past 600 lines on purpose: every hook and command the tests drive is in this one table,
+//! so a test's behaviour is found in one place.)
+//!
 //! Commands: `/ask <select|confirm|input|editor> [timeout-ms]` opens a dialog and notifies
 //! `answer: …`; `/trap` panics; `/spin` loops forever; `/count` notifies how many `agent_end`
 //! events it observed. Hooks: a prompt containing `TRAP` panics in `before_agent_start`,
@@ -12,7 +15,8 @@
 //! `openai-completions` provider with the model `probe-model` (key `$PROBE_PROVIDER_KEY`; the
 //! base URL `-` gives none), and
 //! `/provider unregister <name>` removes it. Asked about a project's trust, it answers its
-//! config `trust` (`yes`, `no`, `yes-remember`; else undecided).
+//! config `trust` (`yes`, `no`, `yes-remember`; else undecided). A user's shell command
+//! `probe-result …` gets the probe's outcome without running; `probe-wrap <cmd>` runs wrapped.
 
 use pith_sdk::extension::*;
 
@@ -260,7 +264,19 @@ impl Extension for Probe {
                     "cwd": bash.cwd,
                 });
                 lifecycle(&format!("user_bash {json}"));
-                Ok(EventResult::Continue)
+                // `probe-result …` is answered without running; `probe-wrap <cmd>` runs wrapped.
+                if bash.command.starts_with("probe-result") {
+                    return Ok(EventResult::BashResult(UserBashResult {
+                        output: "answered by the probe\n".into(),
+                        exit_code: Some(3),
+                        cancelled: false,
+                        truncated: false,
+                    }));
+                }
+                match bash.command.strip_prefix("probe-wrap ") {
+                    Some(inner) => Ok(EventResult::RunInstead(format!("echo wrapped; {inner}"))),
+                    None => Ok(EventResult::Continue),
+                }
             }
             Event::SessionCompact(compact) => {
                 let json = serde_json::json!({

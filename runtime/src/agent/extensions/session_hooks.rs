@@ -3,8 +3,11 @@
 
 use serde_json::Value;
 
+use super::Extensions;
 use super::context::custom_message;
-use super::hooks::{BeforeAgentStartEvent, Event, EventResult, ToolCallEvent, ToolResultEvent};
+use super::hooks::{
+    self, BeforeAgentStartEvent, Event, EventResult, ToolCallEvent, ToolResultEvent,
+};
 use crate::agent::conversation::message::AgentMessage;
 use crate::agent::conversation::system_prompt;
 use crate::agent::session::shared::Shared;
@@ -238,4 +241,26 @@ pub async fn tool_result(
             }
         }
     }
+}
+
+/// What an extension made of the user's shell command (pi's `user_bash` answers).
+pub enum UserBashAnswer {
+    /// Its outcome, without running it.
+    Result(hooks::UserBashResult),
+    /// A command line to run in its place.
+    RunInstead(String),
+}
+
+/// `user_bash`: asks the extensions that hear it, in load order, until one answers with an
+/// outcome or a command line to run instead (pi stops at the first valid answer).
+pub async fn user_bash(extensions: &Extensions, event: Event) -> Option<UserBashAnswer> {
+    const KIND: &str = "user_bash";
+    for slot in extensions.slots().iter().filter(|s| s.wants(KIND)) {
+        match extensions.call_slot(slot, KIND, event.clone()).await {
+            Ok(EventResult::BashResult(result)) => return Some(UserBashAnswer::Result(result)),
+            Ok(EventResult::RunInstead(line)) => return Some(UserBashAnswer::RunInstead(line)),
+            _ => {}
+        }
+    }
+    None
 }

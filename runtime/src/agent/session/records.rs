@@ -2,6 +2,7 @@
 //! command.
 
 use super::*;
+use crate::agent::extensions::session_hooks::{self, UserBashAnswer};
 use crate::agent::session::user_bash::BashResult;
 
 impl Session {
@@ -20,31 +21,47 @@ impl Session {
         &self.shared.cwd
     }
 
-    /// `bash`: runs the user's command and records it in the conversation (after the run when
-    /// one is streaming), without an event.
+    /// `bash`: runs the user's command (or what an extension's `user_bash` answer says) and
+    /// records it in the conversation (after the run when one is streaming).
     pub async fn bash(
         &self,
         command: &str,
         exclude_from_context: bool,
         on_output: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<BashResult, SessionError> {
-        // pi's `user_bash`, awaited before the command runs (pith runs it itself: a handler's
-        // answer does not replace the run).
-        if self.shared.extensions.wants("user_bash") {
+        // pi's `user_bash`, awaited before the command runs: an extension may supply its
+        // outcome, or a command line to run in its place.
+        let answer = if self.shared.extensions.wants("user_bash") {
             use crate::agent::extensions::hooks::{Event, UserBashEvent};
             let event = Event::UserBash(UserBashEvent {
                 command: command.to_string(),
                 exclude_from_context,
                 cwd: self.shared.cwd.display().to_string(),
             });
-            self.shared.extensions.hook("user_bash", event).await;
-        }
-        let result = self
-            .shared
-            .bash
-            .run(command, &self.shared.cwd, &self.shared.sandbox(), on_output)
-            .await
-            .map_err(SessionError::Bash)?;
+            session_hooks::user_bash(&self.shared.extensions, event).await
+        } else {
+            None
+        };
+        let sandbox = self.shared.sandbox();
+        let line = match &answer {
+            Some(UserBashAnswer::RunInstead(line)) => line.as_str(),
+            _ => command,
+        };
+        let result = match answer {
+            Some(UserBashAnswer::Result(given)) => BashResult {
+                output: given.output,
+                exit_code: given.exit_code,
+                cancelled: given.cancelled,
+                truncated: given.truncated,
+                full_output_path: None,
+            },
+            _ => self
+                .shared
+                .bash
+                .run(line, &self.shared.cwd, &sandbox, on_output)
+                .await
+                .map_err(SessionError::Bash)?,
+        };
         let mut message = result.message(command);
         // pi 1.5's `excludeFromContext`: recorded, shown to hosts, never sent to the model.
         message.exclude_from_context = exclude_from_context.then_some(true);

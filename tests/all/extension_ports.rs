@@ -578,3 +578,48 @@ async fn project_trust_is_asked_before_the_project_loads() {
     assert_eq!(asked(&run.our_stderr), asked(&run.their_stderr));
     assert_eq!(asked(&run.our_stderr), ["mode: rpc, load: 1)"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn file_trigger_sends_what_is_written_to_a_file_outside_the_workspace() {
+    // The example's file is /tmp/agent-trigger.txt; its folder is granted to the port, and the
+    // user's shell commands (the scenario writes the file with them) may write there too.
+    let grant = json!({
+        "plugins": {"file-trigger": {"grant": {"dirs": true}}},
+        "sandbox": {"writableRoots": ["/tmp"]}
+    });
+    // As in pi's capture, the file is not there at start-up: the first watch fails.
+    let _ = std::fs::remove_file("/tmp/agent-trigger.txt");
+    let run = ports::replay_with("file-trigger", "file-trigger", grant).await;
+    let ours = ports::decisions(&run.ours);
+    let mut theirs = ports::decisions(&run.theirs);
+    // pi 1.5.2 sends `session_start` twice for an RPC `new_session` (see event_bus_…), so the
+    // example starts watching twice; pith starts the new session's extension once.
+    let watching = json!({"method": "notify", "message": "Watching /tmp/agent-trigger.txt", "notifyType": "info"});
+    let twice = theirs
+        .windows(2)
+        .position(|pair| pair[0] == watching && pair[1] == watching)
+        .expect("pi's doubled session_start");
+    theirs.remove(twice);
+    ports::assert_same_decisions("file-trigger", &ours, &theirs);
+    // The trigger reached the model as pi sends it, and started the turn.
+    let custom = |frames: &[Value]| -> Vec<Value> {
+        frames
+            .iter()
+            .filter(|f| f["type"] == "message_end" && f["message"]["role"] == "custom")
+            .map(|f| {
+                json!([
+                    f["message"]["customType"],
+                    f["message"]["content"],
+                    f["message"]["display"]
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(custom(&run.ours), custom(&run.theirs));
+    assert_eq!(run.requests.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string("/tmp/agent-trigger.txt").unwrap(),
+        "",
+        "cleared after reading"
+    );
+}

@@ -10,7 +10,11 @@
 //! ```
 //!
 //! `http` and `config` take `true` (everything declared) or a list; a granted URL prefix narrower
-//! than a declared one narrows it.
+//! than a declared one narrows it. `dirs` (folders outside the workspace an extension reads,
+//! writes and watches) takes `true` or a list too, and is never granted without the user's word,
+//! not even to a first-party plugin.
+
+use std::path::PathBuf;
 
 use crate::settings::Settings;
 use serde::{Deserialize, Serialize};
@@ -122,6 +126,8 @@ pub struct Requested {
     pub process: bool,
     /// Whether it may call models through the host (an extension's `completion`).
     pub models: bool,
+    /// Folders outside the workspace it reads, writes and watches (absolute).
+    pub dirs: Vec<PathBuf>,
 }
 
 /// `true` for everything declared, or an explicit list.
@@ -149,6 +155,8 @@ pub struct Grant {
     pub process: Option<bool>,
     /// Model calls through the host.
     pub models: Option<bool>,
+    /// Folders outside the workspace.
+    pub dirs: Option<GrantList<PathBuf>>,
 }
 
 /// The capabilities a plugin really has.
@@ -164,6 +172,9 @@ pub struct Capabilities {
     pub process: bool,
     /// Whether it may call models through the host.
     pub models: bool,
+    /// Folders outside the workspace it may read, write and watch (each only when granted,
+    /// first-party plugins included).
+    pub dirs: Vec<PathBuf>,
 }
 
 impl Capabilities {
@@ -220,13 +231,33 @@ impl Capabilities {
         };
         let process = requested.process && grant.process.unwrap_or(first_party);
         let models = requested.models && grant.models.unwrap_or(first_party);
+        // Never without the user's word: a folder outside the workspace is theirs.
+        let dirs = match &grant.dirs {
+            None | Some(GrantList::All(false)) => Vec::new(),
+            Some(GrantList::All(true)) => requested.dirs.clone(),
+            Some(GrantList::Only(granted)) => requested
+                .dirs
+                .iter()
+                .filter(|d| granted.contains(d))
+                .cloned()
+                .collect(),
+        };
         Capabilities {
             workspace,
             http,
             config,
             process,
             models,
+            dirs,
         }
+    }
+
+    /// True when `path` (absolute, resolved) is inside a granted folder (as written, or with
+    /// its links resolved).
+    pub fn allows_dir_path(&self, path: &std::path::Path) -> bool {
+        self.dirs.iter().any(|dir| {
+            path.starts_with(dir) || dir.canonicalize().is_ok_and(|real| path.starts_with(real))
+        })
     }
 
     /// True when `url` is under a granted prefix.
@@ -330,7 +361,30 @@ mod tests {
             config: vec!["A".into(), "B".into()],
             process: true,
             models: true,
+            dirs: vec![PathBuf::from("/srv/drop")],
         }
+    }
+
+    #[test]
+    fn a_folder_outside_the_workspace_needs_the_users_grant_even_for_first_party() {
+        let none = Capabilities::resolve(&requested(), None, true);
+        assert!(none.dirs.is_empty());
+        let all = Grant {
+            dirs: Some(GrantList::All(true)),
+            ..Grant::default()
+        };
+        let caps = Capabilities::resolve(&requested(), Some(&all), false);
+        assert!(caps.allows_dir_path(std::path::Path::new("/srv/drop/trigger.txt")));
+        assert!(!caps.allows_dir_path(std::path::Path::new("/srv/dropped")));
+        let other = Grant {
+            dirs: Some(GrantList::Only(vec![PathBuf::from("/elsewhere")])),
+            ..Grant::default()
+        };
+        assert!(
+            Capabilities::resolve(&requested(), Some(&other), false)
+                .dirs
+                .is_empty()
+        );
     }
 
     #[test]

@@ -196,6 +196,8 @@ struct RawCapabilities {
     process: bool,
     #[serde(default)]
     models: bool,
+    #[serde(default)]
+    dirs: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -305,6 +307,17 @@ impl Manifest {
             Some(0) => None,
             Some(ms) => Some(ms),
         };
+        let mut dirs = Vec::new();
+        for dir in &raw.capabilities.dirs {
+            let path = std::path::Path::new(dir);
+            if !path.is_absolute() {
+                return Err(field(
+                    "capabilities.dirs",
+                    format!("{dir:?} is not an absolute path (the workspace is `workspace`)"),
+                ));
+            }
+            dirs.push(crate::sandbox::paths::normalize(path));
+        }
         Ok(Manifest {
             id: raw.id,
             version: raw.version,
@@ -317,6 +330,7 @@ impl Manifest {
                 config: raw.capabilities.config,
                 process: raw.capabilities.process,
                 models: raw.capabilities.models,
+                dirs,
             },
             limits: Limits {
                 memory_bytes: memory_mb << 20,

@@ -170,6 +170,19 @@ impl StoreState {
             }
             workspace_guest = Some(guest);
         }
+        // The folders outside the workspace the user granted (`dirs`), read-write, each at its
+        // own path (a guest resolves a path against the longest preopen holding it); one that
+        // does not exist (yet) is left out.
+        for dir in spec.capabilities.dirs.iter() {
+            if !dir.is_dir() {
+                continue;
+            }
+            let path = dir.to_string_lossy().into_owned();
+            builder
+                .preopened_dir(dir, &path, FsPerms::ReadWrite)
+                .map_err(|err| format!("cannot open {}: {err}", dir.display()))?;
+            readable.push(dir.clone());
+        }
         let spec_policy = spec.policy.clone();
         let limiter = MemoryLimiter {
             cap: spec.limits.memory_bytes as usize,

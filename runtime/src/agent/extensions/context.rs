@@ -13,9 +13,14 @@ use crate::plugin_host::convert::details_value;
 /// An extension's custom message as pi's `custom` message.
 pub fn custom_message(message: wit::CustomMessage) -> AgentMessage {
     let content: Vec<Content> = message.content.into_iter().map(Content::from).collect();
+    // One text is a string, as pi's examples send it (`content: "…"`); anything else, blocks.
+    let content = match content.as_slice() {
+        [Content::Text { text, .. }] => Value::String(text.clone()),
+        _ => serde_json::to_value(content).unwrap_or(Value::Array(Vec::new())),
+    };
     AgentMessage::Custom(CustomMessage {
         custom_type: message.custom_type,
-        content: serde_json::to_value(content).unwrap_or(Value::Array(Vec::new())),
+        content,
         display: message.display,
         details: details_value(message.details),
         timestamp: now_ms(),

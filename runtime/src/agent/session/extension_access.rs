@@ -181,10 +181,22 @@ impl SessionAccess for SessionContext {
             .canonicalize()
             .map_err(|err| format!("cannot watch {path}: {err}"))?;
         let workspace = cwd.canonicalize().unwrap_or(cwd);
-        if !real.starts_with(&workspace) {
+        let allowed = session
+            .shared
+            .extensions
+            .slots()
+            .iter()
+            .find(|slot| slot.plugin.manifest.id == plugin)
+            .is_some_and(|slot| {
+                let capabilities = &slot.plugin.capabilities;
+                (real.starts_with(&workspace)
+                    && capabilities.workspace != crate::plugin_host::grants::WorkspaceAccess::None)
+                    || capabilities.allows_dir_path(&real)
+            });
+        if !allowed {
             return Err(format!(
-                "cannot watch {path}: it is outside the session's workspace ({}); an extension \
-                 watches only what it may read",
+                "cannot watch {path}: it is outside the session's workspace ({}) and the folders \
+                 granted to the extension (`dirs`); an extension watches only what it may read",
                 workspace.display()
             ));
         }

@@ -324,6 +324,21 @@ fn grants(plugin: &crate::plugin_host::plugin::Plugin) {
             missing.push("\"models\": true".to_string());
         }
     }
+    let mut dirs = Vec::new();
+    for dir in &asked.dirs {
+        let granted = has.dirs.contains(dir);
+        println!(
+            "  folder {} (outside the workspace): {}",
+            dir.display(),
+            if granted { "granted" } else { "not granted" }
+        );
+        if !granted {
+            dirs.push(format!("{:?}", dir.display().to_string()));
+        }
+    }
+    if !dirs.is_empty() {
+        missing.push(format!("\"dirs\": [{}]", dirs.join(", ")));
+    }
     if !http.is_empty() {
         missing.push(format!("\"http\": [{}]", http.join(", ")));
     }

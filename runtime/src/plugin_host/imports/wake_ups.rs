@@ -29,10 +29,13 @@ impl wake_ups::Host for StoreState {
 
     async fn watch(&mut self, id: String, path: String) -> Result<(), String> {
         let plugin = self.spec.plugin_id.clone();
-        if self.spec.capabilities.workspace == WorkspaceAccess::None {
+        if self.spec.capabilities.workspace == WorkspaceAccess::None
+            && self.spec.capabilities.dirs.is_empty()
+        {
             return Err(format!(
-                "the extension {plugin} may not watch files: declare workspace = \"read\" under \
-                 [capabilities] in its pith.toml (and grant it for a third-party plugin)"
+                "the extension {plugin} may not watch files: declare workspace = \"read\" (or \
+                 dirs = [\"/folder\"] outside the workspace) under [capabilities] in its \
+                 pith.toml (and grant it for a third-party plugin)"
             ));
         }
         self.with_session(|s: &dyn SessionAccess| s.watch(&plugin, &id, &path))

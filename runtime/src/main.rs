@@ -411,13 +411,18 @@ async fn ask_extensions_about_trust(
     if !args.no_extensions {
         plugin_files.extend(agent_settings.resource_paths("extensions").0);
     }
-    let sandbox = pith::sandbox::SandboxPolicy::from_settings(
+    let sandbox = match pith::sandbox::SandboxPolicy::from_settings(
         args.sandbox.as_deref(),
         agent_settings,
         workspace,
         agent_dir.root(),
-    )
-    .ok()?;
+    ) {
+        Ok(sandbox) => sandbox,
+        Err(message) => {
+            eprintln!("pith: the extensions are not asked about the project's trust: {message}");
+            return None;
+        }
+    };
     let options = HostOptions {
         plugin_dirs: HostOptions::standard_dirs(
             &agent_dir.plugins_dir(),

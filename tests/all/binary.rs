@@ -116,7 +116,7 @@ fn plugins_lists_kinds_versions_sources_and_grants() {
     assert_eq!(word_count["tools"], json!(["word_count"]));
     assert_eq!(
         word_count["granted"],
-        json!({"workspace": "read", "http": [], "config": [], "process": false})
+        json!({"workspace": "read", "http": [], "config": [], "process": false, "models": false, "providers": false, "dirs": []})
     );
 
     std::fs::write(dir.path().join("a.txt"), "x y\n").unwrap();

@@ -382,6 +382,24 @@ async fn a_user_bash_answer_replaces_the_users_command() {
     let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
     let mut options = Options::faux(json!([]));
     options.plugins_dir = Some(plugins.path().to_path_buf());
+    // Without the process grant, another command line is refused: the command runs as typed.
+    let mut pith = Pith::spawn(options.clone()).await;
+    let typed = pith
+        .call(
+            "w",
+            json!({"type": "bash", "command": "probe-wrap echo inner"}),
+        )
+        .await;
+    assert_eq!(typed["data"]["exitCode"], 127, "{typed}");
+    let refused = pith.since_sent(|f| f["type"] == "extension_error").await;
+    let error = refused["error"].as_str().unwrap();
+    assert!(
+        error.contains("run-instead needs the process grant"),
+        "{error}"
+    );
+
+    let grant = json!({"plugins": {"ext-probe": {"grant": {"process": true}}}});
+    options.agent_files = vec![("settings.json".into(), grant.to_string())];
     let mut pith = Pith::spawn(options).await;
 
     // The probe's outcome, recorded as if the command had run (pi's `result`): nothing runs.

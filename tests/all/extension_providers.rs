@@ -30,6 +30,20 @@ async fn an_extension_registers_a_provider_from_a_command_and_removes_it() {
     let mut options = Options::faux(json!([]));
     options.plugins_dir = Some(plugins.path().to_path_buf());
     options.env = vec![("PROBE_PROVIDER_KEY".into(), "probe-secret".into())];
+    // Without the user's grant, nothing is registered, and the refusal names the fix.
+    let mut pith = Pith::spawn(options.clone()).await;
+    let register = format!("/provider register probe-net {}/v1", llm.url);
+    pith.call("r", json!({"type": "prompt", "message": register}))
+        .await;
+    let refused = notified(&mut pith, "answer: ").await;
+    assert!(
+        refused.contains("may not register providers") && refused.contains("providers = true"),
+        "{refused}"
+    );
+    assert!(listed(&mut pith, "probe-net").await.is_empty());
+
+    let grant = json!({"plugins": {"ext-probe": {"grant": {"providers": true}}}});
+    options.agent_files = vec![("settings.json".into(), grant.to_string())];
     let mut pith = Pith::spawn(options).await;
     assert!(listed(&mut pith, "probe-net").await.is_empty());
 
@@ -93,4 +107,6 @@ async fn an_extension_registers_a_provider_from_a_command_and_removes_it() {
         .await;
     notified(&mut pith, "agent_end seen").await;
     assert!(listed(&mut pith, "probe-net").await.is_empty());
+    let state = pith.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["provider"], "probe-net");
 }

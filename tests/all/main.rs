@@ -55,6 +55,7 @@ mod provider_compat;
 mod provider_google;
 mod provider_openai_completions;
 mod provider_openai_responses;
+mod provider_ports;
 mod read_images;
 mod reliability;
 mod reload;

@@ -46,6 +46,13 @@ fn asked(pith: &Pith) -> usize {
         .count()
 }
 
+/// Settings trusting undecided projects (`defaultProjectTrust: "always"`), the probe answering
+/// `trust`.
+fn always(trust: &str) -> Vec<(String, String)> {
+    let settings = json!({"defaultProjectTrust": "always", "plugins": {"ext-probe": {"grant": {"config": ["trust"]}, "config": {"trust": trust}}}});
+    vec![("settings.json".to_string(), settings.to_string())]
+}
+
 fn record(pith: &Pith) -> Value {
     let text = std::fs::read_to_string(pith.dir.path().join("agent/trusted-projects.json"))
         .unwrap_or_else(|_| "null".into());
@@ -59,15 +66,13 @@ async fn an_extension_decides_a_projects_trust_at_start_up() {
     assert_eq!(asked(&pith), 1);
     assert_eq!(record(&pith), Value::Null, "not remembered unless asked");
 
-    let (mut pith, _plugins) = start("no", &[], Vec::new()).await;
+    // A no wins over `defaultProjectTrust: "always"`.
+    let (mut pith, _plugins) = start("no", &[], always("no")).await;
     assert!(!project_loaded(&mut pith).await);
+    assert_eq!(asked(&pith), 1);
 
     // Undecided: `defaultProjectTrust` decides ("always" here).
-    let always = vec![(
-        "settings.json".to_string(),
-        json!({"defaultProjectTrust": "always", "plugins": {"ext-probe": {"grant": {"config": ["trust"]}, "config": {"trust": "maybe"}}}}).to_string(),
-    )];
-    let (mut pith, _plugins) = start("maybe", &[], always).await;
+    let (mut pith, _plugins) = start("maybe", &[], always("maybe")).await;
     assert!(project_loaded(&mut pith).await);
     assert_eq!(asked(&pith), 1);
 }
@@ -83,6 +88,15 @@ async fn a_remembered_decision_is_written_and_a_given_one_is_not_asked_about() {
         json!([work.display().to_string()]),
         "{remembered}"
     );
+
+    // A remembered decision decides (here a record trusting every folder): not asked.
+    let everything = vec![(
+        "trusted-projects.json".to_string(),
+        json!({"trusted": ["/"]}).to_string(),
+    )];
+    let (mut pith, _plugins) = start("no", &[], everything).await;
+    assert!(project_loaded(&mut pith).await);
+    assert_eq!(asked(&pith), 0);
 
     // `--no-approve` decides: the extension is not asked, and nothing is written.
     let (mut pith, _plugins) = start("yes-remember", &["--no-approve"], Vec::new()).await;

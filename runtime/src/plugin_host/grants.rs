@@ -12,7 +12,8 @@
 //! `http` and `config` take `true` (everything declared) or a list; a granted URL prefix narrower
 //! than a declared one narrows it. `dirs` (folders outside the workspace an extension reads,
 //! writes and watches) takes `true` or a list too, and is never granted without the user's word,
-//! not even to a first-party plugin.
+//! not even to a first-party plugin. `providers` (an extension's provider registrations, which
+//! receive the user's keys and conversations) is a switch like `process` and `models`.
 
 use std::path::PathBuf;
 
@@ -128,6 +129,8 @@ pub struct Requested {
     pub models: bool,
     /// Folders outside the workspace it reads, writes and watches (absolute).
     pub dirs: Vec<PathBuf>,
+    /// Whether it may register providers (an extension's `register-provider`).
+    pub providers: bool,
 }
 
 /// `true` for everything declared, or an explicit list.
@@ -157,6 +160,8 @@ pub struct Grant {
     pub models: Option<bool>,
     /// Folders outside the workspace.
     pub dirs: Option<GrantList<PathBuf>>,
+    /// Provider registrations.
+    pub providers: Option<bool>,
 }
 
 /// The capabilities a plugin really has.
@@ -175,6 +180,8 @@ pub struct Capabilities {
     /// Folders outside the workspace it may read, write and watch (each only when granted,
     /// first-party plugins included).
     pub dirs: Vec<PathBuf>,
+    /// Whether it may register providers (which receive the user's keys and requests).
+    pub providers: bool,
 }
 
 impl Capabilities {
@@ -231,6 +238,7 @@ impl Capabilities {
         };
         let process = requested.process && grant.process.unwrap_or(first_party);
         let models = requested.models && grant.models.unwrap_or(first_party);
+        let providers = requested.providers && grant.providers.unwrap_or(first_party);
         // Never without the user's word: a folder outside the workspace is theirs.
         let dirs = match &grant.dirs {
             None | Some(GrantList::All(false)) => Vec::new(),
@@ -249,6 +257,7 @@ impl Capabilities {
             process,
             models,
             dirs,
+            providers,
         }
     }
 
@@ -362,6 +371,7 @@ mod tests {
             process: true,
             models: true,
             dirs: vec![PathBuf::from("/srv/drop")],
+            providers: true,
         }
     }
 

@@ -198,6 +198,8 @@ struct RawCapabilities {
     models: bool,
     #[serde(default)]
     dirs: Vec<String>,
+    #[serde(default)]
+    providers: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -331,6 +333,7 @@ impl Manifest {
                 process: raw.capabilities.process,
                 models: raw.capabilities.models,
                 dirs,
+                providers: raw.capabilities.providers,
             },
             limits: Limits {
                 memory_bytes: memory_mb << 20,

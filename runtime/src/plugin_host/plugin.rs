@@ -220,6 +220,9 @@ impl Plugin {
                 "http": caps.http.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
                 "config": caps.config,
                 "process": caps.process,
+                "models": caps.models,
+                "providers": caps.providers,
+                "dirs": caps.dirs,
             },
             "limits": {
                 "memoryMb": plugin.manifest.limits.memory_bytes >> 20,

@@ -177,6 +177,21 @@ impl StoreState {
             if !dir.is_dir() {
                 continue;
             }
+            // Not a way around the workspace grant or into protected paths (the agent
+            // directory, the deny list): such a folder is never opened.
+            let overlaps = spec
+                .workspace
+                .as_ref()
+                .is_some_and(|ws| dir.starts_with(ws) || ws.starts_with(dir));
+            if overlaps || spec.policy.holds_protected(dir) {
+                tracing::warn!(
+                    "{}: the folder {} is not opened: it holds or is inside the workspace or a \
+                     protected path",
+                    spec.plugin_id,
+                    dir.display()
+                );
+                continue;
+            }
             let path = dir.to_string_lossy().into_owned();
             builder
                 .preopened_dir(dir, &path, FsPerms::ReadWrite)

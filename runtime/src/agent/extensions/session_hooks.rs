@@ -252,13 +252,27 @@ pub enum UserBashAnswer {
 }
 
 /// `user_bash`: asks the extensions that hear it, in load order, until one answers with an
-/// outcome or a command line to run instead (pi stops at the first valid answer).
+/// outcome or a command line to run instead (pi stops at the first valid answer; another
+/// command line needs the extension's `process` grant).
 pub async fn user_bash(extensions: &Extensions, event: Event) -> Option<UserBashAnswer> {
     const KIND: &str = "user_bash";
     for slot in extensions.slots().iter().filter(|s| s.wants(KIND)) {
         match extensions.call_slot(slot, KIND, event.clone()).await {
             Ok(EventResult::BashResult(result)) => return Some(UserBashAnswer::Result(result)),
-            Ok(EventResult::RunInstead(line)) => return Some(UserBashAnswer::RunInstead(line)),
+            // Another command line is a process the extension starts: it needs that grant.
+            Ok(EventResult::RunInstead(line)) if slot.plugin.capabilities.process => {
+                return Some(UserBashAnswer::RunInstead(line));
+            }
+            Ok(EventResult::RunInstead(_)) => extensions.error(
+                &slot.plugin.path,
+                KIND,
+                &format!(
+                    "run-instead needs the process grant (the command runs as typed): declare \
+                     process = true under [capabilities] in its pith.toml and grant it \
+                     (\"plugins\": {{\"{}\": {{\"grant\": {{\"process\": true}}}}}})",
+                    slot.plugin.manifest.id
+                ),
+            ),
             _ => {}
         }
     }

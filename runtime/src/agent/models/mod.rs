@@ -112,6 +112,10 @@ impl ModelRegistry {
                 for model in &extension.virtual_models {
                     replace_or_push(&mut registry.virtual_models, model.clone());
                 }
+                if !extension.providers.is_empty() && !plugin.capabilities.providers {
+                    problems.push(provider_config::no_providers_grant(&plugin.manifest.id));
+                    continue;
+                }
                 for registration in &extension.providers {
                     ProviderChange::Register {
                         plugin: plugin.manifest.id.clone(),
@@ -121,7 +125,10 @@ impl ModelRegistry {
                 }
             }
         }
-        for change in changes {
+        // Changes made at run time by extensions still loaded (a reload may have removed one).
+        let plugins = host.plugins();
+        let loaded: HashSet<&str> = plugins.iter().map(|p| p.manifest.id.as_str()).collect();
+        for change in changes.iter().filter(|c| loaded.contains(c.plugin())) {
             change.apply(&mut registered);
         }
         for (plugin, registration) in registered {

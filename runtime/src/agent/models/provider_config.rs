@@ -49,8 +49,18 @@ pub enum ProviderChange {
 }
 
 impl ProviderChange {
+    /// The extension that made the change.
+    pub fn plugin(&self) -> &str {
+        match self {
+            ProviderChange::Register { plugin, .. } | ProviderChange::Unregister { plugin, .. } => {
+                plugin
+            }
+        }
+    }
+
     /// Applies this change to `registered` (extension id and registration, in order): a
-    /// registration replaces any earlier one of the same name; a removal drops the
+    /// registration of a name already registered is merged over it, field by field, as pi
+    /// does (models given replace the earlier ones; none keeps them); a removal drops the
     /// extension's own registration of that name.
     pub fn apply(&self, registered: &mut Vec<(String, ProviderRegistration)>) {
         match self {
@@ -58,8 +68,12 @@ impl ProviderChange {
                 plugin,
                 registration,
             } => {
-                registered.retain(|(_, r)| r.name != registration.name);
-                registered.push((plugin.clone(), registration.as_ref().clone()));
+                let mut merged = registration.as_ref().clone();
+                if let Some(at) = registered.iter().position(|(_, r)| r.name == merged.name) {
+                    let (_, earlier) = registered.remove(at);
+                    merged.config = earlier.config.overlaid(merged.config);
+                }
+                registered.push((plugin.clone(), merged));
             }
             ProviderChange::Unregister { plugin, name } => {
                 registered.retain(|(p, r)| !(p == plugin && &r.name == name));
@@ -97,4 +111,31 @@ pub struct ModelConfig {
     /// `thinkingLevelMap`, `samplingParams`, `samplingParamsByThinkingLevel` and the rest.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ProviderConfig {
+    /// `newer`'s fields over these: each one it gives wins; its models, when it gives any.
+    pub fn overlaid(self, newer: ProviderConfig) -> ProviderConfig {
+        ProviderConfig {
+            base_url: newer.base_url.or(self.base_url),
+            api_key: newer.api_key.or(self.api_key),
+            api: newer.api.or(self.api),
+            headers: newer.headers.or(self.headers),
+            compat: newer.compat.or(self.compat),
+            models: if newer.models.is_empty() {
+                self.models
+            } else {
+                newer.models
+            },
+        }
+    }
+}
+
+/// Why `plugin` may not register providers, and the fix.
+pub fn no_providers_grant(plugin: &str) -> String {
+    format!(
+        "the extension {plugin} may not register providers (they get the user's keys and \
+         conversations): declare providers = true under [capabilities] in its pith.toml, and \
+         grant it in settings.json (\"plugins\": {{\"{plugin}\": {{\"grant\": {{\"providers\": true}}}}}})"
+    )
 }

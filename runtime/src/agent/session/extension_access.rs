@@ -193,6 +193,18 @@ impl SessionAccess for SessionContext {
                     && capabilities.workspace != crate::plugin_host::grants::WorkspaceAccess::None)
                     || capabilities.allows_dir_path(&real)
             });
+        let protected = session
+            .shared
+            .sandbox()
+            .protected()
+            .iter()
+            .any(|p| real.starts_with(p));
+        if protected {
+            return Err(format!(
+                "cannot watch {path}: the sandbox protects it (the agent directory or the deny \
+                 list)"
+            ));
+        }
         if !allowed {
             return Err(format!(
                 "cannot watch {path}: it is outside the session's workspace ({}) and the folders \

@@ -41,6 +41,16 @@ pub fn registration(wit: models::ProviderRegistration) -> Result<ProviderRegistr
                     .collect::<serde_json::Map<_, _>>()
             })
         };
+    if wit
+        .api_key
+        .as_deref()
+        .is_some_and(|key| key.starts_with('!'))
+    {
+        return Err(format!(
+            "provider \"{name}\": an extension's key cannot be a command (`!…`, which would run \
+             outside the sandbox): give a literal or `$NAME`"
+        ));
+    }
     let mut models = Vec::with_capacity(wit.models.len());
     for model in wit.models {
         let owner = format!("model \"{name}/{}\"", model.id);
@@ -133,8 +143,13 @@ impl models::Host for StoreState {
         &mut self,
         registration: models::ProviderRegistration,
     ) -> Result<(), String> {
-        let registration = self::registration(registration)?;
         let plugin = self.spec.plugin_id.clone();
+        if !self.spec.capabilities.providers {
+            return Err(crate::agent::models::provider_config::no_providers_grant(
+                &plugin,
+            ));
+        }
+        let registration = self::registration(registration)?;
         self.with_session(|s| s.register_provider(&plugin, registration))
             .unwrap_or_else(|| Err(crate::plugin_host::session_context::NO_SESSION.into()))
     }

@@ -261,14 +261,6 @@ impl Capabilities {
         }
     }
 
-    /// True when `path` (absolute, resolved) is inside a granted folder (as written, or with
-    /// its links resolved).
-    pub fn allows_dir_path(&self, path: &std::path::Path) -> bool {
-        self.dirs.iter().any(|dir| {
-            path.starts_with(dir) || dir.canonicalize().is_ok_and(|real| path.starts_with(real))
-        })
-    }
-
     /// True when `url` is under a granted prefix.
     pub fn allows_url(&self, url: &reqwest::Url) -> bool {
         self.http.iter().any(|prefix| prefix.allows(url))
@@ -384,8 +376,7 @@ mod tests {
             ..Grant::default()
         };
         let caps = Capabilities::resolve(&requested(), Some(&all), false);
-        assert!(caps.allows_dir_path(std::path::Path::new("/srv/drop/trigger.txt")));
-        assert!(!caps.allows_dir_path(std::path::Path::new("/srv/dropped")));
+        assert_eq!(caps.dirs, [PathBuf::from("/srv/drop")]);
         let other = Grant {
             dirs: Some(GrantList::Only(vec![PathBuf::from("/elsewhere")])),
             ..Grant::default()

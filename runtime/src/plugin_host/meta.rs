@@ -166,10 +166,13 @@ pub fn model_from_wit(model: wit::Model) -> Model {
         },
         context_window: model.context_window.into(),
         max_tokens: model.max_tokens.into(),
+        // A component's `!command` header would run outside the sandbox at each request
+        // (only the user's `models.json` may name commands): it is left out.
         headers: (!model.headers.is_empty()).then(|| {
             model
                 .headers
                 .into_iter()
+                .filter(|h| !h.value.starts_with('!'))
                 .map(|h| (h.name, serde_json::Value::String(h.value)))
                 .collect()
         }),

@@ -89,7 +89,7 @@ impl PluginMeta {
 }
 
 /// The version of [`PluginMeta`]'s layout, part of its cache key.
-pub const META_VERSION: u32 = 3;
+pub const META_VERSION: u32 = 4;
 
 /// An extension's entry points, by the version of the extension world it was built for.
 #[derive(Clone)]

@@ -2,7 +2,7 @@
 //! plugin's capabilities, its memory limiter) and the accounting behind the per-call deadline.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -170,33 +170,32 @@ impl StoreState {
             }
             workspace_guest = Some(guest);
         }
-        // The folders outside the workspace the user granted (`dirs`), read-write, each at its
-        // own path (a guest resolves a path against the longest preopen holding it); one that
-        // does not exist (yet) is left out.
-        for dir in spec.capabilities.dirs.iter() {
-            if !dir.is_dir() {
-                continue;
-            }
-            // Not a way around the workspace grant or into protected paths (the agent
-            // directory, the deny list): such a folder is never opened.
-            let overlaps = spec
-                .workspace
-                .as_ref()
-                .is_some_and(|ws| dir.starts_with(ws) || ws.starts_with(dir));
-            if overlaps || spec.policy.holds_protected(dir) {
-                tracing::warn!(
-                    "{}: the folder {} is not opened: it holds or is inside the workspace or a \
-                     protected path",
-                    spec.plugin_id,
-                    dir.display()
-                );
-                continue;
-            }
-            let path = dir.to_string_lossy().into_owned();
+        // The folders outside the workspace the user granted (`dirs`), read-write, each at the
+        // path the manifest gives (its links resolved for the checks and the opening).
+        let opened = openable_dirs(
+            &spec.capabilities.dirs,
+            spec.workspace.as_deref(),
+            &spec.policy,
+        );
+        for (written, real) in &opened {
+            let path = written.to_string_lossy().into_owned();
             builder
-                .preopened_dir(dir, &path, FsPerms::ReadWrite)
-                .map_err(|err| format!("cannot open {}: {err}", dir.display()))?;
-            readable.push(dir.clone());
+                .preopened_dir(real, &path, FsPerms::ReadWrite)
+                .map_err(|err| format!("cannot open {}: {err}", written.display()))?;
+            readable.push(written.clone());
+        }
+        for skipped in spec
+            .capabilities
+            .dirs
+            .iter()
+            .filter(|d| !opened.iter().any(|(written, _)| written == *d))
+        {
+            tracing::warn!(
+                "{}: the folder {} is not opened: it is missing, or it is, holds or is inside the \
+                 workspace or a protected path",
+                spec.plugin_id,
+                skipped.display()
+            );
         }
         let spec_policy = spec.policy.clone();
         let limiter = MemoryLimiter {
@@ -439,3 +438,55 @@ impl Drop for HostTime {
 #[derive(Debug, thiserror::Error)]
 #[error("deadline of {0} ms exceeded")]
 pub struct DeadlineExceeded(pub u64);
+
+/// The granted folders outside the workspace (`dirs`) that a call opens, as written and with
+/// their links resolved: each one that exists and neither is, holds nor is inside the workspace
+/// or a protected path (the agent directory, the deny list), checked on its real path.
+pub fn openable_dirs(
+    dirs: &[PathBuf],
+    workspace: Option<&Path>,
+    policy: &crate::sandbox::SandboxPolicy,
+) -> Vec<(PathBuf, PathBuf)> {
+    let workspace = workspace.map(|ws| ws.canonicalize().unwrap_or_else(|_| ws.to_path_buf()));
+    dirs.iter()
+        .filter_map(|written| {
+            let real = written.canonicalize().ok().filter(|real| real.is_dir())?;
+            let overlaps = workspace
+                .as_ref()
+                .is_some_and(|ws| real.starts_with(ws) || ws.starts_with(&real));
+            let protected = policy.holds_protected(&real) || policy.holds_protected(written);
+            (!overlaps && !protected).then(|| (written.clone(), real))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::openable_dirs;
+    use crate::sandbox::SandboxPolicy;
+    use crate::settings::Settings;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_granted_folder_is_opened_only_outside_the_workspace_and_the_protected_paths() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let (workspace, agent, drop) = (root.join("ws"), root.join("agent"), root.join("drop"));
+        for dir in [&workspace, &agent, &drop, &workspace.join("inner")] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::os::unix::fs::symlink(&agent, root.join("link-to-agent")).unwrap();
+        let policy =
+            SandboxPolicy::from_settings(None, &Settings::default(), &workspace, &agent).unwrap();
+        let dirs = [
+            drop.clone(),
+            workspace.join("inner"),
+            root.clone(),
+            agent.clone(),
+            root.join("link-to-agent"),
+            root.join("missing"),
+        ];
+        let opened = openable_dirs(&dirs, Some(&workspace), &policy);
+        assert_eq!(opened, [(drop.clone(), drop)]);
+    }
+}

@@ -85,7 +85,13 @@ impl Extensions {
 
     /// Watches `path` (existing, already checked to be one the extension may read) for
     /// `plugin`, calling it back with `file-change(id, paths)`.
-    pub fn watch(self: &Arc<Self>, plugin: &str, id: &str, path: &Path) -> Result<(), String> {
+    pub fn watch(
+        self: &Arc<Self>,
+        plugin: &str,
+        id: &str,
+        path: &Path,
+        hidden: Vec<PathBuf>,
+    ) -> Result<(), String> {
         let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel::<Vec<PathBuf>>();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -119,11 +125,16 @@ impl Extensions {
                     }
                 }
                 let mut seen = std::collections::BTreeSet::new();
+                // Changes under a protected path (beneath the watched one) are not told.
                 let paths: Vec<String> = paths
                     .into_iter()
+                    .filter(|p| !hidden.iter().any(|h| p.starts_with(h)))
                     .map(|p| p.display().to_string())
                     .filter(|p| seen.insert(p.clone()))
                     .collect();
+                if paths.is_empty() {
+                    continue;
+                }
                 let Some(extensions) = extensions.upgrade() else {
                     return;
                 };

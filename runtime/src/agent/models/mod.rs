@@ -125,9 +125,14 @@ impl ModelRegistry {
                 }
             }
         }
-        // Changes made at run time by extensions still loaded (a reload may have removed one).
+        // Changes made at run time by extensions still loaded and still granted (a reload may
+        // have removed one, or the user the grant).
         let plugins = host.plugins();
-        let loaded: HashSet<&str> = plugins.iter().map(|p| p.manifest.id.as_str()).collect();
+        let loaded: HashSet<&str> = plugins
+            .iter()
+            .filter(|p| p.capabilities.providers)
+            .map(|p| p.manifest.id.as_str())
+            .collect();
         for change in changes.iter().filter(|c| loaded.contains(c.plugin())) {
             change.apply(&mut registered);
         }

@@ -181,6 +181,16 @@ impl SessionAccess for SessionContext {
             .canonicalize()
             .map_err(|err| format!("cannot watch {path}: {err}"))?;
         let workspace = cwd.canonicalize().unwrap_or(cwd);
+        let policy = session.shared.sandbox();
+        let protected = policy.protected();
+        if protected.iter().any(|p| real.starts_with(p)) {
+            return Err(format!(
+                "cannot watch {path}: the sandbox protects it (the agent directory or the deny \
+                 list)"
+            ));
+        }
+        // What the extension's own calls may read: the workspace (with its grant) and the
+        // granted folders outside it that a call opens.
         let allowed = session
             .shared
             .extensions
@@ -189,22 +199,17 @@ impl SessionAccess for SessionContext {
             .find(|slot| slot.plugin.manifest.id == plugin)
             .is_some_and(|slot| {
                 let capabilities = &slot.plugin.capabilities;
-                (real.starts_with(&workspace)
-                    && capabilities.workspace != crate::plugin_host::grants::WorkspaceAccess::None)
-                    || capabilities.allows_dir_path(&real)
+                let in_workspace = real.starts_with(&workspace)
+                    && capabilities.workspace != crate::plugin_host::grants::WorkspaceAccess::None;
+                in_workspace
+                    || crate::plugin_host::sandbox::openable_dirs(
+                        &capabilities.dirs,
+                        Some(&workspace),
+                        &policy,
+                    )
+                    .iter()
+                    .any(|(_, dir)| real.starts_with(dir))
             });
-        let protected = session
-            .shared
-            .sandbox()
-            .protected()
-            .iter()
-            .any(|p| real.starts_with(p));
-        if protected {
-            return Err(format!(
-                "cannot watch {path}: the sandbox protects it (the agent directory or the deny \
-                 list)"
-            ));
-        }
         if !allowed {
             return Err(format!(
                 "cannot watch {path}: it is outside the session's workspace ({}) and the folders \
@@ -212,7 +217,10 @@ impl SessionAccess for SessionContext {
                 workspace.display()
             ));
         }
-        session.shared.extensions.watch(plugin, id, &real)
+        session
+            .shared
+            .extensions
+            .watch(plugin, id, &real, protected)
     }
 
     fn unwatch(&self, plugin: &str, id: &str) -> bool {

@@ -41,14 +41,16 @@ pub fn registration(wit: models::ProviderRegistration) -> Result<ProviderRegistr
                     .collect::<serde_json::Map<_, _>>()
             })
         };
-    if wit
-        .api_key
-        .as_deref()
-        .is_some_and(|key| key.starts_with('!'))
-    {
+    let commands = wit.api_key.iter().chain(
+        wit.headers
+            .iter()
+            .chain(wit.models.iter().flat_map(|m| m.headers.iter()))
+            .map(|h| &h.value),
+    );
+    if commands.into_iter().any(|value| value.starts_with('!')) {
         return Err(format!(
-            "provider \"{name}\": an extension's key cannot be a command (`!…`, which would run \
-             outside the sandbox): give a literal or `$NAME`"
+            "provider \"{name}\": an extension's key or header cannot be a command (`!…`, which \
+             would run outside the sandbox): give a literal or `$NAME`"
         ));
     }
     let mut models = Vec::with_capacity(wit.models.len());

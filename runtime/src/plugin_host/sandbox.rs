@@ -2,7 +2,7 @@
 //! plugin's capabilities, its memory limiter) and the accounting behind the per-call deadline.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -172,11 +172,7 @@ impl StoreState {
         }
         // The folders outside the workspace the user granted (`dirs`), read-write, each at the
         // path the manifest gives (its links resolved for the checks and the opening).
-        let opened = openable_dirs(
-            &spec.capabilities.dirs,
-            spec.workspace.as_deref(),
-            &spec.policy,
-        );
+        let opened = openable_dirs(&spec.capabilities.dirs, &spec.policy);
         for (written, real) in &opened {
             let path = written.to_string_lossy().into_owned();
             builder
@@ -191,8 +187,8 @@ impl StoreState {
             .filter(|d| !opened.iter().any(|(written, _)| written == *d))
         {
             tracing::warn!(
-                "{}: the folder {} is not opened: it is missing, or it is, holds or is inside the \
-                 workspace or a protected path",
+                "{}: the folder {} is not opened: it is missing, or it is, holds or is inside a \
+                 protected path",
                 spec.plugin_id,
                 skipped.display()
             );
@@ -439,23 +435,19 @@ impl Drop for HostTime {
 #[error("deadline of {0} ms exceeded")]
 pub struct DeadlineExceeded(pub u64);
 
-/// The granted folders outside the workspace (`dirs`) that a call opens, as written and with
-/// their links resolved: each one that exists and neither is, holds nor is inside the workspace
-/// or a protected path (the agent directory, the deny list), checked on its real path.
+/// The granted folders (`dirs`) that a call opens, as written and with their links resolved:
+/// each one that exists and neither is, holds nor is inside a protected path (the agent
+/// directory, the deny list), checked on its real path. (A folder the user grants may hold the
+/// workspace: the grant names it, as `/tmp` holds a workspace made in the temp dir.)
 pub fn openable_dirs(
     dirs: &[PathBuf],
-    workspace: Option<&Path>,
     policy: &crate::sandbox::SandboxPolicy,
 ) -> Vec<(PathBuf, PathBuf)> {
-    let workspace = workspace.map(|ws| ws.canonicalize().unwrap_or_else(|_| ws.to_path_buf()));
     dirs.iter()
         .filter_map(|written| {
             let real = written.canonicalize().ok().filter(|real| real.is_dir())?;
-            let overlaps = workspace
-                .as_ref()
-                .is_some_and(|ws| real.starts_with(ws) || ws.starts_with(&real));
             let protected = policy.holds_protected(&real) || policy.holds_protected(written);
-            (!overlaps && !protected).then(|| (written.clone(), real))
+            (!protected).then(|| (written.clone(), real))
         })
         .collect()
 }
@@ -468,7 +460,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_granted_folder_is_opened_only_outside_the_workspace_and_the_protected_paths() {
+    fn a_granted_folder_is_opened_only_outside_the_protected_paths() {
         let root = tempfile::tempdir().unwrap();
         let root = root.path().canonicalize().unwrap();
         let (workspace, agent, drop) = (root.join("ws"), root.join("agent"), root.join("drop"));
@@ -486,7 +478,9 @@ mod tests {
             root.join("link-to-agent"),
             root.join("missing"),
         ];
-        let opened = openable_dirs(&dirs, Some(&workspace), &policy);
-        assert_eq!(opened, [(drop.clone(), drop)]);
+        let opened = openable_dirs(&dirs, &policy);
+        // The root holds the agent directory; the link leads into it.
+        let inner = workspace.join("inner");
+        assert_eq!(opened, [(drop.clone(), drop), (inner.clone(), inner)]);
     }
 }

@@ -202,13 +202,9 @@ impl SessionAccess for SessionContext {
                 let in_workspace = real.starts_with(&workspace)
                     && capabilities.workspace != crate::plugin_host::grants::WorkspaceAccess::None;
                 in_workspace
-                    || crate::plugin_host::sandbox::openable_dirs(
-                        &capabilities.dirs,
-                        Some(&workspace),
-                        &policy,
-                    )
-                    .iter()
-                    .any(|(_, dir)| real.starts_with(dir))
+                    || crate::plugin_host::sandbox::openable_dirs(&capabilities.dirs, &policy)
+                        .iter()
+                        .any(|(_, dir)| real.starts_with(dir))
             });
         if !allowed {
             return Err(format!(

@@ -431,18 +431,57 @@ async fn project_trust_is_asked_before_the_project_loads() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn file_trigger_sends_what_is_written_to_a_file_outside_the_workspace() {
-    // The example's file is /tmp/agent-trigger.txt; its folder is granted to the port, and the
-    // user's shell commands (the scenario writes the file with them) may write there too.
-    let grant = json!({
-        "plugins": {"file-trigger": {"grant": {"dirs": true}}},
-        "sandbox": {"writableRoots": ["/tmp"]}
+    // pi's example fixes /tmp/agent-trigger.txt. pith's test puts the file in a folder of its
+    // own outside the test's directories (a granted folder holding the agent directory, as /tmp
+    // does when the clone is under /tmp, is never opened), granted to the port; the user's
+    // shell commands (the scenario writes the file with them) may write there too.
+    let folder = tempfile::tempdir().unwrap();
+    let folder = folder.path().canonicalize().unwrap();
+    let trigger = folder.join("agent-trigger.txt").display().to_string();
+    let settings = json!({
+        "plugins": {"file-trigger": {
+            "grant": {"dirs": true, "config": true}, "config": {"trigger-file": trigger}}},
+        "sandbox": {"writableRoots": [folder]}
     });
-    // As in pi's capture, the file is not there at start-up: the first watch fails.
-    let _ = std::fs::remove_file("/tmp/agent-trigger.txt");
-    let run = ports::replay_with("file-trigger", "file-trigger", grant).await;
-    let watching = json!({"method": "notify", "message": "Watching /tmp/agent-trigger.txt", "notifyType": "info"});
-    let theirs = without_doubled_start(ports::decisions(&run.theirs), &watching);
-    ports::assert_same_decisions("file-trigger", &ports::decisions(&run.ours), &theirs);
+    let manifest = std::fs::read_to_string(
+        support::repo_root().join("plugins/examples/file-trigger/pith.toml"),
+    )
+    .unwrap();
+    assert!(manifest.contains("dirs = [\"/tmp\"]"));
+    let run = ports::replay_rewritten(
+        "file-trigger",
+        "file-trigger",
+        settings,
+        usize::MAX,
+        &[
+            ("/tmp/agent-trigger.txt", &trigger),
+            ("\"/tmp\"", &format!("{folder:?}")),
+        ],
+    )
+    .await;
+    // Each names its own file: the paths go.
+    let without_paths = |decisions: Vec<Value>| -> Vec<Value> {
+        decisions
+            .into_iter()
+            .map(|mut d| {
+                if d["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("Watching "))
+                {
+                    d["message"] = json!("Watching <trigger file>");
+                }
+                d
+            })
+            .collect()
+    };
+    let watching =
+        json!({"method": "notify", "message": "Watching <trigger file>", "notifyType": "info"});
+    let theirs = without_doubled_start(without_paths(ports::decisions(&run.theirs)), &watching);
+    ports::assert_same_decisions(
+        "file-trigger",
+        &without_paths(ports::decisions(&run.ours)),
+        &theirs,
+    );
     // The trigger reached the model as pi sends it, and started the turn.
     let custom = |frames: &[Value]| -> Vec<Value> {
         frames
@@ -460,7 +499,7 @@ async fn file_trigger_sends_what_is_written_to_a_file_outside_the_workspace() {
     assert_eq!(custom(&run.ours), custom(&run.theirs));
     assert_eq!(run.requests.len(), 1);
     assert_eq!(
-        std::fs::read_to_string("/tmp/agent-trigger.txt").unwrap(),
+        std::fs::read_to_string(&trigger).unwrap(),
         "",
         "cleared after reading"
     );

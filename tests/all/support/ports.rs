@@ -47,9 +47,24 @@ pub async fn replay_with(example: &str, port: &str, settings: Value) -> Replayed
 
 /// [`replay_with`] for the scenario's first `steps` steps only.
 pub async fn replay_steps(example: &str, port: &str, settings: Value, steps: usize) -> Replayed {
+    replay_rewritten(example, port, settings, steps, &[]).await
+}
+
+/// [`replay_steps`] with each `(from, to)` text of the scenario and of the port's manifest
+/// rewritten first (a path pi's example fixes, which pith's test puts elsewhere).
+pub async fn replay_rewritten(
+    example: &str,
+    port: &str,
+    settings: Value,
+    steps: usize,
+    rewrites: &[(&str, &str)],
+) -> Replayed {
     let dir = fixture(example);
-    let mut scenario: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    let mut text = std::fs::read_to_string(dir.join("scenario.json")).unwrap();
+    for (from, to) in rewrites {
+        text = text.replace(from, to);
+    }
+    let mut scenario: Value = serde_json::from_str(&text).unwrap();
     if let Some(all) = scenario["steps"].as_array_mut() {
         all.truncate(steps);
     }
@@ -95,6 +110,12 @@ pub async fn replay_steps(example: &str, port: &str, settings: Value, steps: usi
         }
     }
     let plugins = super::plugins_dir_with(&[&format!("examples/{port}")]);
+    let manifest = plugins.path().join(format!("{port}.toml"));
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    for (from, to) in rewrites {
+        text = text.replace(from, to);
+    }
+    std::fs::write(&manifest, text).unwrap();
     args.push("-e".into());
     args.push(
         plugins

@@ -4,20 +4,23 @@
 pub use crate::bindings::extension_world::exports::pith::plugin0_1_0::completions::Completion;
 pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension::{
     AgentStartChanges, BeforeAgentStartEvent, BeforeCompactEvent, BeforeSwitchEvent, CommandSpec,
-    CompactionReason, CompactionSummary, DiscoverReason, DiscoveredResources, Event, EventResult,
-    ExtensionInfo, FailedRequest, FileChangeEvent, InputEvent, InputSource, ModelRoute,
-    ModelSelectEvent, ModelSelectSource, ProjectTrustEvent, ProviderRequestEvent,
-    ProviderResponseEvent, ResourcesDiscoverEvent, RouteReason, RouteRequest, RoutedModel, Rule,
-    SessionCompactEvent, SessionShutdownEvent, SessionStartEvent, SessionStartReason,
-    ShutdownReason, SwitchReason, ToolCallEvent, ToolOutcome, ToolResultEvent, ToolResultPatch,
-    TransformedInput, TrustAnswer, TrustDecision, UserBashEvent, UserBashResult, VirtualModelSpec,
+    CompactionPreparation, CompactionReason, CompactionSummary, DiscoverReason,
+    DiscoveredResources, Event, EventResult, ExtensionInfo, FailedRequest, FileChangeEvent,
+    InputEvent, InputSource, ModelRoute, ModelSelectEvent, ModelSelectSource, ProjectTrustEvent,
+    ProviderRequestEvent, ProviderResponseEvent, ResourcesDiscoverEvent, RouteReason, RouteRequest,
+    RoutedModel, Rule, SessionCompactEvent, SessionShutdownEvent, SessionStartEvent,
+    SessionStartReason, ShutdownReason, SwitchReason, ToolCallEvent, ToolOutcome, ToolResultEvent,
+    ToolResultPatch, TransformedInput, TrustAnswer, TrustDecision, UserBashEvent, UserBashResult,
+    VirtualModelSpec,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
+pub use crate::bindings::extension_world::pith::plugin0_2_0::agent_events::AgentEvent;
 pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{
     FlagKind, FlagSpec, FlagValue,
 };
 pub use crate::bindings::extension_world::pith::plugin0_2_0::{
-    cli_flags, completion, entries, events_bus, models, session_control, session_read, wake_ups,
+    agent_events, cli_flags, completion, entries, events_bus, models, session_control,
+    session_read, wake_ups,
 };
 pub use crate::bindings::imports::pith::plugin0_1_0::types::{
     Content, CustomMessage, Image, ThinkingLevel, ToolError, ToolResult, ToolSpec,

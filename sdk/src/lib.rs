@@ -103,6 +103,8 @@ pub mod text;
 #[cfg(feature = "provider")]
 pub mod compat;
 #[cfg(feature = "extension")]
+pub mod conversation;
+#[cfg(feature = "extension")]
 pub mod extension;
 #[cfg(feature = "prompt-template")]
 pub mod prompt_template;

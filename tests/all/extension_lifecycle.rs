@@ -440,3 +440,43 @@ async fn a_user_bash_answer_replaces_the_users_command() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_hears_the_runs_events_typed() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let script = json!([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo typed"}}]},
+        {"text": "all done"}
+    ]);
+    let settings = json!({
+        "plugins": {"ext-probe": {"grant": {"config": ["agent-events"]}, "config": {"agent-events": "on"}}}
+    });
+    let mut options = persistent(script, &[]);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.agent_files = vec![("settings.json".into(), settings.to_string())];
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "run it"}))
+        .await;
+    pith.until_agent_end().await;
+    assert_eq!(
+        notified(&mut pith, "tool_execution_end").await,
+        "tool_execution_end bash error=false output=\"typed\\n\""
+    );
+    assert_eq!(
+        notified(&mut pith, "turn_end").await,
+        "turn_end answer=\"\" results=[\"bash\"]"
+    );
+    assert_eq!(
+        notified(&mut pith, "turn_end").await,
+        "turn_end answer=\"all done\" results=[]"
+    );
+    // The system record, the prompt, the answer with the call, its result, the last answer; the
+    // text came in deltas.
+    let end = notified(&mut pith, "agent_end").await;
+    let deltas: u32 = end
+        .strip_prefix("agent_end messages=5 deltas=")
+        .unwrap_or_else(|| panic!("{end}"))
+        .parse()
+        .unwrap();
+    assert!(deltas >= 1, "{end}");
+}

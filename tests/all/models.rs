@@ -180,3 +180,64 @@ async fn api_key_flag_and_cost_from_model_prices() {
     let stats = pith.call("s", json!({"type": "get_session_stats"})).await;
     assert_eq!(stats["data"]["cost"], json!(10.935));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_third_party_provider_gets_a_built_in_providers_key_only_once_granted() {
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        support::built_component("provider-probe"),
+        plugins.path().join("provider_probe.wasm"),
+    )
+    .unwrap();
+    std::fs::copy(
+        support::repo_root().join("plugins/testing/provider-probe/pith.toml"),
+        plugins.path().join("provider_probe.toml"),
+    )
+    .unwrap();
+    let mut options = Options {
+        args: vec!["--no-session".into()],
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        env: vec![("ANTHROPIC_API_KEY".into(), "anthropic-secret".into())],
+        capture_stderr: true,
+        ..Options::default()
+    };
+    // Not granted: its model under `anthropic` is left out, and the log says how to allow it.
+    let mut pith = Pith::spawn(options.clone()).await;
+    let set = pith
+        .call(
+            "m",
+            json!({"type": "set_model", "provider": "anthropic", "modelId": "probe-claude"}),
+        )
+        .await;
+    assert_eq!(set["success"], false, "{set}");
+    let log = pith.stderr_to_the_end().await;
+    assert!(
+        log.iter().any(|l| l.contains(
+            "the plugin provider-probe serves the built-in provider anthropic, which would hand \
+             it the user's key: left out"
+        ) && l.contains("\"grant\": {\"providers\": true}")),
+        "{log:?}"
+    );
+    drop(pith);
+
+    // Granted: it serves the model, with the user's Anthropic key.
+    let settings = json!({"plugins": {"provider-probe": {"grant": {"providers": true}}}});
+    options.agent_files = vec![("settings.json".into(), settings.to_string())];
+    options.capture_stderr = false;
+    let mut pith = Pith::spawn(options).await;
+    let set = pith
+        .call(
+            "m",
+            json!({"type": "set_model", "provider": "anthropic", "modelId": "probe-claude"}),
+        )
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    pith.call("p", json!({"type": "prompt", "message": "{}"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    let text = end["messages"][2]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with("request key: Some(\"anthropic-secret\")"),
+        "{text}"
+    );
+}

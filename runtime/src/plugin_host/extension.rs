@@ -62,6 +62,17 @@ impl ExtensionInstance {
         host: &PluginHost,
         event: Event,
     ) -> Result<Result<EventResult, String>, CallError> {
+        self.hear(host, event, None).await
+    }
+
+    /// [`ExtensionInstance::on_event`] for an event that has pi's JSON beside its typed form
+    /// (an agent event): an extension of version 0.1 gets that JSON, as it did before.
+    pub async fn hear(
+        &mut self,
+        host: &PluginHost,
+        event: Event,
+        pi_json: Option<Arc<str>>,
+    ) -> Result<Result<EventResult, String>, CallError> {
         self.call(host, move |store, bindings| {
             Box::pin(async move {
                 match bindings.core {
@@ -73,7 +84,7 @@ impl ExtensionInstance {
                     Core::V1(core) => {
                         let answer = core
                             .pith_plugin0_1_0_extension()
-                            .call_on_event(&mut *store, &super::extension_v1::event(event))
+                            .call_on_event(&mut *store, &super::extension_v1::event(event, pi_json))
                             .await?;
                         Ok(answer.map(super::extension_v1::result))
                     }

@@ -2,14 +2,39 @@
 //! engine speaks 0.2, and this turns its events into 0.1's (events 0.1 had no case for arrive
 //! as `observe` with pi's JSON, as they did in 0.1) and 0.1's answers into 0.2's.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::bindings::extension_world::exports::pith::plugin0_1_0::extension as v1;
 use super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension as v2;
+use super::bindings::extension_world_v2::pith::plugin0_2_0::agent_events::AgentEvent;
 
-/// An event as a 0.1 extension gets it.
-pub fn event(event: v2::Event) -> v1::Event {
+/// pi's name for an agent event.
+pub fn agent_kind(event: &AgentEvent) -> &'static str {
     match event {
+        AgentEvent::AgentStart => "agent_start",
+        AgentEvent::AgentEnd(_) => "agent_end",
+        AgentEvent::TurnStart => "turn_start",
+        AgentEvent::TurnEnd(_) => "turn_end",
+        AgentEvent::MessageStart(_) => "message_start",
+        AgentEvent::MessageUpdate(_) => "message_update",
+        AgentEvent::MessageEnd(_) => "message_end",
+        AgentEvent::ToolExecutionStart(_) => "tool_execution_start",
+        AgentEvent::ToolExecutionUpdate(_) => "tool_execution_update",
+        AgentEvent::ToolExecutionEnd(_) => "tool_execution_end",
+    }
+}
+
+/// An event as a 0.1 extension gets it (`pi_json`: the JSON of an agent event, which 0.2 gets
+/// typed).
+pub fn event(event: v2::Event, pi_json: Option<Arc<str>>) -> v1::Event {
+    match event {
+        v2::Event::Agent(agent) => {
+            let kind = agent_kind(&agent);
+            let json = pi_json.map_or_else(|| json!({"type": kind}).to_string(), |j| j.to_string());
+            v1::Event::Observe((kind.to_string(), json))
+        }
         v2::Event::SessionStart(_) => v1::Event::SessionStart,
         v2::Event::SessionShutdown(shutdown) => {
             let mut json = json!({
@@ -48,10 +73,13 @@ pub fn event(event: v2::Event) -> v1::Event {
             json!({"type": "after_provider_response"}),
         ),
         v2::Event::SessionBeforeCompact(compact) => {
+            let json: serde_json::Value = pi_json
+                .and_then(|json| serde_json::from_str(&json).ok())
+                .unwrap_or_default();
             v1::Event::SessionBeforeCompact(v1::BeforeCompactEvent {
                 custom_instructions: compact.custom_instructions,
-                preparation: compact.preparation,
-                branch_entries: compact.branch_entries,
+                preparation: json["preparation"].to_string(),
+                branch_entries: json["branchEntries"].to_string(),
             })
         }
         v2::Event::SessionCompact(compact) => observe(

@@ -241,6 +241,15 @@ impl Plugin {
     pub fn is_loaded(&self) -> bool {
         self.loaded.initialized()
     }
+
+    /// True unless it is known to be an extension built for version 0.2 or later (it has not
+    /// been loaded yet, or it was built for 0.1): such an extension gets agent events as pi's
+    /// JSON.
+    pub fn may_speak_extension_v1(&self) -> bool {
+        self.loaded
+            .get()
+            .is_none_or(|loaded| matches!(loaded.extension, Some(ExtensionPre::V1(_))))
+    }
 }
 
 impl std::fmt::Debug for Plugin {

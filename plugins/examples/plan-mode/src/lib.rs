@@ -244,11 +244,11 @@ impl PlanMode {
     }
 
     /// Tracks progress after each turn.
-    fn on_turn_end(&mut self, event: &Value) {
+    fn on_turn_end(&mut self, event: &agent_events::TurnEndEvent) {
         if !self.execution_mode || self.todo_items.is_empty() {
             return;
         }
-        let Some(text) = messages::assistant_text(&event["message"]) else {
+        let Some(text) = messages::assistant_text(&event.message) else {
             return;
         };
         utils::mark_completed_steps(&text, &mut self.todo_items);
@@ -294,13 +294,12 @@ impl Extension for PlanMode {
             Event::ToolCall(call) => self.on_tool_call(&call),
             Event::Context(messages) => self.on_context(&messages),
             Event::BeforeAgentStart(start) => self.on_before_agent_start(&start),
-            Event::Observe((name, json)) => {
-                let event: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-                match name.as_str() {
-                    "turn_end" => self.on_turn_end(&event),
-                    "agent_end" => self.on_agent_end(&event),
-                    _ => {}
-                }
+            Event::Agent(AgentEvent::TurnEnd(turn)) => {
+                self.on_turn_end(&turn);
+                EventResult::Continue
+            }
+            Event::Agent(AgentEvent::AgentEnd(end)) => {
+                self.on_agent_end(&end);
                 EventResult::Continue
             }
             _ => EventResult::Continue,

@@ -24,8 +24,8 @@ fn parse_todos(todos: &[Value]) -> Vec<TodoItem> {
 
 impl PlanMode {
     /// The end of a run: the plan completed, or the plan-mode select.
-    pub(crate) fn on_agent_end(&mut self, event: &Value) {
-        let last_assistant = messages::last_assistant_text(&event["messages"]);
+    pub(crate) fn on_agent_end(&mut self, event: &agent_events::AgentEndEvent) {
+        let last_assistant = messages::last_assistant_text(&event.messages);
         if self.execution_mode && !self.todo_items.is_empty() {
             // Fallback: the model wrapped up without [DONE:n] tags ("All steps complete").
             if last_assistant.as_deref().is_some_and(all_steps_complete) {

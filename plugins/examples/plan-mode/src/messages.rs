@@ -1,5 +1,5 @@
 //! The texts the extension sends, and the text of the model's answers it reads (pi's
-//! `getTextContent`, over pi's message JSON and over pith's typed entries).
+//! `getTextContent`).
 
 use crate::utils::{TodoItem, js_len};
 use pith_sdk::extension::{Content, CustomMessage, entries};
@@ -118,35 +118,16 @@ pub fn widget_text(text: &str) -> String {
     cut
 }
 
-/// pi's `getTextContent` of a message in pi's JSON, when it is an assistant message (role
-/// `assistant`, content an array): its text and thinking blocks, one per line (other blocks
-/// add an empty line, as in pi).
-pub fn assistant_text(message: &Value) -> Option<String> {
-    if message.get("role").and_then(Value::as_str) != Some("assistant") {
-        return None;
+/// pi's `getTextContent` of a message, when it is an assistant message: its text and thinking
+/// blocks, one per line (other blocks add an empty line, as in pi).
+pub fn assistant_text(message: &entries::AgentMessage) -> Option<String> {
+    match message {
+        entries::AgentMessage::Assistant(answer) => Some(entry_text(answer)),
+        _ => None,
     }
-    let blocks = message.get("content")?.as_array()?;
-    let field = |block: &Value, key: &str| {
-        block
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    Some(
-        blocks
-            .iter()
-            .map(|block| match block.get("type").and_then(Value::as_str) {
-                Some("text") => field(block, "text"),
-                Some("thinking") => field(block, "thinking"),
-                _ => String::new(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    )
 }
 
-/// The same of a typed assistant message (a session entry's).
+/// The text of an assistant message (pi's `getTextContent`).
 pub fn entry_text(message: &entries::AssistantMessage) -> String {
     message
         .content
@@ -160,9 +141,9 @@ pub fn entry_text(message: &entries::AssistantMessage) -> String {
         .join("\n")
 }
 
-/// The last assistant message's text among pi's JSON messages (`agent_end`'s).
-pub fn last_assistant_text(messages: &Value) -> Option<String> {
-    messages.as_array()?.iter().rev().find_map(assistant_text)
+/// The last assistant message's text among `messages` (`agent_end`'s).
+pub fn last_assistant_text(messages: &[entries::AgentMessage]) -> Option<String> {
+    messages.iter().rev().find_map(assistant_text)
 }
 
 /// pi's `context` filter: false for the plan-mode context message and for user messages

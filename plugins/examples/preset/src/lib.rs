@@ -358,7 +358,7 @@ impl Extension for Preset {
                 }
             }
             // The active preset is remembered in the session.
-            Event::Observe((name, _)) if name == "turn_start" => {
+            Event::Agent(AgentEvent::TurnStart) => {
                 if let Some(name) = &self.active_name {
                     let data = serde_json::json!({ "name": name });
                     session::append_entry(STATE_ENTRY, Some(&data.to_string()));

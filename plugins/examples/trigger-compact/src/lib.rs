@@ -97,12 +97,12 @@ impl Extension for TriggerCompact {
     }
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
-        if let Event::Observe((name, json)) = event {
-            match name.as_str() {
-                "turn_end" => self.on_turn_end(),
-                "compaction_end" => self.on_compaction_end(&json),
-                _ => {}
+        match event {
+            Event::Agent(AgentEvent::TurnEnd(_)) => self.on_turn_end(),
+            Event::Observe((name, json)) if name == "compaction_end" => {
+                self.on_compaction_end(&json)
             }
+            _ => {}
         }
         Ok(EventResult::Continue)
     }

@@ -17,11 +17,16 @@
 //! `/provider unregister <name>` removes it. Asked about a project's trust, it answers its
 //! config `trust` (`yes`, `no`, `yes-remember`; else undecided). A user's shell command
 //! `probe-result …` gets the probe's outcome without running; `probe-wrap <cmd>` runs wrapped.
+//! With the config `agent-events` set, it reports the typed agent events (`typed_events`).
 
 use pith_sdk::extension::*;
 
+mod typed_events;
+
 struct Probe {
     agent_ends: u32,
+    /// Text deltas heard in the current run (`agent-events`).
+    deltas: u32,
     /// `session_start`s this instance got.
     starts: u32,
 }
@@ -47,6 +52,7 @@ impl Extension for Probe {
     fn new() -> Self {
         Probe {
             agent_ends: 0,
+            deltas: 0,
             starts: 0,
         }
     }
@@ -66,6 +72,9 @@ impl Extension for Probe {
                 "tool_result",
                 "session_before_compact",
                 "agent_end",
+                "turn_end",
+                "message_update",
+                "tool_execution_end",
                 "session_shutdown",
                 "model_select",
                 "user_bash",
@@ -203,15 +212,11 @@ impl Extension for Probe {
             Event::SessionBeforeCompact(compact) => match compact.custom_instructions.as_deref() {
                 Some("probe-cancel") => Ok(EventResult::Cancel),
                 Some("probe-summary") => {
-                    let preparation: serde_json::Value =
-                        serde_json::from_str(&compact.preparation).map_err(|e| e.to_string())?;
+                    let preparation = &compact.preparation;
                     Ok(EventResult::Compaction(CompactionSummary {
                         summary: "probe summary".into(),
-                        first_kept_entry_id: preparation["firstKeptEntryId"]
-                            .as_str()
-                            .unwrap_or("")
-                            .into(),
-                        tokens_before: preparation["tokensBefore"].as_u64().unwrap_or(0),
+                        first_kept_entry_id: preparation.first_kept_entry_id.clone(),
+                        tokens_before: preparation.tokens_before,
                         details: Some("{\"by\":\"probe\"}".into()),
                     }))
                 }
@@ -293,7 +298,11 @@ impl Extension for Probe {
                 ui::notify(&format!("bus: {channel} {data}"), None);
                 Ok(EventResult::Continue)
             }
-            Event::Observe((kind, _)) if kind == "agent_end" => {
+            Event::Agent(event) => {
+                typed_events::report(&event, &mut self.deltas);
+                if !matches!(event, AgentEvent::AgentEnd(_)) {
+                    return Ok(EventResult::Continue);
+                }
                 self.agent_ends += 1;
                 // Heard inside the run: a follow-up sent now continues it (pi's).
                 if self.agent_ends == 1

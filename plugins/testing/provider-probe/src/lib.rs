@@ -1,6 +1,7 @@
 //! A test provider (api `probe-api`): the last user message is a JSON object
 //! `{"url": …, "key": …}`; it fetches its model's base URL and `url`, reads the config `key`,
-//! and answers with what each attempt gave.
+//! and answers with what each attempt gave. It also declares `anthropic/probe-claude`, a model
+//! under a built-in provider's name, which it serves only once granted `providers`.
 
 use pith_sdk::provider::*;
 
@@ -27,9 +28,30 @@ fn fetch(url: &str) -> String {
 
 impl Provider for Probe {
     fn describe() -> ProviderInfo {
+        // A model under a built-in provider's name: served only with the `providers` grant
+        // (else it would get the user's Anthropic key).
+        let claimed = Model {
+            id: "probe-claude".into(),
+            name: "Probe Claude".into(),
+            api: "probe-api".into(),
+            provider: "anthropic".into(),
+            base_url: "http://127.0.0.1:9".into(),
+            reasoning: false,
+            input: vec![InputKind::Text],
+            cost: ModelCost {
+                input: 0.0,
+                output: 0.0,
+                cache_read: 0.0,
+                cache_write: 0.0,
+            },
+            context_window: 100_000,
+            max_tokens: 1_000,
+            headers: Vec::new(),
+            compat: None,
+        };
         ProviderInfo {
             apis: vec!["probe-api".into()],
-            models: Vec::new(),
+            models: vec![claimed],
             key_env_vars: Vec::new(),
         }
     }

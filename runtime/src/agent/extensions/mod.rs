@@ -3,6 +3,7 @@
 //! (delivered in order by one background task, so observers never hold up a run), their
 //! commands, and `extension_error` for every failure, after which the session goes on.
 
+pub mod agent_events;
 pub mod context;
 pub mod discovery;
 pub mod flags;
@@ -98,6 +99,10 @@ impl HookOutcome {
     }
 }
 
+/// An observed event in the queue: its kind, the event, and pi's JSON of it for extensions of
+/// version 0.1 ([`Extensions::json_for_v1`]).
+type Queued = (String, Event, Option<Arc<str>>);
+
 /// How long a completion waits for an extension busy with another call.
 const COMPLETION_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -107,8 +112,8 @@ pub struct Extensions {
     out: Arc<dyn EventSink>,
     context: OnceLock<Arc<dyn ExtensionContext>>,
     slots: Mutex<Arc<Vec<Arc<Slot>>>>,
-    observed: mpsc::UnboundedSender<(String, Event)>,
-    observer: Mutex<Option<mpsc::UnboundedReceiver<(String, Event)>>>,
+    observed: mpsc::UnboundedSender<Queued>,
+    observer: Mutex<Option<mpsc::UnboundedReceiver<Queued>>>,
     /// Observed events queued so far, and delivered so far: a command waits until the
     /// extensions have seen every event emitted before it.
     observed_sent: std::sync::atomic::AtomicU64,
@@ -208,11 +213,11 @@ impl Extensions {
             // Held weakly: the task ends with the session (its sender goes with it).
             let extensions = Arc::downgrade(self);
             tokio::spawn(async move {
-                while let Some((kind, event)) = receiver.recv().await {
+                while let Some((kind, event, pi_json)) = receiver.recv().await {
                     let Some(extensions) = extensions.upgrade() else {
                         break;
                     };
-                    extensions.hook(&kind, event).await;
+                    extensions.hook_as(&kind, event, pi_json).await;
                     extensions.observed_done.send_modify(|done| *done += 1);
                 }
             });
@@ -309,19 +314,41 @@ impl Extensions {
     /// Queues a typed event (made only when someone listens) for the extensions that listen to
     /// `kind`, in order with the observed ones.
     pub fn observe_typed(&self, kind: &str, event: impl FnOnce() -> Event) {
-        self.queue(kind, || {}, event);
+        self.queue(kind, || {}, event, || Value::Null);
+    }
+
+    /// Runs `write` (the front-end's copy of the event), then queues `event` as
+    /// [`Extensions::observe_typed`] does; an agent event (`Event::Agent`) reaches the extensions
+    /// of version 0.1 as `pi_json`, made only when one of them listens.
+    pub fn observe_event(
+        &self,
+        kind: &str,
+        write: impl FnOnce(),
+        event: impl FnOnce() -> Event,
+        pi_json: impl FnOnce() -> Value,
+    ) {
+        self.queue(kind, write, event, pi_json);
     }
 
     /// Runs `write` (the front-end's copy of the event), then queues the event as
     /// [`Extensions::observe`] does; a command that starts once `write` has run waits for the
     /// extensions to see the event.
     pub fn observe_after(&self, kind: &str, write: impl FnOnce(), json: impl FnOnce() -> Value) {
-        self.queue(kind, write, || {
-            Event::Observe((kind.to_string(), json().to_string()))
-        });
+        self.queue(
+            kind,
+            write,
+            || Event::Observe((kind.to_string(), json().to_string())),
+            || Value::Null,
+        );
     }
 
-    fn queue(&self, kind: &str, write: impl FnOnce(), event: impl FnOnce() -> Event) {
+    fn queue(
+        &self,
+        kind: &str,
+        write: impl FnOnce(),
+        event: impl FnOnce() -> Event,
+        pi_json: impl FnOnce() -> Value,
+    ) {
         let wanted = !kind.is_empty() && self.wants(kind);
         if wanted {
             self.observed_sent
@@ -329,15 +356,48 @@ impl Extensions {
         }
         write();
         if wanted {
-            let _ = self.observed.send((kind.to_string(), event()));
+            let event = event();
+            let pi_json = self.json_for_v1(kind, &event, pi_json);
+            let _ = self.observed.send((kind.to_string(), event, pi_json));
         }
+    }
+
+    /// pi's JSON of an agent event or a compaction's preparation, when an extension of version
+    /// 0.1 listens to it (it gets that, where 0.2 gets typed records).
+    pub fn json_for_v1(
+        &self,
+        kind: &str,
+        event: &Event,
+        pi_json: impl FnOnce() -> Value,
+    ) -> Option<Arc<str>> {
+        let v1_listens = || {
+            self.slots()
+                .iter()
+                .any(|s| s.wants(kind) && s.plugin.may_speak_extension_v1())
+        };
+        let has_json = matches!(event, Event::Agent(_) | Event::SessionBeforeCompact(_));
+        (has_json && v1_listens()).then(|| Arc::from(pi_json().to_string()))
     }
 
     /// Calls the hook `kind` on every extension that subscribed to it, in load order.
     pub async fn hook(&self, kind: &str, event: Event) -> HookOutcome {
+        self.hook_as(kind, event, None).await
+    }
+
+    /// [`Extensions::hook`] for an agent event with its pi JSON for 0.1's extensions
+    /// ([`Extensions::json_for_v1`]).
+    pub async fn hook_as(
+        &self,
+        kind: &str,
+        event: Event,
+        pi_json: Option<Arc<str>>,
+    ) -> HookOutcome {
         let mut outcome = HookOutcome::default();
         for slot in self.slots().iter().filter(|s| s.wants(kind)) {
-            match self.call_slot(slot, kind, event.clone()).await {
+            match self
+                .call_slot_as(slot, kind, event.clone(), pi_json.clone())
+                .await
+            {
                 Ok(EventResult::Continue) => {}
                 Ok(result) => outcome.results.push((slot.plugin.path.clone(), result)),
                 Err(error) => {
@@ -354,8 +414,18 @@ impl Extensions {
         kind: &str,
         event: Event,
     ) -> Result<EventResult, String> {
+        self.call_slot_as(slot, kind, event, None).await
+    }
+
+    async fn call_slot_as(
+        &self,
+        slot: &Slot,
+        kind: &str,
+        event: Event,
+        pi_json: Option<Arc<str>>,
+    ) -> Result<EventResult, String> {
         let mut instance = slot.instance.lock().await;
-        let result = match instance.on_event(&self.host, event).await {
+        let result = match instance.hear(&self.host, event, pi_json).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(message)) => Err(message),
             Err(err) => Err(err.to_string()),

@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::agent::conversation::message::{AgentMessage, Usage};
+use crate::agent::conversation::message::{
+    AgentMessage, AssistantMessage, ToolResultMessage, Usage,
+};
 use crate::agent::run::request::{wit_block, wit_stop_reason};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::entries as wit;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as types_wit;
@@ -84,24 +86,8 @@ pub fn message(message: &AgentMessage) -> wit::AgentMessage {
             content: user.content.blocks().into_iter().map(Into::into).collect(),
             timestamp: user.timestamp,
         }),
-        AgentMessage::Assistant(answer) => wit::AgentMessage::Assistant(wit::AssistantMessage {
-            content: answer.content.iter().map(wit_block).collect(),
-            api: answer.api.clone(),
-            provider: answer.provider.clone(),
-            model: answer.model.clone(),
-            usage: usage(&answer.usage),
-            stop_reason: wit_stop_reason(answer.stop_reason),
-            error_message: answer.error_message.clone(),
-            timestamp: answer.timestamp,
-        }),
-        AgentMessage::ToolResult(result) => wit::AgentMessage::ToolResult(wit::ToolResultMessage {
-            tool_call_id: result.tool_call_id.clone(),
-            tool_name: result.tool_name.clone(),
-            content: result.content.iter().cloned().map(Into::into).collect(),
-            details: result.details.as_ref().map(Value::to_string),
-            is_error: result.is_error,
-            timestamp: result.timestamp,
-        }),
+        AgentMessage::Assistant(answer) => wit::AgentMessage::Assistant(assistant(answer)),
+        AgentMessage::ToolResult(result) => wit::AgentMessage::ToolResult(tool_result(result)),
         AgentMessage::BashExecution(bash) => {
             wit::AgentMessage::BashExecution(wit::BashExecutionMessage {
                 command: bash.command.clone(),
@@ -109,6 +95,7 @@ pub fn message(message: &AgentMessage) -> wit::AgentMessage {
                 exit_code: bash.exit_code,
                 cancelled: bash.cancelled,
                 truncated: bash.truncated,
+                full_output_path: bash.full_output_path.clone(),
                 exclude_from_context: bash.exclude_from_context == Some(true),
                 timestamp: bash.timestamp,
             })
@@ -136,6 +123,32 @@ pub fn message(message: &AgentMessage) -> wit::AgentMessage {
                 timestamp: summary.timestamp,
             })
         }
+    }
+}
+
+/// A model's answer as an extension reads it.
+pub fn assistant(answer: &AssistantMessage) -> wit::AssistantMessage {
+    wit::AssistantMessage {
+        content: answer.content.iter().map(wit_block).collect(),
+        api: answer.api.clone(),
+        provider: answer.provider.clone(),
+        model: answer.model.clone(),
+        usage: usage(&answer.usage),
+        stop_reason: wit_stop_reason(answer.stop_reason),
+        error_message: answer.error_message.clone(),
+        timestamp: answer.timestamp,
+    }
+}
+
+/// A tool call's result message as an extension reads it.
+pub fn tool_result(result: &ToolResultMessage) -> wit::ToolResultMessage {
+    wit::ToolResultMessage {
+        tool_call_id: result.tool_call_id.clone(),
+        tool_name: result.tool_name.clone(),
+        content: result.content.iter().cloned().map(Into::into).collect(),
+        details: result.details.as_ref().map(Value::to_string),
+        is_error: result.is_error,
+        timestamp: result.timestamp,
     }
 }
 

@@ -101,11 +101,21 @@ impl ModelRegistry {
         for plugin in host.plugins().iter() {
             if let Some(meta) = &plugin.meta.provider {
                 registry.served_apis.extend(meta.apis.iter().cloned());
+                let id = &plugin.manifest.id;
+                let trusted = plugin.is_first_party() || plugin.capabilities.providers;
                 for model in &meta.models {
-                    replace_or_push(&mut registry.declared, model.clone());
+                    match provider_config::may_serve(id, trusted, &model.provider, &[]) {
+                        Ok(()) => replace_or_push(&mut registry.declared, model.clone()),
+                        Err(problem) => problems.push(problem),
+                    }
                 }
                 for (provider, vars) in &meta.key_env_vars {
-                    registry.key_env_vars.insert(provider.clone(), vars.clone());
+                    match provider_config::may_serve(id, trusted, provider, vars) {
+                        Ok(()) => {
+                            registry.key_env_vars.insert(provider.clone(), vars.clone());
+                        }
+                        Err(problem) => problems.push(problem),
+                    }
                 }
             }
             if let Some(extension) = &plugin.meta.extension {

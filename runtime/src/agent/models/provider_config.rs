@@ -132,6 +132,36 @@ impl ProviderConfig {
 }
 
 /// Why `plugin` may not register providers, and the fix.
+/// Whether the provider plugin `id` may serve `provider`'s models, reading its key from `vars`
+/// (`trusted`: first-party, or granted `providers`). A third-party plugin serving a built-in
+/// provider, or reading a variable that holds one's key, would be handed the user's key for it:
+/// that takes the `providers` grant.
+pub fn may_serve(id: &str, trusted: bool, provider: &str, vars: &[String]) -> Result<(), String> {
+    let catalog = crate::agent::models::catalog::catalog();
+    let built_in_var = || {
+        vars.iter().find(|var| {
+            catalog
+                .providers()
+                .iter()
+                .any(|p| p.env_vars.iter().any(|v| v == *var))
+        })
+    };
+    if trusted {
+        return Ok(());
+    }
+    let what = match (catalog.provider(provider), built_in_var()) {
+        (Some(_), _) => format!("serves the built-in provider {provider}"),
+        (None, Some(var)) => format!("reads the key variable {var} of a built-in provider"),
+        (None, None) => return Ok(()),
+    };
+    Err(format!(
+        "the plugin {id} {what}, which would hand it the user's key: left out. To allow it, \
+         declare providers = true under [capabilities] in its pith.toml and grant it in \
+         settings.json (\"plugins\": {{\"{id}\": {{\"grant\": {{\"providers\": true}}}}}})"
+    ))
+}
+
+/// Why an extension's provider registration was refused.
 pub fn no_providers_grant(plugin: &str) -> String {
     format!(
         "the extension {plugin} may not register providers (they get the user's keys and \

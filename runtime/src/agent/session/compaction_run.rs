@@ -459,32 +459,50 @@ async fn before_compact(
     tokens_before: u64,
     (reason, will_retry): (&str, bool),
 ) -> Result<Option<CompactionResult>, SessionError> {
-    use crate::agent::extensions::hooks::{BeforeCompactEvent, EventResult};
+    use crate::agent::extensions::hooks::{BeforeCompactEvent, CompactionPreparation, EventResult};
+    use crate::agent::extensions::typed;
     if !shared.extensions.wants("session_before_compact") {
         return Ok(None);
     }
-    let preparation = json!({
-        "firstKeptEntryId": first_kept,
-        "messagesToSummarize": cut.older,
-        "turnPrefixMessages": cut.prefix,
-        "tokensBefore": tokens_before,
-        "previousSummary": cut.previous,
-        "isSplitTurn": !cut.prefix.is_empty(),
-    });
-    let branch = json!(shared.state().store.branch_entries());
-    let outcome = shared
-        .extensions
-        .hook(
-            "session_before_compact",
-            HookEvent::SessionBeforeCompact(BeforeCompactEvent {
-                custom_instructions: instructions.map(str::to_string),
-                preparation: preparation.to_string(),
-                branch_entries: branch.to_string(),
-                reason: compaction_reason(reason),
-                will_retry,
-            }),
-        )
-        .await;
+    const KIND: &str = "session_before_compact";
+    let (event, pi_json) = {
+        let state = shared.state();
+        let branch = state.store.branch_entries();
+        let event = HookEvent::SessionBeforeCompact(BeforeCompactEvent {
+            custom_instructions: instructions.map(str::to_string),
+            preparation: CompactionPreparation {
+                first_kept_entry_id: first_kept.to_string(),
+                messages_to_summarize: cut.older.iter().map(typed::message).collect(),
+                turn_prefix_messages: cut.prefix.iter().map(typed::message).collect(),
+                is_split_turn: !cut.prefix.is_empty(),
+                tokens_before,
+                previous_summary: cut.previous.map(str::to_string),
+            },
+            branch_entries: branch
+                .iter()
+                .filter_map(Value::as_object)
+                .map(typed::entry)
+                .collect(),
+            reason: compaction_reason(reason),
+            will_retry,
+        });
+        // An extension built for 0.1 gets pi's JSON.
+        let pi_json = shared.extensions.json_for_v1(KIND, &event, || {
+            json!({
+                "preparation": {
+                    "firstKeptEntryId": first_kept,
+                    "messagesToSummarize": cut.older,
+                    "turnPrefixMessages": cut.prefix,
+                    "tokensBefore": tokens_before,
+                    "previousSummary": cut.previous,
+                    "isSplitTurn": !cut.prefix.is_empty(),
+                },
+                "branchEntries": branch,
+            })
+        });
+        (event, pi_json)
+    };
+    let outcome = shared.extensions.hook_as(KIND, event, pi_json).await;
     if outcome.cancelled() {
         return Err(SessionError::CompactionCancelled);
     }

@@ -14,6 +14,8 @@ use crate::agent::conversation::system_prompt::PromptOptions;
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent};
 use crate::agent::events;
 use crate::agent::extensions::Extensions;
+use crate::agent::extensions::agent_events;
+use crate::agent::extensions::hooks::Event as HookEvent;
 use crate::agent::extensions::ui::UiBridge;
 use crate::agent::models::ModelRegistry;
 use crate::agent::session::state::{PiBehaviour, ReloadSources, RunMode, State};
@@ -115,9 +117,10 @@ impl Shared {
         if !event.observable() {
             return self.events.emit(event);
         }
-        self.extensions.observe_after(
+        self.extensions.observe_event(
             event.kind(),
             || self.events.emit(event),
+            || heard_as(event),
             || serde_json::to_value(event).unwrap_or(Value::Null),
         );
     }
@@ -131,16 +134,11 @@ impl Shared {
             return false;
         }
         self.extensions.observed_so_far().await;
-        let json = serde_json::to_value(event).unwrap_or(Value::Null);
-        self.extensions
-            .hook(
-                kind,
-                crate::agent::extensions::hooks::Event::Observe((
-                    kind.to_string(),
-                    json.to_string(),
-                )),
-            )
-            .await;
+        let heard = heard_as(event);
+        let pi_json = self.extensions.json_for_v1(kind, &heard, || {
+            serde_json::to_value(event).unwrap_or(Value::Null)
+        });
+        self.extensions.hook_as(kind, heard, pi_json).await;
         true
     }
 
@@ -156,9 +154,12 @@ impl Shared {
 
     /// Sends a change of the answer being streamed, waiting while the front-end is behind.
     pub async fn emit_update(&self, update: &AssistantUpdate<'_>) {
-        self.extensions.observe("message_update", || {
-            serde_json::to_value(update).unwrap_or(Value::Null)
-        });
+        self.extensions.observe_event(
+            "message_update",
+            || {},
+            || HookEvent::Agent(agent_events::message_update(update)),
+            || serde_json::to_value(update).unwrap_or(Value::Null),
+        );
         self.events.message_update(update).await;
     }
 
@@ -292,4 +293,16 @@ impl Shared {
 /// The error when no model can be used.
 pub fn no_model_message() -> String {
     "No model available. Set an API key for a provider (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add a provider to models.json in the agent directory, or pick one with --provider and --model.".to_string()
+}
+
+/// A session event as extensions of version 0.2 hear it: an agent event typed, any other as
+/// pi's JSON (`observe`).
+fn heard_as(event: &SessionEvent) -> HookEvent {
+    agent_events::agent_event(event).map_or_else(
+        || {
+            let json = serde_json::to_value(event).unwrap_or(Value::Null);
+            HookEvent::Observe((event.kind().to_string(), json.to_string()))
+        },
+        HookEvent::Agent,
+    )
 }

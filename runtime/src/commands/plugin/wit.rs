@@ -9,6 +9,10 @@ use super::PluginError;
 /// The WIT files, by path under the written directory.
 pub const FILES: &[(&str, &str)] = &[
     (
+        "agent-events.wit",
+        include_str!("../../../../wit/agent-events.wit"),
+    ),
+    (
         "extension.wit",
         include_str!("../../../../wit/extension.wit"),
     ),

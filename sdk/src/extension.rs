@@ -8,16 +8,17 @@ pub use crate::bindings::extension_world::exports::pith::plugin0_2_0::extension:
     DiscoveredResources, Event, EventResult, ExtensionInfo, FailedRequest, FileChangeEvent,
     InputEvent, InputSource, ModelRoute, ModelSelectEvent, ModelSelectSource, ProjectTrustEvent,
     ProviderRequestEvent, ProviderResponseEvent, ResourcesDiscoverEvent, RouteReason, RouteRequest,
-    RoutedModel, Rule, SessionCompactEvent, SessionShutdownEvent, SessionStartEvent,
-    SessionStartReason, ShutdownReason, SwitchReason, ToolCallEvent, ToolOutcome, ToolResultEvent,
-    ToolResultPatch, TransformedInput, TrustAnswer, TrustDecision, UserBashEvent, UserBashResult,
-    VirtualModelSpec,
+    RoutedModel, Rule, RunStart, SessionCompactEvent, SessionShutdownEvent, SessionStartEvent,
+    SessionStartReason, ShutdownReason, SummaryUsage, SwitchReason, ToolCallEvent, ToolOutcome,
+    ToolResultEvent, ToolResultPatch, TransformedInput, TrustAnswer, TrustDecision, UserBashEvent,
+    UserBashResult,
 };
 pub use crate::bindings::extension_world::pith::plugin0_1_0::{session, ui};
 pub use crate::bindings::extension_world::pith::plugin0_2_0::agent_events::AgentEvent;
 pub use crate::bindings::extension_world::pith::plugin0_2_0::cli_flags::{
     FlagKind, FlagSpec, FlagValue,
 };
+pub use crate::bindings::extension_world::pith::plugin0_2_0::models::VirtualModelSpec;
 pub use crate::bindings::extension_world::pith::plugin0_2_0::{
     agent_events, cli_flags, completion, entries, events_bus, models, session_control,
     session_read, wake_ups,

@@ -221,3 +221,22 @@ macro_rules! export_provider {
         $crate::bindings::provider_world::__export_provider_world!(__PithProvider);
     };
 }
+
+/// The stop reason of an Anthropic Messages API `stop_reason` (as pi maps it): `end_turn`,
+/// `pause_turn` and `stop_sequence` stop, `max_tokens` is the length limit, `tool_use` asks for
+/// tools, anything else (`refusal`, …) is an error.
+///
+/// ```
+/// use pith_sdk::provider::{StopReason, anthropic_stop_reason};
+///
+/// assert_eq!(anthropic_stop_reason("end_turn"), StopReason::Stop);
+/// assert_eq!(anthropic_stop_reason("refusal"), StopReason::Error);
+/// ```
+pub fn anthropic_stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
+        "max_tokens" => StopReason::Length,
+        "tool_use" => StopReason::ToolUse,
+        _ => StopReason::Error,
+    }
+}

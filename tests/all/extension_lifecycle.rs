@@ -480,3 +480,45 @@ async fn an_extension_hears_the_runs_events_typed() {
         .unwrap();
     assert!(deltas >= 1, "{end}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_asks_the_extensions_for_resources_once() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = persistent(json!([]), &[]);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    let discoveries = |id: &'static str| (id, json!({"type": "prompt", "message": "/discoveries"}));
+
+    // `reload` that changes no plugin still asks (pi's `reload` reason).
+    let reloaded = pith.call("r", json!({"type": "reload"})).await;
+    assert_eq!(reloaded["success"], true, "{reloaded}");
+    let (id, ask) = discoveries("d1");
+    pith.call(id, ask).await;
+    assert_eq!(
+        notified(&mut pith, "discoveries:").await,
+        "discoveries: startup=1 reload=1"
+    );
+
+    // An extension's reload: every extension starts afresh and is asked once, after its start.
+    pith.call("m", json!({"type": "prompt", "message": "/move reload"}))
+        .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (id, ask) = discoveries("d2");
+        pith.call(id, ask).await;
+        let seen = notified(&mut pith, "discoveries:").await;
+        // The old instance answers until the reload replaced it; the new one once asked.
+        if seen == "discoveries: startup=0 reload=1" || std::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // And not asked again.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (id, ask) = discoveries("d3");
+    pith.call(id, ask).await;
+    assert_eq!(
+        notified(&mut pith, "discoveries:").await,
+        "discoveries: startup=0 reload=1"
+    );
+}

@@ -110,3 +110,49 @@ async fn an_extension_registers_a_provider_from_a_command_and_removes_it() {
     let state = pith.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["model"]["provider"], "probe-net");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_registers_a_virtual_model_at_run_time_routes_it_and_removes_it() {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut options = Options::faux(json!([{"text": "routed answer"}]));
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    let mut pith = Pith::spawn(options).await;
+    let command = |text: &str| json!({"type": "prompt", "message": text});
+    pith.call("r", command("/virtual register probe-router auto"))
+        .await;
+    assert_eq!(notified(&mut pith, "answer:").await, "answer: Ok(())");
+    assert_eq!(
+        listed(&mut pith, "probe-router").await,
+        [json!(["auto", "pi-virtual", 0])]
+    );
+
+    // Chosen like any model; its request goes where the extension routes it.
+    let set = pith
+        .call(
+            "s",
+            json!({"type": "set_model", "provider": "probe-router", "modelId": "auto"}),
+        )
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    pith.call("p", command("hello")).await;
+    let end = pith.until_agent_end().await;
+    let answer = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (&answer["provider"], &answer["model"]),
+        (&json!("faux"), &json!("faux-model")),
+        "{answer}"
+    );
+    assert_eq!(answer["content"][0]["text"], "routed answer");
+
+    // Removed: no longer offered, and a request with it says so.
+    pith.call("u", command("/virtual unregister probe-router auto"))
+        .await;
+    assert!(listed(&mut pith, "probe-router").await.is_empty());
+    pith.call("q", command("again")).await;
+    let end = pith.until_agent_end().await;
+    let failed = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        failed["errorMessage"], "Virtual model probe-router/auto is not registered.",
+        "{failed}"
+    );
+}

@@ -278,6 +278,14 @@ async fn input_agent_start_tool_and_compaction_hooks_apply() {
     assert_eq!(compacted["success"], true, "{compacted}");
     assert_eq!(compacted["data"]["summary"], "probe summary");
     assert_eq!(compacted["data"]["details"], json!({"by": "probe"}));
+    // The summary request's usage, as the extension reported it (priced at the faux model's
+    // rates, which are zero).
+    let usage = &compacted["data"]["usage"];
+    assert_eq!(
+        (&usage["input"], &usage["output"], &usage["totalTokens"]),
+        (&json!(10), &json!(5), &json!(15)),
+        "{compacted}"
+    );
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
     // The system message stays in front of the summary.
     assert_eq!(messages["data"]["messages"][0]["role"], "system");
@@ -408,6 +416,8 @@ async fn plugins_named_with_e_load_and_no_extensions_keeps_only_them() {
             "trap",
             "spin",
             "count",
+            "virtual",
+            "discoveries",
             "note",
             "say",
             "name",

@@ -183,6 +183,7 @@ async fn api_key_flag_and_cost_from_model_prices() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_third_party_provider_gets_a_built_in_providers_key_only_once_granted() {
+    let server = FakeLlm::start(json!([{"text": "from the built-in plugin"}])).await;
     let plugins = tempfile::tempdir().unwrap();
     std::fs::copy(
         support::built_component("provider-probe"),
@@ -194,14 +195,22 @@ async fn a_third_party_provider_gets_a_built_in_providers_key_only_once_granted(
         plugins.path().join("provider_probe.toml"),
     )
     .unwrap();
+    // Anthropic's models at the fake model, which answers as the Messages API.
+    let models = json!({"providers": {"anthropic": {"baseUrl": server.url}}});
     let mut options = Options {
-        args: vec!["--no-session".into()],
+        args: vec![
+            "--model".into(),
+            "anthropic/claude-sonnet-4-5".into(),
+            "--no-session".into(),
+        ],
         plugins_dir: Some(plugins.path().to_path_buf()),
         env: vec![("ANTHROPIC_API_KEY".into(), "anthropic-secret".into())],
+        agent_files: vec![("models.json".into(), models.to_string())],
         capture_stderr: true,
         ..Options::default()
     };
-    // Not granted: its model under `anthropic` is left out, and the log says how to allow it.
+    // Not granted: its model under `anthropic` is left out, the built-in wire format it claims
+    // stays with the first-party plugin, and the log says how to allow it.
     let mut pith = Pith::spawn(options.clone()).await;
     let set = pith
         .call(
@@ -210,34 +219,61 @@ async fn a_third_party_provider_gets_a_built_in_providers_key_only_once_granted(
         )
         .await;
     assert_eq!(set["success"], false, "{set}");
+    pith.call("p", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    let end = pith.until_agent_end().await;
+    assert_eq!(
+        end["messages"][2]["content"][0]["text"], "from the built-in plugin",
+        "{end}"
+    );
+    assert_eq!(
+        server.requests()[0]["headers"]["x-api-key"],
+        "anthropic-secret"
+    );
     let log = pith.stderr_to_the_end().await;
+    let refused = |what: &str| {
+        log.iter().any(|l| {
+            l.contains(&format!("the plugin provider-probe {what}"))
+                && l.contains("\"grant\": {\"providers\": true}")
+        })
+    };
     assert!(
-        log.iter().any(|l| l.contains(
-            "the plugin provider-probe serves the built-in provider anthropic, which would hand \
-             it the user's key: left out"
-        ) && l.contains("\"grant\": {\"providers\": true}")),
+        refused(
+            "serves the built-in provider anthropic, which would hand it the user's key: left out"
+        ),
+        "{log:?}"
+    );
+    assert!(
+        refused("serves the built-in wire format anthropic-messages"),
         "{log:?}"
     );
     drop(pith);
 
-    // Granted: it serves the model, with the user's Anthropic key.
+    // Granted: it serves its model and the wire format, with the user's Anthropic key.
     let settings = json!({"plugins": {"provider-probe": {"grant": {"providers": true}}}});
-    options.agent_files = vec![("settings.json".into(), settings.to_string())];
+    options
+        .agent_files
+        .push(("settings.json".into(), settings.to_string()));
     options.capture_stderr = false;
     let mut pith = Pith::spawn(options).await;
-    let set = pith
-        .call(
-            "m",
-            json!({"type": "set_model", "provider": "anthropic", "modelId": "probe-claude"}),
-        )
-        .await;
-    assert_eq!(set["success"], true, "{set}");
-    pith.call("p", json!({"type": "prompt", "message": "{}"}))
-        .await;
-    let end = pith.until_agent_end().await;
-    let text = end["messages"][2]["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.ends_with("request key: Some(\"anthropic-secret\")"),
-        "{text}"
-    );
+    for (id, model) in [("a", "claude-sonnet-4-5"), ("b", "probe-claude")] {
+        let set = pith
+            .call(
+                id,
+                json!({"type": "set_model", "provider": "anthropic", "modelId": model}),
+            )
+            .await;
+        assert_eq!(set["success"], true, "{set}");
+        pith.call("p", json!({"type": "prompt", "message": "{}"}))
+            .await;
+        let end = pith.until_agent_end().await;
+        let text = end["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            text.starts_with("own: ") && text.ends_with("request key: Some(\"anthropic-secret\")"),
+            "{model}: {text}"
+        );
+    }
 }

@@ -73,13 +73,13 @@ pub fn event(event: v2::Event, pi_json: Option<Arc<str>>) -> v1::Event {
             json!({"type": "after_provider_response"}),
         ),
         v2::Event::SessionBeforeCompact(compact) => {
-            let json: serde_json::Value = pi_json
-                .and_then(|json| serde_json::from_str(&json).ok())
-                .unwrap_or_default();
+            // pi's JSON: the preparation and the branch, one line each.
+            let json = pi_json.unwrap_or_else(|| Arc::from("null\nnull"));
+            let (preparation, branch) = json.split_once('\n').unwrap_or((&json, "null"));
             v1::Event::SessionBeforeCompact(v1::BeforeCompactEvent {
                 custom_instructions: compact.custom_instructions,
-                preparation: json["preparation"].to_string(),
-                branch_entries: json["branchEntries"].to_string(),
+                preparation: preparation.to_string(),
+                branch_entries: branch.to_string(),
             })
         }
         v2::Event::SessionCompact(compact) => observe(
@@ -211,6 +211,7 @@ pub fn result(result: v1::EventResult) -> v2::EventResult {
                 first_kept_entry_id: summary.first_kept_entry_id,
                 tokens_before: summary.tokens_before,
                 details: summary.details,
+                usage: None,
             })
         }
     }

@@ -35,8 +35,11 @@ impl Drop for CompletionStream {
 }
 
 impl PluginHost {
-    /// The provider plugin that implements `api` (the last loaded one wins).
+    /// The provider plugin that implements `api` (the last loaded one wins). A wire format of
+    /// the built-in catalog is served only by a plugin the user trusts (first-party, or granted
+    /// `providers`): the plugin gets the key of every model of that format.
     pub fn provider_for_api(&self, api: &str) -> Option<std::sync::Arc<Plugin>> {
+        let built_in = crate::agent::models::catalog::catalog_apis().contains(api);
         self.plugins()
             .iter()
             .rev()
@@ -46,6 +49,7 @@ impl PluginHost {
                         .provider
                         .as_ref()
                         .is_some_and(|m| m.apis.iter().any(|a| a == api))
+                    && (!built_in || p.is_first_party() || p.capabilities.providers)
             })
             .cloned()
     }

@@ -101,7 +101,7 @@ pub(crate) async fn describe_resources(
             virtual_models: info
                 .virtual_models
                 .into_iter()
-                .map(virtual_model)
+                .map(super::imports::models::virtual_model)
                 .collect::<Result<_, _>>()
                 .map_err(invalid)?,
             providers: info
@@ -302,32 +302,4 @@ fn flag_meta(spec: wit_flags::FlagSpec) -> Result<FlagMeta, String> {
         kind,
         default,
     })
-}
-
-/// The catalog entry of a virtual model an extension registers.
-fn virtual_model(
-    spec: super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::VirtualModelSpec,
-) -> Result<crate::model::Model, String> {
-    if spec.provider.is_empty() || spec.id.is_empty() {
-        return Err("Virtual model provider and id must not be empty.".into());
-    }
-    if spec.provider.contains('/') {
-        return Err(format!(
-            "the virtual model \"{}/{}\": its provider cannot contain \"/\"",
-            spec.provider, spec.id
-        ));
-    }
-    let levels: Vec<crate::model::ThinkingLevel> = spec
-        .thinking_levels
-        .into_iter()
-        .map(crate::model::ThinkingLevel::from)
-        .collect();
-    Ok(crate::model::Model::new_virtual(
-        &spec.provider,
-        &spec.id,
-        &spec.name,
-        &levels,
-        (spec.context_window, spec.max_tokens),
-        spec.images,
-    ))
 }

@@ -10,9 +10,6 @@
 //! (`pith_sdk::conversation::serialize`).
 //!
 //! Differences from pi:
-//! - pi's compaction result also carries the summary request's `usage`, which pi shows in
-//!   `compaction_end` and the `compact` response; pith's `compaction-summary` has no usage
-//!   field, so pith's result has none.
 //! - pi passes the compaction's abort `signal` to the request and stays quiet about an empty
 //!   summary once aborted; no abort signal reaches a pith extension, so the request runs to
 //!   its end and the warning is always given.
@@ -111,8 +108,16 @@ fn custom_compaction(event: &BeforeCompactEvent) -> Option<CompactionSummary> {
         max_tokens: Some(8192),
         thinking: None,
     };
-    let summary = match completion::complete(&request) {
-        Ok(answer) => answer.text,
+    let (provider, model_id) = (request.provider.clone(), request.model.clone());
+    let (summary, usage) = match completion::complete(&request) {
+        Ok(answer) => (
+            answer.text,
+            Some(SummaryUsage {
+                provider,
+                model: model_id,
+                tokens: answer.usage,
+            }),
+        ),
         Err(completion::CompletionError::Denied(reason)) => {
             notify(
                 &format!("Compaction failed: {reason}"),
@@ -123,7 +128,7 @@ fn custom_compaction(event: &BeforeCompactEvent) -> Option<CompactionSummary> {
         // pi's `complete` answers a failed request with a message without text.
         Err(error) => {
             pith_sdk::host::warn(&format!("compaction summary request failed: {error:?}"));
-            String::new()
+            (String::new(), None)
         }
     };
 
@@ -140,6 +145,7 @@ fn custom_compaction(event: &BeforeCompactEvent) -> Option<CompactionSummary> {
         first_kept_entry_id,
         tokens_before,
         details: None,
+        usage,
     })
 }
 

@@ -173,12 +173,7 @@ impl SseHandler for Stream {
             "content_block_stop" => self.stop(index, out),
             "message_delta" => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
-                    self.stop = Some(match reason {
-                        "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
-                        "max_tokens" => StopReason::Length,
-                        "tool_use" => StopReason::ToolUse,
-                        _ => StopReason::Error,
-                    });
+                    self.stop = Some(pith_sdk::provider::anthropic_stop_reason(reason));
                 }
                 self.usage_from(&data["usage"], out);
             }

@@ -22,9 +22,6 @@
 //!   continued (`agent_end`, then `agent_start`, as in pi's transcript); the second
 //!   (`plan-mode-execute`, or the refinement as a user message) is queued as a follow-up of
 //!   that run and gets its own turn, as in pi.
-//! - `before_agent_start` carries no `messageType` in pith: a run that does not start with a
-//!   user message (one started by a custom message) has an empty prompt and no images, which the
-//!   port takes for pi's non-`user` runs (it injects no context into them).
 //! - Custom messages carry one text block where pi's carry a string (pith's `custom-message`
 //!   content is a list of blocks).
 //! - pi's `setActiveTools` skips unknown names (`questionnaire` here); pith's
@@ -224,9 +221,7 @@ impl PlanMode {
 
     /// The plan or execution context, before a user prompt.
     fn on_before_agent_start(&self, start: &BeforeAgentStartEvent) -> EventResult {
-        // pi's `event.messageType !== "user"`: pith gives a run that does not start with a
-        // user message an empty prompt.
-        if start.prompt.is_empty() && start.images.is_empty() {
+        if start.message_type != RunStart::User {
             return EventResult::Continue;
         }
         let message = if self.plan_mode_enabled {

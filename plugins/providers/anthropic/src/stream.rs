@@ -211,12 +211,7 @@ impl Stream {
             },
             "message_delta" => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
-                    self.stop = Some(match reason {
-                        "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
-                        "max_tokens" => StopReason::Length,
-                        "tool_use" => StopReason::ToolUse,
-                        _ => StopReason::Error,
-                    });
+                    self.stop = Some(pith_sdk::provider::anthropic_stop_reason(reason));
                 }
                 self.usage_from(&data["usage"]);
                 out.push(StreamEvent::Usage(self.usage));

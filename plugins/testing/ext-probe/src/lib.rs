@@ -14,7 +14,8 @@
 //! `lifecycle` status. `/provider register <name> <base-url>` registers an
 //! `openai-completions` provider with the model `probe-model` (key `$PROBE_PROVIDER_KEY`; the
 //! base URL `-` gives none), and
-//! `/provider unregister <name>` removes it. Asked about a project's trust, it answers its
+//! `/provider unregister <name>` removes it; `/virtual register|unregister <provider> <id>`
+//! does the same for a virtual model, which it routes to `faux/faux-model`. Asked about a project's trust, it answers its
 //! config `trust` (`yes`, `no`, `yes-remember`; else undecided). A user's shell command
 //! `probe-result …` gets the probe's outcome without running; `probe-wrap <cmd>` runs wrapped.
 //! With the config `agent-events` set, it reports the typed agent events (`typed_events`).
@@ -27,6 +28,8 @@ struct Probe {
     agent_ends: u32,
     /// Text deltas heard in the current run (`agent-events`).
     deltas: u32,
+    /// `resources_discover` events heard: at start-up, on reload.
+    discoveries: (u32, u32),
     /// `session_start`s this instance got.
     starts: u32,
 }
@@ -53,6 +56,7 @@ impl Extension for Probe {
         Probe {
             agent_ends: 0,
             deltas: 0,
+            discoveries: (0, 0),
             starts: 0,
         }
     }
@@ -80,6 +84,7 @@ impl Extension for Probe {
                 "user_bash",
                 "session_compact",
                 "project_trust",
+                "resources_discover",
                 // pi's, not fired by pith: loads with a warning.
                 "provider_stream_event",
             ]
@@ -90,6 +95,8 @@ impl Extension for Probe {
                 command("trap", "Panic"),
                 command("spin", "Loop forever"),
                 command("count", "Report observed agent_end events"),
+                command("virtual", "Register or remove a virtual model at run time"),
+                command("discoveries", "Report the resources_discover events heard"),
                 command("note", "Add a custom message and a custom entry"),
                 command("say", "Send a user message"),
                 command("name", "Name the session"),
@@ -218,6 +225,16 @@ impl Extension for Probe {
                         first_kept_entry_id: preparation.first_kept_entry_id.clone(),
                         tokens_before: preparation.tokens_before,
                         details: Some("{\"by\":\"probe\"}".into()),
+                        usage: Some(SummaryUsage {
+                            provider: "faux".into(),
+                            model: "faux-model".into(),
+                            tokens: pith_sdk::types::Usage {
+                                input: 10,
+                                output: 5,
+                                cache_read: 0,
+                                cache_write: 0,
+                            },
+                        }),
                     }))
                 }
                 _ => Ok(EventResult::Continue),
@@ -294,6 +311,19 @@ impl Extension for Probe {
                 lifecycle(&format!("session_compact {json}"));
                 Ok(EventResult::Continue)
             }
+            Event::ResourcesDiscover(discover) => {
+                match discover.reason {
+                    DiscoverReason::Startup => self.discoveries.0 += 1,
+                    DiscoverReason::Reload => self.discoveries.1 += 1,
+                }
+                Ok(EventResult::Continue)
+            }
+            // Its virtual models (`/virtual register`) go to the faux model.
+            Event::ModelRoute(request) => Ok(EventResult::Route(ModelRoute::to(
+                "faux",
+                "faux-model",
+                request.thinking_level,
+            ))),
             Event::Bus((channel, data)) => {
                 ui::notify(&format!("bus: {channel} {data}"), None);
                 Ok(EventResult::Continue)
@@ -612,6 +642,25 @@ impl Extension for Probe {
                     ["unregister", name] => models::unregister_provider(name),
                     _ => return Err(format!("no provider change {args:?}")),
                 }
+                Ok(())
+            }
+            "virtual" => {
+                match args.split_whitespace().collect::<Vec<_>>().as_slice() {
+                    ["register", provider, id] => {
+                        let spec = VirtualModelSpec::new(provider, id, "Probe virtual");
+                        answer(format!("{:?}", models::register_virtual_model(&spec)));
+                    }
+                    ["unregister", provider, id] => models::unregister_virtual_model(provider, id),
+                    _ => return Err(format!("no virtual model change {args:?}")),
+                }
+                Ok(())
+            }
+            "discoveries" => {
+                let (startup, reload) = self.discoveries;
+                ui::notify(
+                    &format!("discoveries: startup={startup} reload={reload}"),
+                    None,
+                );
                 Ok(())
             }
             "count" => {

@@ -1,7 +1,8 @@
 //! A test provider (api `probe-api`): the last user message is a JSON object
 //! `{"url": …, "key": …}`; it fetches its model's base URL and `url`, reads the config `key`,
 //! and answers with what each attempt gave. It also declares `anthropic/probe-claude`, a model
-//! under a built-in provider's name, which it serves only once granted `providers`.
+//! under a built-in provider's name, and the built-in wire format `anthropic-messages`, which it
+//! serves only once granted `providers`.
 
 use pith_sdk::provider::*;
 
@@ -50,7 +51,8 @@ impl Provider for Probe {
             compat: None,
         };
         ProviderInfo {
-            apis: vec!["probe-api".into()],
+            // `anthropic-messages` too: a built-in wire format, taken over only once granted.
+            apis: vec!["probe-api".into(), "anthropic-messages".into()],
             models: vec![claimed],
             key_env_vars: Vec::new(),
         }

@@ -364,11 +364,11 @@ impl Extensions {
 
     /// pi's JSON of an agent event or a compaction's preparation, when an extension of version
     /// 0.1 listens to it (it gets that, where 0.2 gets typed records).
-    pub fn json_for_v1(
+    pub fn json_for_v1<J: std::fmt::Display>(
         &self,
         kind: &str,
         event: &Event,
-        pi_json: impl FnOnce() -> Value,
+        pi_json: impl FnOnce() -> J,
     ) -> Option<Arc<str>> {
         let v1_listens = || {
             self.slots()

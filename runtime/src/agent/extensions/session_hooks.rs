@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::Extensions;
 use super::context::custom_message;
 use super::hooks::{
-    self, BeforeAgentStartEvent, Event, EventResult, ToolCallEvent, ToolResultEvent,
+    self, BeforeAgentStartEvent, Event, EventResult, RunStart, ToolCallEvent, ToolResultEvent,
 };
 use crate::agent::conversation::message::AgentMessage;
 use crate::agent::conversation::system_prompt;
@@ -42,6 +42,16 @@ pub async fn before_agent_start(
         ),
         _ => (String::new(), Vec::new()),
     };
+    // pi's `messageType`: a custom message starts the run, or a user's prompt.
+    let message = match initial.first() {
+        Some(AgentMessage::Custom(custom)) => Some(super::typed::custom_message(custom)),
+        _ => None,
+    };
+    let message_type = if message.is_some() {
+        RunStart::Custom
+    } else {
+        RunStart::User
+    };
     let base = system_prompt(shared, &shared.tools());
     let outcome = shared
         .extensions
@@ -51,6 +61,8 @@ pub async fn before_agent_start(
                 prompt,
                 images,
                 system_prompt: base,
+                message_type,
+                message,
             }),
         )
         .await;

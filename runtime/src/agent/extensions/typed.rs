@@ -1,10 +1,10 @@
 //! The session's entries and messages as extensions of version 0.2 read them: typed records in
-//! pi's shapes (`entries` in `wit/session.wit`), made from the entries of the session file.
+//! pi's shapes (`wit/entries.wit`), made from the entries of the session file.
 
 use serde_json::{Map, Value};
 
 use crate::agent::conversation::message::{
-    AgentMessage, AssistantMessage, ToolResultMessage, Usage,
+    AgentMessage, AssistantMessage, CustomMessage, ToolResultMessage, Usage,
 };
 use crate::agent::run::request::{wit_block, wit_stop_reason};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::entries as wit;
@@ -100,13 +100,7 @@ pub fn message(message: &AgentMessage) -> wit::AgentMessage {
                 timestamp: bash.timestamp,
             })
         }
-        AgentMessage::Custom(custom) => wit::AgentMessage::Custom(wit::CustomMessageRecord {
-            custom_type: custom.custom_type.clone(),
-            content: custom.content.to_string(),
-            display: custom.display,
-            details: custom.details.as_ref().map(Value::to_string),
-            timestamp: custom.timestamp,
-        }),
+        AgentMessage::Custom(custom) => wit::AgentMessage::Custom(custom_message(custom)),
         AgentMessage::CompactionSummary(summary) => {
             wit::AgentMessage::CompactionSummary(wit::SummaryMessage {
                 summary: summary.summary.clone(),
@@ -123,6 +117,17 @@ pub fn message(message: &AgentMessage) -> wit::AgentMessage {
                 timestamp: summary.timestamp,
             })
         }
+    }
+}
+
+/// An extension's message as an extension reads it.
+pub fn custom_message(custom: &CustomMessage) -> wit::CustomMessageRecord {
+    wit::CustomMessageRecord {
+        custom_type: custom.custom_type.clone(),
+        content: custom.content.to_string(),
+        display: custom.display,
+        details: custom.details.as_ref().map(Value::to_string),
+        timestamp: custom.timestamp,
     }
 }
 

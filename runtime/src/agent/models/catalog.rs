@@ -59,6 +59,21 @@ pub fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| Catalog::parse(TEXT))
 }
 
+/// The wire formats the catalog's models use (`anthropic-messages`, `openai-completions`, …),
+/// found in its lines without parsing every model.
+pub fn catalog_apis() -> &'static std::collections::HashSet<&'static str> {
+    static APIS: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    APIS.get_or_init(|| {
+        const FIELD: &str = "\"api\":\"";
+        TEXT.match_indices(FIELD)
+            .filter_map(|(at, _)| {
+                let rest = &TEXT[at + FIELD.len()..];
+                rest.find('"').map(|end| &rest[..end])
+            })
+            .collect()
+    })
+}
+
 impl Catalog {
     /// Reads a catalog's header and splits its lines (a header that does not parse gives an
     /// empty catalog: the generated file is checked by the tests).

@@ -25,6 +25,8 @@ pub use errors::KeyError;
 pub use provider_config::{ModelConfig, ProviderChange, ProviderConfig, ProviderRegistration};
 
 mod keys;
+pub mod plugin_models;
+mod virtual_models;
 use crate::agent::model::{Model, ThinkingLevel};
 use crate::plugin_host::PluginHost;
 
@@ -37,6 +39,9 @@ pub struct ModelRegistry {
     /// The wire formats the loaded provider plugins serve: a model of another API is not
     /// offered (nothing could answer it).
     served_apis: HashSet<String>,
+    /// The providers third-party plugins declared models of (plugin id, provider), checked
+    /// again once `models.json` is read.
+    untrusted_declared: Vec<(String, String)>,
     /// Environment variables of providers the catalog does not know, from their plugins.
     key_env_vars: HashMap<String, Vec<String>>,
     /// Keys given at run time (`--api-key`), by provider.
@@ -61,6 +66,8 @@ pub struct ModelRegistry {
     /// The virtual models extensions register (pi's `registerVirtualModel`): each hides a
     /// physical model of its provider and id.
     virtual_models: Vec<Model>,
+    /// The extension that routes each virtual model, by `provider/id`.
+    virtual_routers: HashMap<String, String>,
     /// `auth.json`, where renewed OAuth tokens are written.
     auth_file: std::path::PathBuf,
     /// OAuth credentials renewed since `auth.json` was read, by provider.
@@ -100,27 +107,11 @@ impl ModelRegistry {
         let mut registered: Vec<(String, ProviderRegistration)> = Vec::new();
         for plugin in host.plugins().iter() {
             if let Some(meta) = &plugin.meta.provider {
-                registry.served_apis.extend(meta.apis.iter().cloned());
-                let id = &plugin.manifest.id;
-                let trusted = plugin.is_first_party() || plugin.capabilities.providers;
-                for model in &meta.models {
-                    match provider_config::may_serve(id, trusted, &model.provider, &[]) {
-                        Ok(()) => replace_or_push(&mut registry.declared, model.clone()),
-                        Err(problem) => problems.push(problem),
-                    }
-                }
-                for (provider, vars) in &meta.key_env_vars {
-                    match provider_config::may_serve(id, trusted, provider, vars) {
-                        Ok(()) => {
-                            registry.key_env_vars.insert(provider.clone(), vars.clone());
-                        }
-                        Err(problem) => problems.push(problem),
-                    }
-                }
+                registry.add_plugin_models(plugin, meta, problems);
             }
             if let Some(extension) = &plugin.meta.extension {
                 for model in &extension.virtual_models {
-                    replace_or_push(&mut registry.virtual_models, model.clone());
+                    registry.add_virtual(&plugin.manifest.id, model.clone());
                 }
                 if !extension.providers.is_empty() && !plugin.capabilities.providers {
                     problems.push(provider_config::no_providers_grant(&plugin.manifest.id));
@@ -135,16 +126,32 @@ impl ModelRegistry {
                 }
             }
         }
-        // Changes made at run time by extensions still loaded and still granted (a reload may
-        // have removed one, or the user the grant).
+        // Changes made at run time by extensions still loaded (and, for providers, still
+        // granted: a reload may have removed one, or the user the grant).
         let plugins = host.plugins();
-        let loaded: HashSet<&str> = plugins
-            .iter()
-            .filter(|p| p.capabilities.providers)
-            .map(|p| p.manifest.id.as_str())
-            .collect();
-        for change in changes.iter().filter(|c| loaded.contains(c.plugin())) {
-            change.apply(&mut registered);
+        let loaded = |id: &str, needs_grant: bool| {
+            plugins
+                .iter()
+                .any(|p| p.manifest.id == id && (!needs_grant || p.capabilities.providers))
+        };
+        for change in changes {
+            match change {
+                ProviderChange::RegisterVirtual { plugin, model } if loaded(plugin, false) => {
+                    registry.add_virtual(plugin, model.as_ref().clone());
+                }
+                ProviderChange::UnregisterVirtual {
+                    plugin,
+                    provider,
+                    id,
+                } if loaded(plugin, false) => registry.remove_virtual(plugin, provider, id),
+                ProviderChange::Register { plugin, .. }
+                | ProviderChange::Unregister { plugin, .. }
+                    if loaded(plugin, true) =>
+                {
+                    change.apply(&mut registered);
+                }
+                _ => {}
+            }
         }
         for (plugin, registration) in registered {
             let source = format!("extension {plugin}");
@@ -298,6 +305,7 @@ impl ModelRegistry {
             Ok(findings) => problems.extend(findings),
             Err(problem) => problems.push(format!("models.json ignored: {problem}")),
         }
+        registry.drop_claimed_providers(&mut problems);
         registry.auth_file = auth_file.to_path_buf();
         if let Err(problem) = registry.load_store(&models_file.with_file_name("models-store.json"))
         {

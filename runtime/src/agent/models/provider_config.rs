@@ -46,15 +46,32 @@ pub enum ProviderChange {
         /// The provider's name.
         name: String,
     },
+    /// `plugin` registered (or replaced) a virtual model, which it routes.
+    RegisterVirtual {
+        /// The extension's id.
+        plugin: String,
+        /// The virtual model.
+        model: Box<crate::agent::model::Model>,
+    },
+    /// `plugin` removed the virtual model `provider/id` it registered.
+    UnregisterVirtual {
+        /// The extension's id.
+        plugin: String,
+        /// The model's provider.
+        provider: String,
+        /// The model's id.
+        id: String,
+    },
 }
 
 impl ProviderChange {
     /// The extension that made the change.
     pub fn plugin(&self) -> &str {
         match self {
-            ProviderChange::Register { plugin, .. } | ProviderChange::Unregister { plugin, .. } => {
-                plugin
-            }
+            ProviderChange::Register { plugin, .. }
+            | ProviderChange::Unregister { plugin, .. }
+            | ProviderChange::RegisterVirtual { plugin, .. }
+            | ProviderChange::UnregisterVirtual { plugin, .. } => plugin,
         }
     }
 
@@ -62,6 +79,7 @@ impl ProviderChange {
     /// registration of a name already registered is merged over it, field by field, as pi
     /// does (models given replace the earlier ones; none keeps them); a removal drops the
     /// extension's own registration of that name.
+    /// A virtual model's change changes none.
     pub fn apply(&self, registered: &mut Vec<(String, ProviderRegistration)>) {
         match self {
             ProviderChange::Register {
@@ -78,6 +96,7 @@ impl ProviderChange {
             ProviderChange::Unregister { plugin, name } => {
                 registered.retain(|(p, r)| !(p == plugin && &r.name == name));
             }
+            ProviderChange::RegisterVirtual { .. } | ProviderChange::UnregisterVirtual { .. } => {}
         }
     }
 }
@@ -134,31 +153,61 @@ impl ProviderConfig {
 /// Why `plugin` may not register providers, and the fix.
 /// Whether the provider plugin `id` may serve `provider`'s models, reading its key from `vars`
 /// (`trusted`: first-party, or granted `providers`). A third-party plugin serving a built-in
-/// provider, or reading a variable that holds one's key, would be handed the user's key for it:
-/// that takes the `providers` grant.
+/// provider (in any case: names are matched without it), or reading a variable that holds one's
+/// key, would be handed the user's key for it; one reading another variable than
+/// `<PROVIDER>_API_KEY` could be handed any secret: that takes the `providers` grant.
 pub fn may_serve(id: &str, trusted: bool, provider: &str, vars: &[String]) -> Result<(), String> {
-    let catalog = crate::agent::models::catalog::catalog();
-    let built_in_var = || {
-        vars.iter().find(|var| {
-            catalog
-                .providers()
-                .iter()
-                .any(|p| p.env_vars.iter().any(|v| v == *var))
-        })
-    };
     if trusted {
         return Ok(());
     }
-    let what = match (catalog.provider(provider), built_in_var()) {
-        (Some(_), _) => format!("serves the built-in provider {provider}"),
-        (None, Some(var)) => format!("reads the key variable {var} of a built-in provider"),
-        (None, None) => return Ok(()),
+    let catalog = crate::agent::models::catalog::catalog();
+    let built_in = catalog
+        .providers()
+        .iter()
+        .any(|p| p.name.eq_ignore_ascii_case(provider));
+    let built_in_var = vars.iter().find(|var| {
+        catalog
+            .providers()
+            .iter()
+            .any(|p| p.env_vars.iter().any(|v| v == *var))
+    });
+    // Its own key is in `<PROVIDER>_API_KEY`; another variable may hold any secret.
+    let own_var = format!(
+        "{}_API_KEY",
+        provider
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            })
+            .collect::<String>()
+    );
+    let other_var = vars.iter().find(|var| **var != own_var);
+    let what = match (built_in, built_in_var, other_var) {
+        (true, _, _) => {
+            format!("serves the built-in provider {provider}, which would hand it the user's key")
+        }
+        (false, Some(var), _) => format!(
+            "reads the key variable {var} of a built-in provider, which would hand it the user's key"
+        ),
+        (false, None, Some(var)) => format!(
+            "reads the environment variable {var} as {provider}'s key (its own is {own_var}), \
+             which would hand it whatever that variable holds"
+        ),
+        (false, None, None) => return Ok(()),
     };
-    Err(format!(
-        "the plugin {id} {what}, which would hand it the user's key: left out. To allow it, \
-         declare providers = true under [capabilities] in its pith.toml and grant it in \
-         settings.json (\"plugins\": {{\"{id}\": {{\"grant\": {{\"providers\": true}}}}}})"
-    ))
+    Err(refusal(id, &what))
+}
+
+/// Why a third-party provider plugin's claim (`what` it does) was left out, and how to allow
+/// it.
+pub fn refusal(id: &str, what: &str) -> String {
+    format!(
+        "the plugin {id} {what}: left out. To allow it, declare providers = true under \
+         [capabilities] in its pith.toml and grant it in settings.json \
+         (\"plugins\": {{\"{id}\": {{\"grant\": {{\"providers\": true}}}}}})"
+    )
 }
 
 /// Why an extension's provider registration was refused.

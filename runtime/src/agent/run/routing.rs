@@ -90,11 +90,15 @@ pub async fn route(
         state: state.as_ref().map(Value::to_string),
         messages: messages.iter().map(typed::message).collect(),
     };
+    let not_registered = || format!("{name} is not registered.");
+    let router = registry
+        .router(&selected.provider, &selected.id)
+        .ok_or_else(not_registered)?;
     let answer = shared
         .extensions
-        .route(&selected.provider, &selected.id, request)
+        .route(router, request)
         .await
-        .ok_or_else(|| format!("{name} is not registered."))??;
+        .ok_or_else(not_registered)??;
     let routed = format!("{name} routed to {}/{}", answer.provider, answer.id);
     let target = physical(&answer.provider, &answer.id)
         .ok_or_else(|| format!("{routed}, which is not a physical model."))?;

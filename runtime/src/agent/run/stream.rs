@@ -319,17 +319,25 @@ pub fn usage_with_cost(usage: &wit::Usage, model: &Model) -> Usage {
         total_from_provider: Some(false),
     };
     Usage {
-        input: usage.input,
-        output: usage.output,
-        cache_read: usage.cache_read,
-        cache_write: usage.cache_write,
-        total_tokens: usage.input + usage.output + usage.cache_read + usage.cache_write,
         cost: Cost {
             total: cost.input + cost.output + cost.cache_read + cost.cache_write,
             ..cost
         },
         cache_write_1h: (model.api == "anthropic-messages").then_some(0),
         reasoning: model.api.starts_with("openai").then_some(0),
+        ..unpriced(usage)
+    }
+}
+
+/// Token counts without a cost (no model's prices known).
+pub fn unpriced(usage: &wit::Usage) -> Usage {
+    Usage {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+        total_tokens: usage.input + usage.output + usage.cache_read + usage.cache_write,
+        ..Usage::default()
     }
 }
 

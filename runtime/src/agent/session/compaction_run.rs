@@ -90,19 +90,16 @@ impl Shared {
         let (body, body_ids) = (&messages[skip..], &ids[skip..]);
         // `older` is summarized; with pi 1.5's split turns, `prefix` (the start of the turn the
         // cut falls in) is summarized as the turn's context, and the tail is kept.
+        let window = routed_window(shared, &model, &messages);
         let (older_end, kept_from, first_kept) = if reason == "overflow" {
             // The cut must leave less than before, or the overflow repeats.
-            let cut = compaction::overflow_cut_point(
-                body,
-                policy.keep_recent_tokens,
-                model.context_window,
-            );
+            let cut = compaction::overflow_cut_point(body, policy.keep_recent_tokens, window);
             // Keeping nothing: an id not on the branch keeps no entry before the compaction.
             (cut, cut, body_ids.get(cut).cloned().unwrap_or_default())
         } else if shared.behaviour.split_turn_compaction {
             // Past the threshold the context is near the window: the kept tail is at most a
             // quarter of it, so that the compaction makes room.
-            let keep = match (reason, model.context_window) {
+            let keep = match (reason, window) {
                 ("manual", _) | (_, 0) => policy.keep_recent_tokens,
                 (_, window) => policy.keep_recent_tokens.min(window / 4),
             };
@@ -242,6 +239,25 @@ impl Shared {
         shared.end_compaction();
         Ok(result)
     }
+}
+
+/// The window the context must fit: the selected model's, or under a virtual model that of
+/// the physical model that answered (or failed) last, where its requests went.
+fn routed_window(shared: &Shared, model: &Model, messages: &[AgentMessage]) -> u64 {
+    if !model.is_virtual() {
+        return model.context_window;
+    }
+    let registry = shared.models();
+    messages
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            AgentMessage::Assistant(answer) => registry
+                .find(&answer.provider, &answer.model)
+                .filter(|physical| !physical.is_virtual()),
+            _ => None,
+        })
+        .map_or(model.context_window, |physical| physical.context_window)
 }
 
 /// pi's `session_compact` to the extensions: the compaction `result` was written as entry `id`.
@@ -486,19 +502,18 @@ async fn before_compact(
             reason: compaction_reason(reason),
             will_retry,
         });
-        // An extension built for 0.1 gets pi's JSON.
+        // An extension built for 0.1 gets pi's JSON: the preparation and the branch, on two
+        // lines (JSON text holds no raw line break), passed on as they are.
         let pi_json = shared.extensions.json_for_v1(KIND, &event, || {
-            json!({
-                "preparation": {
-                    "firstKeptEntryId": first_kept,
-                    "messagesToSummarize": cut.older,
-                    "turnPrefixMessages": cut.prefix,
-                    "tokensBefore": tokens_before,
-                    "previousSummary": cut.previous,
-                    "isSplitTurn": !cut.prefix.is_empty(),
-                },
-                "branchEntries": branch,
-            })
+            let preparation = json!({
+                "firstKeptEntryId": first_kept,
+                "messagesToSummarize": cut.older,
+                "turnPrefixMessages": cut.prefix,
+                "tokensBefore": tokens_before,
+                "previousSummary": cut.previous,
+                "isSplitTurn": !cut.prefix.is_empty(),
+            });
+            format!("{preparation}\n{}", json!(branch))
         });
         (event, pi_json)
     };
@@ -515,12 +530,21 @@ async fn before_compact(
                     .details
                     .and_then(|d| serde_json::from_str::<Value>(&d).ok())
                     .unwrap_or(Value::Null);
+                // Priced at the rates of the model that answered (none when it is unknown).
+                let usage = summary.usage.map(|spent| {
+                    match shared.models().find(&spent.provider, &spent.model) {
+                        Some(model) => {
+                            crate::agent::run::stream::usage_with_cost(&spent.tokens, &model)
+                        }
+                        None => crate::agent::run::stream::unpriced(&spent.tokens),
+                    }
+                });
                 Some(CompactionResult {
                     summary: summary.summary,
                     first_kept_entry_id: summary.first_kept_entry_id,
                     tokens_before: summary.tokens_before,
                     estimated_tokens_after: None,
-                    usage: None,
+                    usage,
                     details,
                 })
             }

@@ -379,6 +379,14 @@ impl SessionAccess for SessionContext {
         self.with(|s| s.shared.unregister_provider(plugin, name));
     }
 
+    fn register_virtual_model(&self, plugin: &str, model: crate::model::Model) {
+        self.with(|s| s.shared.register_virtual_model(plugin, model));
+    }
+
+    fn unregister_virtual_model(&self, plugin: &str, provider: &str, id: &str) {
+        self.with(|s| s.shared.unregister_virtual_model(plugin, provider, id));
+    }
+
     fn subscribe(&self, plugin: &str, channel: &str, hear: bool) {
         if let Some(session) = self.session() {
             session.shared.extensions.subscribe(plugin, channel, hear);
@@ -413,12 +421,7 @@ impl SessionAccess for SessionContext {
             if model.is_virtual() {
                 // The router is this extension itself, busy with the call that asks: its
                 // instance cannot be entered again.
-                if shared
-                    .extensions
-                    .router_id(&model.provider, &model.id)
-                    .as_deref()
-                    == Some(plugin.as_str())
-                {
+                if models.router(&model.provider, &model.id) == Some(plugin.as_str()) {
                     return Err(completion::CompletionError::Failed(format!(
                         "the virtual model {}/{} is routed by this extension, which is busy \
                          with this call: ask a physical model (models.find)",

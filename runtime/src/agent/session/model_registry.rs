@@ -105,6 +105,24 @@ impl Shared {
         });
     }
 
+    /// Registers (or replaces) a virtual model that `plugin` routes, and builds the registry
+    /// again: it is offered at once.
+    pub fn register_virtual_model(&self, plugin: &str, model: crate::model::Model) {
+        self.change_providers(crate::agent::models::ProviderChange::RegisterVirtual {
+            plugin: plugin.to_string(),
+            model: Box::new(model),
+        });
+    }
+
+    /// Removes the virtual model `provider/id` that `plugin` registered.
+    pub fn unregister_virtual_model(&self, plugin: &str, provider: &str, id: &str) {
+        self.change_providers(crate::agent::models::ProviderChange::UnregisterVirtual {
+            plugin: plugin.to_string(),
+            provider: provider.to_string(),
+            id: id.to_string(),
+        });
+    }
+
     fn change_providers(&self, change: crate::agent::models::ProviderChange) {
         self.provider_changes
             .lock()

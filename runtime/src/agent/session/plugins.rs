@@ -22,7 +22,7 @@ impl Session {
         &self,
         report: ReloadReport,
     ) -> Option<(Vec<String>, Vec<String>)> {
-        self.plugins_changed(report, SessionStartReason::Reload)
+        self.plugins_changed(report, SessionStartReason::Reload, true)
             .await
     }
 
@@ -30,14 +30,16 @@ impl Session {
     /// extensions this is the session's start (`session_start` with `startup`, as pi loads
     /// every extension before it serves).
     pub async fn deferred_plugins_loaded(&self, report: ReloadReport) {
-        self.plugins_changed(report, SessionStartReason::Startup)
+        self.plugins_changed(report, SessionStartReason::Startup, true)
             .await;
     }
 
+    /// `discover`: ask the extensions for resources afterwards (else the caller does).
     async fn plugins_changed(
         &self,
         report: ReloadReport,
         reason: SessionStartReason,
+        discover: bool,
     ) -> Option<(Vec<String>, Vec<String>)> {
         let shared = self.shared();
         for error in &report.errors {
@@ -67,18 +69,30 @@ impl Session {
         // it sends on the events bus while starting is heard before a command waiting for it.
         shared.extensions.session_start(&fresh, reason, None).await;
         shared.extensions.observed_so_far().await;
-        let discover = match reason {
-            SessionStartReason::Startup => DiscoverReason::Startup,
-            _ => DiscoverReason::Reload,
-        };
-        shared.discover_resources(discover).await;
+        if discover {
+            let discover = match reason {
+                SessionStartReason::Startup => DiscoverReason::Startup,
+                _ => DiscoverReason::Reload,
+            };
+            shared.discover_resources(discover).await;
+        }
         Some(models)
     }
 
     /// `reload`: reads the settings, the plugin directories, skills and templates,
     /// `models.json` and `auth.json` again and answers with what changed. The sandbox, the
-    /// engine and the HTTP client keep their start-up settings.
+    /// engine and the HTTP client keep their start-up settings. The extensions are asked for
+    /// resources (`resources_discover`, `reload`) whether or not a plugin changed.
     pub async fn reload(&self) -> ReloadSummary {
+        let summary = self.read_again().await;
+        self.shared()
+            .discover_resources(DiscoverReason::Reload)
+            .await;
+        summary
+    }
+
+    /// [`Session::reload`] without asking the extensions for resources.
+    async fn read_again(&self) -> ReloadSummary {
         let shared = self.shared();
         let sources = &shared.sources;
         let settings = Settings::load(&sources.global_settings, sources.project_dir.as_deref());
@@ -107,7 +121,10 @@ impl Session {
                 .map(|e| format!("{}: {}", e.path, e.reason))
                 .collect(),
         };
-        let (mut added, mut removed) = match self.plugins_reloaded(report).await {
+        let changed = self
+            .plugins_changed(report, SessionStartReason::Reload, false)
+            .await;
+        let (mut added, mut removed) = match changed {
             Some(models) => models,
             None => {
                 shared.reload_resources().await;
@@ -154,7 +171,7 @@ impl Session {
             )
             .await;
         let before = shared.extensions.slots();
-        self.reload().await;
+        self.read_again().await;
         // The extensions the reload brought in have had their `session_start`.
         let kept: Vec<_> = shared
             .extensions

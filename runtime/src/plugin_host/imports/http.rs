@@ -73,8 +73,9 @@ impl Host for StoreState {
                 )
             })
             .collect();
+        // reqwest's header names are in lower case already, as the hooks get them.
         if let Some(hooks) = &self.provider_hooks {
-            hooks.after_response(status, headers_of(&headers)).await;
+            hooks.after_response(status, headers.clone()).await;
         }
         let body = Box::pin(response.bytes_stream());
         self.table()
@@ -157,12 +158,4 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     text
-}
-
-/// Response headers as the hooks get them: names in lower case (reqwest's already are).
-fn headers_of(headers: &[(String, String)]) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
-        .collect()
 }

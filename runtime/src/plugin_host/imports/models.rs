@@ -160,4 +160,47 @@ impl models::Host for StoreState {
         let plugin = self.spec.plugin_id.clone();
         self.with_session(|s| s.unregister_provider(&plugin, &name));
     }
+
+    async fn register_virtual_model(
+        &mut self,
+        spec: models::VirtualModelSpec,
+    ) -> Result<(), String> {
+        let plugin = self.spec.plugin_id.clone();
+        let model = virtual_model(spec)?;
+        self.with_session(|s| s.register_virtual_model(&plugin, model))
+            .ok_or_else(|| crate::plugin_host::session_context::NO_SESSION.into())
+    }
+
+    async fn unregister_virtual_model(&mut self, provider: String, id: String) {
+        let plugin = self.spec.plugin_id.clone();
+        self.with_session(|s| s.unregister_virtual_model(&plugin, &provider, &id));
+    }
+}
+
+/// The catalog entry of a virtual model an extension registers, checked.
+pub(crate) fn virtual_model(
+    spec: crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::models::VirtualModelSpec,
+) -> Result<crate::model::Model, String> {
+    if spec.provider.is_empty() || spec.id.is_empty() {
+        return Err("Virtual model provider and id must not be empty.".into());
+    }
+    if spec.provider.contains('/') {
+        return Err(format!(
+            "the virtual model \"{}/{}\": its provider cannot contain \"/\"",
+            spec.provider, spec.id
+        ));
+    }
+    let levels: Vec<crate::model::ThinkingLevel> = spec
+        .thinking_levels
+        .into_iter()
+        .map(crate::model::ThinkingLevel::from)
+        .collect();
+    Ok(crate::model::Model::new_virtual(
+        &spec.provider,
+        &spec.id,
+        &spec.name,
+        &levels,
+        (spec.context_window, spec.max_tokens),
+        spec.images,
+    ))
 }

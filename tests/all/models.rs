@@ -104,10 +104,8 @@ async fn scoped_cycling_with_models() {
     assert_eq!(available["data"]["models"].as_array().unwrap().len(), 4);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_provider_reaches_only_its_base_url_and_its_own_key() {
-    let own = support::serve_text("mine").await;
-    let elsewhere = support::serve_text("secret data").await;
+/// A plugin folder holding the provider probe (a third-party plugin).
+fn provider_probe() -> tempfile::TempDir {
     let plugins = tempfile::tempdir().unwrap();
     std::fs::copy(
         support::built_component("provider-probe"),
@@ -119,6 +117,14 @@ async fn a_provider_reaches_only_its_base_url_and_its_own_key() {
         plugins.path().join("provider_probe.toml"),
     )
     .unwrap();
+    plugins
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_reaches_only_its_base_url_and_its_own_key() {
+    let own = support::serve_text("mine").await;
+    let elsewhere = support::serve_text("secret data").await;
+    let plugins = provider_probe();
     let models = json!({"providers": {"probed": {"baseUrl": own, "api": "probe-api", "apiKey": "probed-key", "models": [{"id": "probe-model"}]}}});
     let options = Options {
         args: vec![
@@ -184,17 +190,7 @@ async fn api_key_flag_and_cost_from_model_prices() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_third_party_provider_gets_a_built_in_providers_key_only_once_granted() {
     let server = FakeLlm::start(json!([{"text": "from the built-in plugin"}])).await;
-    let plugins = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        support::built_component("provider-probe"),
-        plugins.path().join("provider_probe.wasm"),
-    )
-    .unwrap();
-    std::fs::copy(
-        support::repo_root().join("plugins/testing/provider-probe/pith.toml"),
-        plugins.path().join("provider_probe.toml"),
-    )
-    .unwrap();
+    let plugins = provider_probe();
     // Anthropic's models at the fake model, which answers as the Messages API.
     let models = json!({"providers": {"anthropic": {"baseUrl": server.url}}});
     let mut options = Options {

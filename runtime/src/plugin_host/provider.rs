@@ -35,22 +35,26 @@ impl Drop for CompletionStream {
 }
 
 impl PluginHost {
-    /// The provider plugin that implements `api` (the last loaded one wins). A wire format of
-    /// the built-in catalog is served only by a plugin the user trusts (first-party, or granted
-    /// `providers`): the plugin gets the key of every model of that format.
+    /// The provider plugin that implements `api`: the last loaded one the user trusts
+    /// (first-party, or granted `providers`), else the last loaded one. A third-party plugin
+    /// takes over no wire format a trusted plugin serves, and serves none of the built-in
+    /// catalog's: the plugin gets the key of every model of that format.
     pub fn provider_for_api(&self, api: &str) -> Option<std::sync::Arc<Plugin>> {
         let built_in = crate::agent::models::catalog::catalog_apis().contains(api);
-        self.plugins()
-            .iter()
-            .rev()
-            .find(|p| {
+        let plugins = self.plugins();
+        let serving = || {
+            plugins.iter().rev().filter(|p| {
                 p.manifest.has_kind(Kind::Provider)
                     && p.meta
                         .provider
                         .as_ref()
                         .is_some_and(|m| m.apis.iter().any(|a| a == api))
-                    && (!built_in || p.is_first_party() || p.capabilities.providers)
             })
+        };
+        let trusted = |p: &&std::sync::Arc<Plugin>| p.is_first_party() || p.capabilities.providers;
+        serving()
+            .find(trusted)
+            .or_else(|| serving().find(|_| !built_in))
             .cloned()
     }
 

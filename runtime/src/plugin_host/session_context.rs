@@ -325,8 +325,12 @@ pub trait SessionAccess: Send + Sync {
     /// Removes a provider `plugin` registered (pi's `unregisterProvider`).
     fn unregister_provider(&self, plugin: &str, name: &str);
     /// Registers (or replaces) a virtual model the extension `plugin` routes (pi's
-    /// `registerVirtualModel` after start-up).
-    fn register_virtual_model(&self, plugin: &str, model: crate::model::Model);
+    /// `registerVirtualModel` after start-up); one another extension routes is refused.
+    fn register_virtual_model(
+        &self,
+        plugin: &str,
+        model: crate::model::Model,
+    ) -> Result<(), String>;
     /// Removes a virtual model `plugin` registered (pi's `unregisterVirtualModel`).
     fn unregister_virtual_model(&self, plugin: &str, provider: &str, id: &str);
     /// The extension `plugin` hears `channel` (or stops, with `hear` false).

@@ -39,6 +39,8 @@ pub struct ModelRegistry {
     /// The wire formats the loaded provider plugins serve: a model of another API is not
     /// offered (nothing could answer it).
     served_apis: HashSet<String>,
+    /// What third-party provider plugins declared, held back until every plugin is read.
+    untrusted: plugin_models::Untrusted,
     /// The providers third-party plugins declared models of (plugin id, provider), checked
     /// again once `models.json` is read.
     untrusted_declared: Vec<(String, String)>,
@@ -165,6 +167,7 @@ impl ModelRegistry {
                 problems.push(format!("{source}: {problem} (provider left out)"));
             }
         }
+        registry.settle_untrusted(problems);
         if !registry.virtual_models.is_empty() {
             registry
                 .served_apis

@@ -218,3 +218,36 @@ pub fn no_providers_grant(plugin: &str) -> String {
          grant it in settings.json (\"plugins\": {{\"{plugin}\": {{\"grant\": {{\"providers\": true}}}}}})"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::may_serve;
+
+    #[test]
+    fn a_third_party_plugin_serves_its_own_provider_with_its_own_key_variable_only() {
+        assert!(may_serve("p", true, "anthropic", &["GITHUB_TOKEN".into()]).is_ok());
+        let built_in = may_serve("p", false, "Anthropic", &[]).unwrap_err();
+        assert!(
+            built_in.starts_with("the plugin p serves the built-in provider Anthropic"),
+            "{built_in}"
+        );
+        assert!(may_serve("p", false, "acme-ai", &["ACME_AI_API_KEY".into()]).is_ok());
+        let other = may_serve("p", false, "acme-ai", &["GITHUB_TOKEN".into()]).unwrap_err();
+        assert!(
+            other.contains(
+                "reads the environment variable GITHUB_TOKEN as acme-ai's key (its own is \
+                 ACME_AI_API_KEY)"
+            ),
+            "{other}"
+        );
+        let theirs = may_serve("p", false, "acme", &["ANTHROPIC_API_KEY".into()]).unwrap_err();
+        assert!(
+            theirs.contains("reads the key variable ANTHROPIC_API_KEY of a built-in provider"),
+            "{theirs}"
+        );
+        assert!(
+            theirs.contains("\"grant\": {\"providers\": true}"),
+            "{theirs}"
+        );
+    }
+}

@@ -379,8 +379,14 @@ impl SessionAccess for SessionContext {
         self.with(|s| s.shared.unregister_provider(plugin, name));
     }
 
-    fn register_virtual_model(&self, plugin: &str, model: crate::model::Model) {
-        self.with(|s| s.shared.register_virtual_model(plugin, model));
+    fn register_virtual_model(
+        &self,
+        plugin: &str,
+        model: crate::model::Model,
+    ) -> Result<(), String> {
+        self.session()
+            .map(|s| s.shared.register_virtual_model(plugin, model))
+            .unwrap_or_else(|| Err(crate::plugin_host::session_context::NO_SESSION.into()))
     }
 
     fn unregister_virtual_model(&self, plugin: &str, provider: &str, id: &str) {

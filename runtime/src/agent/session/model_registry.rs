@@ -106,12 +106,36 @@ impl Shared {
     }
 
     /// Registers (or replaces) a virtual model that `plugin` routes, and builds the registry
-    /// again: it is offered at once.
-    pub fn register_virtual_model(&self, plugin: &str, model: crate::model::Model) {
+    /// again: it is offered at once. One another extension routes is refused.
+    pub fn register_virtual_model(
+        &self,
+        plugin: &str,
+        model: crate::model::Model,
+    ) -> Result<(), String> {
+        if let Some(other) = self
+            .models()
+            .router(&model.provider, &model.id)
+            .filter(|router| *router != plugin)
+        {
+            return Err(format!(
+                "the virtual model {} is routed by the extension {other}",
+                model.key()
+            ));
+        }
         self.change_providers(crate::agent::models::ProviderChange::RegisterVirtual {
             plugin: plugin.to_string(),
             model: Box::new(model),
         });
+        Ok(())
+    }
+
+    /// Forgets the run-time model changes of `plugins`: a plugin loaded again starts over,
+    /// registering what its new version registers.
+    pub fn forget_model_changes(&self, plugins: &[String]) {
+        self.provider_changes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .retain(|change| !plugins.iter().any(|p| p == change.plugin()));
     }
 
     /// Removes the virtual model `provider/id` that `plugin` registered.

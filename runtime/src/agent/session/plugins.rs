@@ -51,6 +51,15 @@ impl Session {
             return None;
         }
         let fresh = shared.extensions.refresh();
+        // A plugin loaded again starts over: its old version's run-time registrations go.
+        let reloaded: Vec<String> = report
+            .added
+            .iter()
+            .chain(&report.updated)
+            .chain(&report.removed)
+            .cloned()
+            .collect();
+        shared.forget_model_changes(&reloaded);
         shared.reload_resources().await;
         let (added, removed, problems) = shared.refresh_models();
         for problem in problems {

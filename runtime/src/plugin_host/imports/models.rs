@@ -168,7 +168,7 @@ impl models::Host for StoreState {
         let plugin = self.spec.plugin_id.clone();
         let model = virtual_model(spec)?;
         self.with_session(|s| s.register_virtual_model(&plugin, model))
-            .ok_or_else(|| crate::plugin_host::session_context::NO_SESSION.into())
+            .unwrap_or_else(|| Err(crate::plugin_host::session_context::NO_SESSION.into()))
     }
 
     async fn unregister_virtual_model(&mut self, provider: String, id: String) {

@@ -138,7 +138,13 @@ impl ModelRegistry {
         };
         for change in changes {
             match change {
-                ProviderChange::RegisterVirtual { plugin, model } if loaded(plugin, false) => {
+                // One another extension routes stays its (the first registration holds).
+                ProviderChange::RegisterVirtual { plugin, model }
+                    if loaded(plugin, false)
+                        && registry
+                            .router(&model.provider, &model.id)
+                            .is_none_or(|router| router == plugin.as_str()) =>
+                {
                     registry.add_virtual(plugin, model.as_ref().clone());
                 }
                 ProviderChange::UnregisterVirtual {

@@ -22,6 +22,10 @@ pub(super) struct Untrusted {
     key_env_vars: Vec<(String, String, Vec<String>)>,
     /// The providers trusted plugins declare models or key variables of.
     trusted_providers: HashSet<String>,
+    /// The wire formats third-party plugins serve, with the plugin of each.
+    apis: Vec<(String, String)>,
+    /// The wire formats trusted plugins serve.
+    trusted_apis: HashSet<String>,
 }
 
 impl ModelRegistry {
@@ -49,6 +53,11 @@ impl ModelRegistry {
                     ),
                 );
                 continue;
+            }
+            if trusted {
+                self.untrusted.trusted_apis.insert(api.clone());
+            } else {
+                self.untrusted.apis.push((id.clone(), api.clone()));
             }
             self.served_apis.insert(api.clone());
         }
@@ -106,6 +115,21 @@ impl ModelRegistry {
     /// plugins' models and key variables but those of a provider a trusted plugin declares or
     /// an extension registered.
     pub(super) fn settle_untrusted(&mut self, problems: &mut Vec<String>) {
+        for (plugin, api) in std::mem::take(&mut self.untrusted.apis) {
+            // A trusted plugin serves it (`PluginHost::provider_for_api`).
+            if self.untrusted.trusted_apis.contains(&api) {
+                push_once(
+                    problems,
+                    provider_config::refusal(
+                        &plugin,
+                        &format!(
+                            "serves the wire format {api}, which a trusted plugin serves and \
+                             keeps serving"
+                        ),
+                    ),
+                );
+            }
+        }
         let untrusted = std::mem::take(&mut self.untrusted.models);
         for (plugin, model) in untrusted {
             match self.claimed_by_others(&model.provider) {
@@ -149,12 +173,15 @@ impl ModelRegistry {
         }
     }
 
-    /// Who else holds `provider`: a trusted plugin, or an extension's registration.
+    /// Who else holds `provider`: a trusted plugin, or an extension's registration (with or
+    /// without models: `models.json` is not read yet when this is asked).
     fn claimed_by_others(&self, provider: &str) -> Option<&'static str> {
         if self.untrusted.trusted_providers.contains(provider) {
             Some("a trusted plugin")
         } else if self.custom.iter().any(|m| m.provider == provider)
             || self.replaced.contains(provider)
+            || self.config_keys.contains_key(provider)
+            || self.overrides.contains_key(provider)
         {
             Some("an extension")
         } else {

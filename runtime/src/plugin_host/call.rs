@@ -4,13 +4,18 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::PluginHost;
+use serde_json::Value;
+
+use crate::content::ToolOutput;
+
 use super::error::CallError;
+use super::host::PluginHost;
 use super::plugin::{Plugin, error_text};
 use super::sandbox::{
     CallClock, DeadlineExceeded, Escalation, MemoryLimitExceeded, ProgressSink, SandboxSpec,
@@ -40,6 +45,9 @@ pub struct CallOptions {
     pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
     /// What hears a provider's requests and responses (a session's extensions), if anything.
     pub provider_hooks: Option<std::sync::Arc<dyn super::provider_hooks::ProviderHooks>>,
+    /// Memory the call may use beyond the plugin's limit, for the host's data it is handed
+    /// (a provider's conversation: a long session's is larger than any fixed limit).
+    pub data_allowance_bytes: u64,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -99,8 +107,13 @@ impl PluginHost {
             process_env,
             sandbox,
             provider_hooks,
+            data_allowance_bytes,
         } = options;
-        let limits = plugin.manifest.limits;
+        let mut limits = plugin.manifest.limits;
+        limits.memory_bytes = limits
+            .memory_bytes
+            .saturating_add(data_allowance_bytes)
+            .min(super::manifest::Limits::MAX_MEMORY_MB << 20);
         let (workspace, policy) = match sandbox {
             Some(policy) => (Some(policy.workspace.clone()), policy),
             None => (self.workspace.clone(), self.sandbox()),
@@ -191,7 +204,8 @@ impl PluginHost {
                 _ = dropped => return Err(CallError::Cancelled { plugin: id }),
             }
         };
-        outcome.map_err(|err| classify(&id, limits.memory_bytes, &err, store.data()))
+        let memory_bytes = store.data().limiter.cap as u64;
+        outcome.map_err(|err| classify(&id, memory_bytes, &err, store.data()))
     }
 }
 
@@ -242,5 +256,75 @@ fn classify(
                 }
             }
         }
+    }
+}
+
+impl PluginHost {
+    /// Calls the tool `name` with `arguments` in a fresh sandboxed instance. The tool's own
+    /// failures come back as an error [`ToolOutput`]; sandbox failures as a [`CallError`].
+    /// When `cancel` fires, waiting host calls return and child processes are killed, so the
+    /// tool can report what it has; a call that does not wind down in time is dropped.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        call_id: &str,
+        arguments: &Value,
+        progress: Option<ProgressSink>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Result<ToolOutput, CallError> {
+        let plugin = self
+            .tools()
+            .iter()
+            .find(|(spec, _)| spec.name == name)
+            .map(|(_, plugin)| plugin.clone())
+            .ok_or_else(|| CallError::NotFound(format!("Tool {name} not found")))?;
+        let options = CallOptions {
+            progress,
+            cancel,
+            ..CallOptions::default()
+        };
+        self.call_plugin_tool(&plugin, name, call_id, arguments, options)
+            .await
+    }
+
+    /// Calls the tool `name` of `plugin` (the version a run was shown, even if a reload has
+    /// replaced it since), as [`PluginHost::call_tool`] does.
+    pub async fn call_plugin_tool(
+        &self,
+        plugin: &Arc<Plugin>,
+        name: &str,
+        call_id: &str,
+        arguments: &Value,
+        options: CallOptions,
+    ) -> Result<ToolOutput, CallError> {
+        // The first-party tools take pi's other argument forms too.
+        let prepared;
+        let arguments = if plugin.is_first_party() {
+            prepared = super::tool_arguments::prepare(name, arguments);
+            &prepared
+        } else {
+            arguments
+        };
+        let loaded = self.loaded(plugin).await?;
+        let pre = loaded
+            .tool
+            .clone()
+            .ok_or_else(|| CallError::NotFound(format!("Tool {name} not found")))?;
+        let (name, call_id, arguments) =
+            (name.to_string(), call_id.to_string(), arguments.to_string());
+        let result = self
+            .run_call(
+                plugin,
+                options,
+                fresh_call!(pre, |instance, store| instance
+                    .pith_plugin0_1_0_tool()
+                    .call_execute(&mut *store, &name, &call_id, &arguments)
+                    .await),
+            )
+            .await?;
+        Ok(match result {
+            Ok(output) => ToolOutput::from_wit(output, false),
+            Err(error) => ToolOutput::from_wit_error(error),
+        })
     }
 }

@@ -14,11 +14,13 @@ use super::bindings::extension_world_v2::exports::pith::plugin0_2_0::extension::
     Event, EventResult, ToolOutcome,
 };
 use super::bindings::imports::pith::plugin0_1_0::types::ToolError;
+use super::call::CallOptions;
+use super::error::CallError;
+use super::host::PluginHost;
 use super::imports::ui::ExtensionContext;
 use super::plugin::ExtensionPre;
 use super::plugin::Plugin;
 use super::sandbox::StoreState;
-use super::{CallError, CallOptions, PluginHost};
 
 /// A started instance's exports: the core, and the completions when it has them.
 #[derive(Clone)]

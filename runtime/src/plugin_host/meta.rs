@@ -88,7 +88,7 @@ pub struct ExtensionMeta {
     pub virtual_models: Vec<crate::model::Model>,
     /// The providers it registers (pi's `registerProvider` in its factory).
     #[serde(default)]
-    pub providers: Vec<crate::agent::models::ProviderRegistration>,
+    pub providers: Vec<crate::agent::models::provider_config::ProviderRegistration>,
 }
 
 impl ExtensionMeta {

@@ -4,11 +4,11 @@
 
 use tokio::sync::mpsc;
 
-use super::PluginHost;
 use super::bindings::provider_world::exports::pith::plugin0_1_0::provider as wit;
 use super::call::CallOptions;
 use super::error::CallError;
 use super::grants::UrlPrefix;
+use super::host::PluginHost;
 use super::manifest::Kind;
 pub use super::meta::{ProviderMeta, model_from_wit, model_to_wit};
 use super::plugin::Plugin;
@@ -73,6 +73,9 @@ impl PluginHost {
         let extra_http: Vec<UrlPrefix> = UrlPrefix::parse(&request.model.base_url)
             .into_iter()
             .collect();
+        // The conversation is the host's data: a provider holds it once as it was handed over
+        // and again as the body it encodes, with room for its parser's and encoder's copies.
+        let data_allowance_bytes = DATA_ALLOWANCE_FACTOR * request_bytes(&request);
         let (tx, events) = mpsc::channel(64);
         let host = self.clone();
         let task = tokio::spawn(async move {
@@ -87,6 +90,7 @@ impl PluginHost {
                     CallOptions {
                         extra_http,
                         provider_hooks: hooks,
+                        data_allowance_bytes,
                         ..CallOptions::default()
                     },
                     Box::new(move |store| {
@@ -134,4 +138,57 @@ impl PluginHost {
         });
         Ok(CompletionStream { events, task })
     }
+}
+
+/// How many times a request's text a provider call may use on top of its plugin's memory
+/// limit (a session of 50,000 turns hands over about 180 MB of conversation).
+pub const DATA_ALLOWANCE_FACTOR: u64 = 8;
+
+/// The bytes of text and data a request hands to its provider: the system prompt, every
+/// message's texts, images, tool calls and signatures, and the tools' definitions.
+pub fn request_bytes(request: &ProviderRequest) -> u64 {
+    use super::bindings::imports::pith::plugin0_1_0::types::{AssistantBlock, Content};
+    let content = |blocks: &[Content]| -> usize {
+        blocks
+            .iter()
+            .map(|block| match block {
+                Content::Text(text) => text.len(),
+                Content::Image(image) => image.data.len() + image.mime_type.len(),
+            })
+            .sum()
+    };
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|message| match message {
+            wit::Message::User(blocks) => content(blocks),
+            wit::Message::ToolResult(result) => {
+                content(&result.content) + result.tool_call_id.len() + result.tool_name.len()
+            }
+            wit::Message::Assistant(answer) => answer
+                .content
+                .iter()
+                .map(|block| match block {
+                    AssistantBlock::Text(text) => {
+                        text.text.len() + text.signature.as_ref().map_or(0, String::len)
+                    }
+                    AssistantBlock::Thinking(thinking) => {
+                        thinking.thinking.len() + thinking.signature.as_ref().map_or(0, String::len)
+                    }
+                    AssistantBlock::ToolCall(call) => {
+                        call.id.len()
+                            + call.name.len()
+                            + call.arguments.len()
+                            + call.thought_signature.as_ref().map_or(0, String::len)
+                    }
+                })
+                .sum(),
+        })
+        .sum();
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|tool| tool.name.len() + tool.description.len() + tool.parameters.len())
+        .sum();
+    (request.system_prompt.as_ref().map_or(0, String::len) + messages + tools) as u64
 }

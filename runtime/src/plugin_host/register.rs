@@ -13,19 +13,13 @@ use super::discovery::{self, Found, Origin};
 use super::engine::PluginEngine;
 use super::error::{CallError, LoadError};
 use super::grants::{self, Capabilities};
+use super::host::{PluginHost, Wasm};
 use super::manifest::{Kind, Manifest};
 use super::plugin::{ComponentSource, Loaded, META_VERSION, Plugin, PluginMeta, error_text};
 use super::sandbox::StoreState;
 use super::tool::ToolSpec;
-use super::{PluginHost, bindings, provider, reload, resources};
+use super::{bindings, provider, reload, resources};
 use crate::settings::Settings;
-
-/// The wasmtime engine and the linker every plugin is instantiated against, built on the first
-/// load of a component: a start that finds every plugin's metadata in the cache needs neither.
-pub(super) struct Wasm {
-    pub(super) engine: PluginEngine,
-    pub(super) linker: Linker<StoreState>,
-}
 
 impl PluginHost {
     /// True when plugins were left out at start-up to be loaded by

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use super::discovery::Found;
+use super::error::LoadError;
+use super::host::{PluginHost, insert};
 use super::plugin::Plugin;
-use super::{LoadError, PluginHost, insert};
 
 /// What a reload changed.
 #[derive(Debug, Default, Clone)]

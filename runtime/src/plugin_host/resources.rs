@@ -3,14 +3,16 @@
 //! load a skill's instructions or expand a template.
 
 use super::bindings::extension_world_v2::pith::plugin0_2_0::cli_flags as wit_flags;
+use super::call::CallOptions;
 use super::call::fresh_call;
+use super::error::CallError;
+use super::host::PluginHost;
 pub use super::meta::{
     CommandMeta, ExtensionMeta, FlagKind, FlagMeta, FlagValue, RuleMeta, SkillMeta, TemplateMeta,
 };
 use super::plugin::ExtensionPre;
 use super::plugin::{Loaded, Plugin, PluginMeta};
 use super::tool::ToolSpec;
-use super::{CallError, CallOptions, PluginHost};
 
 /// Fills the extension, skill and template parts of `meta` from the plugin's exports.
 pub(crate) async fn describe_resources(

@@ -314,7 +314,8 @@ fn preopen_mode_view(
 
 /// Caps linear memory and remembers a refused growth, so the error can say so.
 pub struct MemoryLimiter {
-    cap: usize,
+    /// The most linear memory the call may have, bytes.
+    pub cap: usize,
     /// The size a refused growth asked for.
     pub refused: Option<usize>,
 }

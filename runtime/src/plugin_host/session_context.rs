@@ -320,7 +320,7 @@ pub trait SessionAccess: Send + Sync {
     fn register_provider(
         &self,
         plugin: &str,
-        registration: crate::agent::models::ProviderRegistration,
+        registration: crate::agent::models::provider_config::ProviderRegistration,
     ) -> Result<(), String>;
     /// Removes a provider `plugin` registered (pi's `unregisterProvider`).
     fn unregister_provider(&self, plugin: &str, name: &str);

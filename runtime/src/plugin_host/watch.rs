@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
-use super::PluginHost;
+use super::host::PluginHost;
 use super::reload::ReloadReport;
 
 /// How long the directories must stay quiet before a reload.

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use super::discovery::Origin;
 use super::error::LoadError;
-use super::{HostOptions, PluginHost};
+use super::host::{HostOptions, PluginHost};
 use crate::sandbox::SandboxPolicy;
 use crate::settings::Settings;
 

@@ -494,12 +494,25 @@ async fn stream_turn(
     cancel: &CancellationToken,
     plugin_tools: &PluginTools,
 ) -> (AssistantMessage, Vec<Rule>) {
+    // The conversation is copied out of the state only for what reads or replaces it while
+    // the state is not held (a `context` hook, a virtual model's router); otherwise the request
+    // is built from the state's own messages. A long session's copy cost more than the rest of
+    // the turn.
+    let copied = shared.extensions.wants("context")
+        || shared
+            .state()
+            .model()
+            .is_some_and(crate::model::Model::is_virtual);
     let (model, thinking, mut messages, session_id, output_limit, max_answer, request_settings) = {
         let state = shared.state();
         (
             state.model().cloned(),
             state.thinking(),
-            state.messages().to_vec(),
+            if copied {
+                state.messages().to_vec()
+            } else {
+                Vec::new()
+            },
             state.session_id().to_string(),
             state.output_limit(),
             state.max_answer_bytes(),
@@ -569,10 +582,17 @@ async fn stream_turn(
         .and_then(|()| registry.request_auth(&model.provider))
         .map_err(RequestError::from)
         .and_then(|auth| {
+            let state;
+            let messages = if copied {
+                &messages[..]
+            } else {
+                state = shared.state();
+                state.messages()
+            };
             request::request(RequestParts {
                 model: &model,
                 system_prompt: &prompt,
-                messages: &messages,
+                messages,
                 tools: &tools,
                 auth,
                 thinking,

@@ -147,7 +147,11 @@ fn assistant_record(message: AssistantMessage) -> Option<entries::AssistantMessa
 fn stored_state(shared: &Shared, model: &Model) -> Option<Value> {
     let state = shared.state();
     state.branch_entries().into_iter().rev().find_map(|entry| {
-        let data = entry.get("data")?;
+        if entry.kind() != "custom" {
+            return None;
+        }
+        let mut entry = state.entry_body(entry);
+        let data = entry.remove("data")?;
         (entry.get("type") == Some(&json!("custom"))
             && entry.get("customType") == Some(&json!(STATE_ENTRY))
             && data.get("provider") == Some(&json!(model.provider))

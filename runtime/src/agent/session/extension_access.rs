@@ -69,24 +69,37 @@ impl SessionAccess for SessionContext {
     fn all_entries(&self) -> Vec<entries::SessionEntry> {
         self.with(|s| {
             let state = s.shared.state();
-            state.store.all_entries().iter().map(typed::entry).collect()
+            let lines = state.store.lines();
+            state
+                .store
+                .all_entries()
+                .iter()
+                .map(|entry| typed::entry(&lines.body(entry)))
+                .collect()
         })
     }
 
     fn branch(&self) -> Vec<entries::SessionEntry> {
         self.with(|s| {
             let state = s.shared.state();
+            let lines = state.store.lines();
             state
                 .store
                 .path_to_leaf()
                 .into_iter()
-                .map(typed::entry)
+                .map(|entry| typed::entry(&lines.body(entry)))
                 .collect()
         })
     }
 
     fn entry(&self, id: &str) -> Option<entries::SessionEntry> {
-        self.with(|s| s.shared.state().store.entry(id).map(typed::entry))
+        self.with(|s| {
+            let state = s.shared.state();
+            state
+                .store
+                .entry(id)
+                .map(|entry| typed::entry(&state.store.body(entry)))
+        })
     }
 
     fn system_prompt(&self) -> String {

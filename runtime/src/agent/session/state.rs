@@ -441,8 +441,13 @@ impl State {
     }
 
     /// The entries from the root to the leaf.
-    pub fn branch_entries(&self) -> Vec<&serde_json::Map<String, Value>> {
+    pub fn branch_entries(&self) -> Vec<&crate::agent::session::file::Entry> {
         self.store.path_to_leaf()
+    }
+
+    /// One entry of the session as a JSON object (empty when its line cannot be read back).
+    pub fn entry_body(&self, entry: &crate::agent::session::file::Entry) -> Map<String, Value> {
+        self.store.body(entry)
     }
 
     /// Appends a non-message entry (`custom`, …) to the session file; returns the entry.
@@ -450,7 +455,7 @@ impl State {
         let id = self.store.append(kind, fields);
         self.store
             .entry(&id)
-            .map_or(Value::Null, |entry| Value::Object(entry.clone()))
+            .map_or(Value::Null, |entry| self.store.value(entry))
     }
 
     /// Appends a message to the conversation and the session file; returns its entry id.

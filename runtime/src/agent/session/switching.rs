@@ -325,17 +325,15 @@ impl Session {
             .store
             .entry(entry_id)
             .ok_or(SessionError::InvalidForkEntry)?;
-        let message = entry
-            .get("message")
-            .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
+        let message = state
+            .store
+            .body(entry)
+            .remove("message")
+            .and_then(|m| serde_json::from_value::<AgentMessage>(m).ok());
         let Some(AgentMessage::User(user)) = message else {
             return Err(SessionError::InvalidForkEntry);
         };
-        let parent = entry
-            .get("parentId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        Ok((user.content.text(), parent))
+        Ok((user.content.text(), entry.parent().map(str::to_string)))
     }
 
     pub(super) fn fork_now(&self, entry_id: &str) -> Result<ForkOutcome, SessionError> {

@@ -23,7 +23,7 @@ impl Session {
             let entry = state
                 .store
                 .entry(entry_id)
-                .cloned()
+                .map(|entry| state.store.body(entry))
                 .ok_or_else(|| SessionError::EntryNotFound(entry_id.to_string()))?;
             let leaf = state.store.leaf_id().map(str::to_string);
             (entry, leaf, state.store.id().to_string())

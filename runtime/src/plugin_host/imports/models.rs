@@ -1,5 +1,5 @@
 //! `models` (0.2): the session's model and the models an extension may pick.
-use crate::agent::models::{ModelConfig, ProviderConfig, ProviderRegistration};
+use crate::agent::models::provider_config::{ModelConfig, ProviderConfig, ProviderRegistration};
 use crate::model::{Model, ThinkingLevel};
 use crate::plugin_host::bindings::extension_world_v2::pith::plugin0_2_0::models;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types::ThinkingLevel as WitLevel;

@@ -5,47 +5,51 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{AgentMessage, Context, SessionFile, entry_id};
+use super::{AgentMessage, Context, Entry, SessionFile};
 
 impl SessionFile {
     /// The conversation at the leaf: compactions replace what they summarized.
     pub fn context(&self) -> Context {
         let path = self.path_to(self.leaf.as_deref());
+        let lines = self.lines();
         let mut context = Context {
             messages: Vec::with_capacity(path.len()),
             ..Context::default()
         };
-        let compaction = path
-            .iter()
-            .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
+        let compaction = path.iter().rposition(|e| e.kind() == "compaction");
         // pi 1.5's `context_edit` entries take a message out of the context (`replacement`
         // null, a failed answer before its retry) or replace its content (`{"content": …}`; a
         // string becomes one text block for an answer or a tool result), the latest edit of
         // each target winning.
-        let edits: HashMap<&str, &Value> = path
+        let edits: HashMap<String, Value> = path
             .iter()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("context_edit"))
+            .filter(|e| e.kind() == "context_edit")
             .filter_map(|e| {
-                let target = e.get("targetId")?.as_str()?;
-                Some((target, e.get("replacement").unwrap_or(&Value::Null)))
+                let mut body = lines.body(e);
+                let target = body.get("targetId")?.as_str()?.to_string();
+                Some((target, body.remove("replacement").unwrap_or(Value::Null)))
             })
             .collect();
-        let include = |context: &mut Context, entry: &Map<String, Value>| {
-            let id = entry_id(entry).unwrap_or("").to_string();
-            match entry.get("type").and_then(Value::as_str) {
-                Some("message") => {
-                    // Read from the entry in place: cloning each message's JSON tree first
-                    // doubled what opening a long session cost.
+        let include = |context: &mut Context, entry: &Entry| {
+            let id = entry.id().to_string();
+            match entry.kind() {
+                "message" => {
+                    // Read straight from the line into the typed message: a JSON tree in
+                    // between doubled what opening a long session cost.
                     let message = match edits.get(id.as_str()) {
-                        Some(replacement) => entry
+                        Some(replacement) => lines
+                            .body(entry)
                             .get("message")
                             .and_then(|original| edited(original, replacement))
                             .and_then(|m| serde_json::from_value::<AgentMessage>(m).ok()),
-                        None => entry
-                            .get("message")
-                            .and_then(|m| AgentMessage::deserialize(m).ok()),
+                        None => lines
+                            .read::<MessageLine>(entry)
+                            .map(|line| line.message)
+                            .or_else(|| {
+                                AgentMessage::deserialize(lines.body(entry).get("message")?).ok()
+                            }),
                     };
                     if let Some(message) = message {
                         if let AgentMessage::Assistant(a) = &message {
@@ -54,7 +58,8 @@ impl SessionFile {
                         context.messages.push((id, message));
                     }
                 }
-                Some("custom_message") => {
+                "custom_message" => {
+                    let entry = lines.body(entry);
                     let mut custom = json!({"role": "custom", "customType": entry.get("customType").cloned().unwrap_or(json!("")),
                         "content": entry.get("content").cloned().unwrap_or(json!("")), "display": entry.get("display").cloned().unwrap_or(json!(true)), "timestamp": 0});
                     if let Some(details) = entry.get("details") {
@@ -70,7 +75,8 @@ impl SessionFile {
                         context.messages.push((id, message));
                     }
                 }
-                Some("branch_summary") => {
+                "branch_summary" => {
+                    let entry = lines.body(entry);
                     let summary = entry.get("summary").and_then(Value::as_str).unwrap_or("");
                     if !summary.is_empty() {
                         let message = json!({"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId").cloned().unwrap_or(json!("root")), "timestamp": 0});
@@ -83,14 +89,16 @@ impl SessionFile {
             }
         };
         for entry in &path {
-            match entry.get("type").and_then(Value::as_str) {
-                Some("thinking_level_change") => {
-                    context.thinking_level = entry
+            match entry.kind() {
+                "thinking_level_change" => {
+                    context.thinking_level = lines
+                        .body(entry)
                         .get("thinkingLevel")
                         .and_then(Value::as_str)
                         .map(str::to_string)
                 }
-                Some("model_change") => {
+                "model_change" => {
+                    let entry = lines.body(entry);
                     let provider = entry
                         .get("provider")
                         .and_then(Value::as_str)
@@ -113,17 +121,20 @@ impl SessionFile {
                 }
             }
             Some(at) => {
-                let compact = path[at];
+                let compact_id = path[at].id().to_string();
+                let compact = lines.body(path[at]);
                 let first_kept = compact.get("firstKeptEntryId").and_then(Value::as_str);
                 let kept_from = first_kept
-                    .and_then(|id| path[..at].iter().position(|e| entry_id(e) == Some(id)))
+                    .and_then(|id| path[..at].iter().position(|e| e.id() == id))
                     .unwrap_or(at);
-                let is_system = |entry: &Map<String, Value>| {
-                    entry
-                        .get("message")
-                        .and_then(|m| m.get("role"))
-                        .and_then(Value::as_str)
-                        == Some("system")
+                let is_system = |entry: &Entry| {
+                    entry.kind() == "message"
+                        && lines
+                            .body(entry)
+                            .get("message")
+                            .and_then(|m| m.get("role"))
+                            .and_then(Value::as_str)
+                            == Some("system")
                 };
                 // pi 1.5: the compaction's `systemMessage` leads the compacted context, and the
                 // system messages among the kept entries give way to it. An older entry without
@@ -135,9 +146,7 @@ impl SessionFile {
                     .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
                 let has_leading = leading.is_some();
                 match leading {
-                    Some(system) => context
-                        .messages
-                        .push((entry_id(compact).unwrap_or("").to_string(), system)),
+                    Some(system) => context.messages.push((compact_id.clone(), system)),
                     None => {
                         for entry in path[..kept_from].iter().filter(|e| is_system(e)) {
                             include(&mut context, entry);
@@ -147,9 +156,7 @@ impl SessionFile {
                 let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
                     "tokensBefore": compact.get("tokensBefore").cloned().unwrap_or(json!(0)), "timestamp": 0});
                 if let Ok(message) = serde_json::from_value(summary) {
-                    context
-                        .messages
-                        .push((entry_id(compact).unwrap_or("").to_string(), message));
+                    context.messages.push((compact_id, message));
                 }
                 for entry in path[kept_from..at]
                     .iter()
@@ -162,6 +169,12 @@ impl SessionFile {
         }
         context
     }
+}
+
+/// A message entry's line, read for its message only.
+#[derive(Deserialize)]
+struct MessageLine {
+    message: AgentMessage,
 }
 
 /// `message` as a `context_edit`'s `replacement` leaves it: `None` when the edit takes it

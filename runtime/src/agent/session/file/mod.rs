@@ -10,14 +10,19 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
 use crate::agent::conversation::message::AgentMessage;
+use crate::time::{iso, now_millis};
 
 mod context;
+mod entry;
+pub mod lines;
 mod tree;
-use crate::time::{iso, now_millis};
+pub use entry::Entry;
+use entry::Line;
 
 /// pi's session format version.
 pub const VERSION: u64 = 3;
@@ -31,6 +36,31 @@ pub struct Context {
     pub thinking_level: Option<String>,
     /// The last model on the path (provider, id).
     pub model: Option<(String, String)>,
+}
+
+/// The file's text as read at opening, kept for the first reading of many entries.
+#[derive(Debug, Default)]
+struct Warm(Mutex<Option<Arc<[u8]>>>);
+
+impl Warm {
+    /// Holds `text` for the first reading.
+    fn new(text: Arc<[u8]>) -> Warm {
+        Warm(Mutex::new(Some(text)))
+    }
+
+    fn take(&self) -> Option<Arc<[u8]>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+    }
+}
+
+impl Clone for Warm {
+    /// A copy of a session reads its own file when it needs to.
+    fn clone(&self) -> Warm {
+        Warm::default()
+    }
 }
 
 /// No entry of the session has this id.
@@ -57,15 +87,13 @@ pub enum OpenError {
 pub struct SessionFile {
     path: Option<PathBuf>,
     header: Map<String, Value>,
-    entries: Vec<Map<String, Value>>,
+    entries: Vec<Entry>,
     /// Entry id → position in `entries`.
     index: HashMap<String, usize>,
     leaf: Option<String>,
     written: bool,
-}
-
-fn entry_id(entry: &Map<String, Value>) -> Option<&str> {
-    entry.get("id").and_then(Value::as_str)
+    /// The file's text as read at opening, until the first reading of many entries.
+    warm: Warm,
 }
 
 impl SessionFile {
@@ -92,6 +120,7 @@ impl SessionFile {
             index: HashMap::new(),
             leaf: None,
             written: false,
+            warm: Warm::default(),
         }
     }
 
@@ -111,16 +140,23 @@ impl SessionFile {
     /// Opens a session file; bad lines after the header are skipped and returned as problems.
     pub fn open(path: &Path) -> Result<(SessionFile, Vec<String>), OpenError> {
         let shown = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let text: Arc<[u8]> = match std::fs::read(path) {
+            Ok(bytes) => bytes.into(),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Err(OpenError::Missing(shown));
             }
             Err(err) => return Err(OpenError::Unreadable(shown, err.to_string())),
         };
-        let mut lines = text.lines();
+        // Each line with its place: split at newlines, a carriage return before one dropped.
+        let mut offset = 0usize;
+        let mut lines = text.split(|byte| *byte == b'\n').map(|line| {
+            let at = offset;
+            offset += line.len() + 1;
+            (at as u64, line.strip_suffix(b"\r").unwrap_or(line))
+        });
         let header: Map<String, Value> = lines
             .next()
+            .and_then(|(_, line)| std::str::from_utf8(line).ok())
             .and_then(|line| serde_json::from_str::<Map<String, Value>>(line).ok())
             .filter(|h| {
                 h.get("type").and_then(Value::as_str) == Some("session") && h.get("id").is_some()
@@ -128,21 +164,22 @@ impl SessionFile {
             .ok_or_else(|| OpenError::Invalid(shown.clone()))?;
         let mut entries = Vec::new();
         let mut problems = Vec::new();
-        for (number, line) in lines.enumerate() {
-            if line.trim().is_empty() {
+        for (number, (at, line)) in lines.enumerate() {
+            if line.trim_ascii().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<Map<String, Value>>(line) {
-                Ok(entry) if entry.get("type").is_some() && entry_id(&entry).is_some() => {
-                    entries.push(entry)
-                }
-                _ => problems.push(format!(
+            match std::str::from_utf8(line)
+                .ok()
+                .and_then(|line| Entry::on_disk(line, at))
+            {
+                Some(entry) => entries.push(entry),
+                None => problems.push(format!(
                     "{shown}:{}: not a session entry, skipped",
                     number + 2
                 )),
             }
         }
-        let leaf = entries.last().and_then(entry_id).map(str::to_string);
+        let leaf = entries.last().map(|entry| entry.id().to_string());
         let index = index_of(&entries);
         Ok((
             SessionFile {
@@ -152,6 +189,7 @@ impl SessionFile {
                 index,
                 leaf,
                 written: true,
+                warm: Warm::new(text),
             },
             problems,
         ))
@@ -177,12 +215,11 @@ impl SessionFile {
         self.leaf
             .as_deref()
             .and_then(|id| self.entry(id))
-            .and_then(|e| e.get("type"))
-            .and_then(Value::as_str)
+            .map(Entry::kind)
     }
 
     /// The entry with this id.
-    pub fn entry(&self, id: &str) -> Option<&Map<String, Value>> {
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
         self.index.get(id).and_then(|i| self.entries.get(*i))
     }
 
@@ -207,6 +244,11 @@ impl SessionFile {
         );
         entry.insert("timestamp".into(), json!(iso(now_millis())));
         entry.extend(fields);
+        let Some(entry) = Entry::from_map(&entry) else {
+            // Only a value that cannot be JSON (a non-finite number) gets here.
+            tracing::error!("an entry of type {kind} could not be written as JSON");
+            return id;
+        };
         self.index.insert(id.clone(), self.entries.len());
         self.entries.push(entry);
         self.leaf = Some(id.clone());
@@ -239,19 +281,10 @@ impl SessionFile {
             return;
         };
         let result = if self.written {
-            match self.entries.last() {
-                Some(entry) => append_lines(&path, &[Value::Object(entry.clone())]),
-                None => Ok(()),
-            }
-        } else if self.entries.iter().any(|e| {
-            e.get("message")
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                == Some("assistant")
-        }) {
-            let mut lines = vec![Value::Object(self.header.clone())];
-            lines.extend(self.entries.iter().cloned().map(Value::Object));
-            let written = append_lines(&path, &lines);
+            let last = self.entries.len().saturating_sub(1);
+            append_lines(&path, None, &mut self.entries[last..])
+        } else if self.entries.iter().any(is_answer) {
+            let written = append_lines(&path, Some(&self.header), &mut self.entries);
             self.written = written.is_ok();
             written
         } else {
@@ -263,16 +296,13 @@ impl SessionFile {
     }
 
     /// The entries from the root to `leaf`, in order.
-    fn path_to(&self, leaf: Option<&str>) -> Vec<&Map<String, Value>> {
+    fn path_to(&self, leaf: Option<&str>) -> Vec<&Entry> {
         let mut path = Vec::new();
-        let mut next = leaf.map(str::to_string);
+        let mut next = leaf;
         while let Some(id) = next {
-            let Some(entry) = self.entry(&id) else { break };
+            let Some(entry) = self.entry(id) else { break };
             path.push(entry);
-            next = entry
-                .get("parentId")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            next = entry.parent();
             if path.len() > self.entries.len() {
                 break; // a cycle in a damaged file
             }
@@ -283,16 +313,21 @@ impl SessionFile {
 
     /// Every user message in the whole file (all branches), in file order: (entry id, text).
     pub fn user_messages(&self) -> Vec<(String, String)> {
+        #[derive(serde::Deserialize)]
+        struct MessageLine {
+            message: AgentMessage,
+        }
+        let lines = self.lines();
         self.entries
             .iter()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+            .filter(|e| e.kind() == "message")
             .filter_map(|e| {
-                let message: AgentMessage =
-                    serde_json::from_value(e.get("message")?.clone()).ok()?;
+                let message = match lines.read::<MessageLine>(e) {
+                    Some(line) => line.message,
+                    None => serde_json::from_value(lines.body(e).remove("message")?).ok()?,
+                };
                 match message {
-                    AgentMessage::User(user) => {
-                        Some((entry_id(e)?.to_string(), user.content.text()))
-                    }
+                    AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
                     _ => None,
                 }
             })
@@ -305,9 +340,10 @@ impl SessionFile {
         self.entries
             .iter()
             .rev()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("session_info"))
+            .filter(|e| e.kind() == "session_info")
             .find_map(|e| {
-                e.get("name")
+                self.body(e)
+                    .get("name")
                     .and_then(Value::as_str)
                     .map(str::trim)
                     .filter(|n| !n.is_empty())
@@ -329,26 +365,25 @@ impl SessionFile {
         branched.entries = self
             .path_to(leaf)
             .into_iter()
-            .filter(|e| e.get("type").and_then(Value::as_str) != Some("label"))
+            .filter(|e| e.kind() != "label")
             .cloned()
             .collect();
         branched.index = index_of(&branched.entries);
-        branched.leaf = branched
-            .entries
-            .last()
-            .and_then(entry_id)
-            .map(str::to_string);
-        if branched.entries.iter().any(|e| {
-            e.get("message")
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                == Some("assistant")
-        }) {
+        branched.leaf = branched.entries.last().map(|e| e.id().to_string());
+        // The lines are this file's: held as text until written to the new one.
+        let lines = self.lines();
+        for entry in &mut branched.entries {
+            if let Line::OnDisk { .. } = entry.line {
+                let text = lines.text(entry).unwrap_or("{}");
+                entry.line = Line::Held(text.into());
+            }
+        }
+        drop(lines);
+        if branched.entries.iter().any(is_answer) {
             branched.written = false;
             if let Some(path) = branched.path.clone() {
-                let mut lines = vec![Value::Object(branched.header.clone())];
-                lines.extend(branched.entries.iter().cloned().map(Value::Object));
-                branched.written = append_lines(&path, &lines).is_ok();
+                branched.written =
+                    append_lines(&path, Some(&branched.header), &mut branched.entries).is_ok();
             }
         }
         branched
@@ -397,48 +432,71 @@ impl SessionFile {
                     + 1
             }
         };
+        let lines = self.lines();
         Ok(self.entries[start..]
             .iter()
-            .cloned()
-            .map(Value::Object)
+            .map(|entry| lines.value(entry))
             .collect())
     }
 
     /// Every entry, in file order.
-    pub fn all_entries(&self) -> &[Map<String, Value>] {
+    pub fn all_entries(&self) -> &[Entry] {
         &self.entries
     }
 
     /// The entries from the root to the leaf, borrowed.
-    pub fn path_to_leaf(&self) -> Vec<&Map<String, Value>> {
+    pub fn path_to_leaf(&self) -> Vec<&Entry> {
         self.path_to(self.leaf.as_deref())
     }
 
     /// The entries from the root to the leaf (pi's branch entries).
     pub fn branch_entries(&self) -> Vec<Value> {
+        let lines = self.lines();
         self.path_to_leaf()
             .into_iter()
-            .map(|e| Value::Object(e.clone()))
+            .map(|entry| lines.value(entry))
             .collect()
     }
 }
 
-/// An entry's `timestamp`, for ordering siblings as pi does (UTC ISO 8601 strings sort by time).
-fn timestamp_of(entry: &Map<String, Value>) -> &str {
-    entry.get("timestamp").and_then(Value::as_str).unwrap_or("")
+/// True for a held message entry holding an answer: a session file is written from its
+/// first one (an entry on disk was written already).
+fn is_answer(entry: &Entry) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Role<'a> {
+        #[serde(borrow)]
+        role: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct MessageRole<'a> {
+        #[serde(borrow)]
+        message: Option<Role<'a>>,
+    }
+    match &entry.line {
+        Line::Held(text) if entry.kind() == "message" => serde_json::from_str::<MessageRole>(text)
+            .ok()
+            .and_then(|line| line.message?.role)
+            .is_some_and(|role| role == "assistant"),
+        _ => false,
+    }
 }
 
 /// Entry id → position.
-fn index_of(entries: &[Map<String, Value>]) -> HashMap<String, usize> {
+fn index_of(entries: &[Entry]) -> HashMap<String, usize> {
     entries
         .iter()
         .enumerate()
-        .filter_map(|(i, e)| entry_id(e).map(|id| (id.to_string(), i)))
+        .map(|(i, e)| (e.id().to_string(), i))
         .collect()
 }
 
-/// Appends whole lines, one `write` each (a crash loses at most the line being written).
-fn append_lines(path: &Path, lines: &[Value]) -> std::io::Result<()> {
+/// Appends whole lines, one `write` each (a crash loses at most the line being written): the
+/// header first when one is given, then each held entry's line, which is then on disk.
+fn append_lines(
+    path: &Path,
+    header: Option<&Map<String, Value>>,
+    entries: &mut [Entry],
+) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
@@ -458,10 +516,25 @@ fn append_lines(path: &Path, lines: &[Value]) -> std::io::Result<()> {
             file.write_all(b"\n")?;
         }
     }
-    for line in lines {
-        let mut bytes = serde_json::to_vec(line).unwrap_or_default();
+    if let Some(header) = header {
+        let mut bytes = serde_json::to_vec(header).unwrap_or_default();
         bytes.push(b'\n');
         file.write_all(&bytes)?;
+    }
+    // The place of each line: where the file ends before it is written (the file is only
+    // appended to, by this session).
+    let mut end = file.seek(SeekFrom::End(0))?;
+    for entry in entries {
+        let Line::Held(text) = &entry.line else {
+            continue;
+        };
+        let mut bytes = Vec::with_capacity(text.len() + 1);
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(b'\n');
+        file.write_all(&bytes)?;
+        let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        entry.line = Line::OnDisk { offset: end, len };
+        end += bytes.len() as u64;
     }
     Ok(())
 }

@@ -5,20 +5,21 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{SessionFile, entry_id, timestamp_of};
+use super::SessionFile;
+use super::lines::Lines;
 
 impl SessionFile {
     /// The labels set on entries, by entry id (the last `label` entry for each wins; a null
     /// one clears it).
-    fn labels(&self) -> HashMap<&str, &Value> {
-        let mut labels: HashMap<&str, &Value> = HashMap::new();
-        for entry in &self.entries {
-            if entry.get("type").and_then(Value::as_str) == Some("label")
-                && let Some(target) = entry.get("targetId").and_then(Value::as_str)
-            {
-                match entry.get("label") {
+    fn labels(&self, lines: &Lines<'_>) -> HashMap<String, Value> {
+        let mut labels: HashMap<String, Value> = HashMap::new();
+        for entry in self.entries.iter().filter(|e| e.kind() == "label") {
+            let mut body = lines.body(entry);
+            if let Some(target) = body.get("targetId").and_then(Value::as_str) {
+                let target = target.to_string();
+                match body.remove("label") {
                     Some(label) if !label.is_null() => labels.insert(target, label),
-                    _ => labels.remove(target),
+                    _ => labels.remove(&target),
                 };
             }
         }
@@ -27,7 +28,7 @@ impl SessionFile {
 
     /// The label of entry `id`, if it has one.
     pub fn label(&self, id: &str) -> Option<String> {
-        self.labels()
+        self.labels(&self.lines())
             .get(id)
             .and_then(|label| label.as_str())
             .map(str::to_string)
@@ -36,12 +37,13 @@ impl SessionFile {
     /// `get_tree`: pi's tree of entries (`{entry, children, label?}` nodes, children oldest
     /// first; an entry whose parent is missing is a root).
     pub fn tree(&self) -> Vec<Value> {
-        let labels = self.labels();
+        let lines = self.lines();
+        let labels = self.labels(&lines);
         let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut roots = Vec::new();
         for (position, entry) in self.entries.iter().enumerate() {
-            let id = entry_id(entry).unwrap_or("");
-            match entry.get("parentId").and_then(Value::as_str) {
+            let id = entry.id();
+            match entry.parent() {
                 Some(parent) if parent != id && self.index.contains_key(parent) => {
                     children.entry(parent).or_default().push(position)
                 }
@@ -51,10 +53,10 @@ impl SessionFile {
         let node = |position: usize| -> Value {
             let entry = &self.entries[position];
             let mut node = serde_json::Map::new();
-            node.insert("entry".into(), Value::Object(entry.clone()));
+            node.insert("entry".into(), lines.value(entry));
             node.insert("children".into(), Value::Array(Vec::new()));
-            if let Some(label) = entry_id(entry).and_then(|id| labels.get(id)) {
-                node.insert("label".into(), (*label).clone());
+            if let Some(label) = labels.get(entry.id()) {
+                node.insert("label".into(), label.clone());
             }
             Value::Object(node)
         };
@@ -69,15 +71,15 @@ impl SessionFile {
                 continue;
             }
             order.push(position);
-            if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
+            if let Some(kids) = children.get(self.entries[position].id()) {
                 stack.extend(kids.iter().copied());
             }
         }
         for position in order.into_iter().rev() {
             let mut value = node(position);
-            if let Some(kids) = entry_id(&self.entries[position]).and_then(|id| children.get(id)) {
+            if let Some(kids) = children.get(self.entries[position].id()) {
                 let mut kids: Vec<usize> = kids.clone();
-                kids.sort_by_key(|k| timestamp_of(&self.entries[*k]));
+                kids.sort_by_key(|k| self.entries[*k].timestamp());
                 value["children"] =
                     Value::Array(kids.iter().filter_map(|k| built.remove(k)).collect());
             }

@@ -1,9 +1,11 @@
-//! The engine's files import each other without a circle: every path a file of
-//! `runtime/src/agent/` names (`use`, or a `crate::`/`super::`/`self::` path in its code) is
-//! resolved to the file that defines it, and the graph of those edges has no cycle. A run
-//! depends on the session's shared parts, the session's commands on the run, never each on the
-//! other (see docs/architecture.md). Test modules (`mod tests { … }` at a file's end) are left
-//! out: they may reach anywhere.
+//! pith's files import each other without a circle: every path a file of `runtime/src/` names
+//! (`use`, or a `crate::`/`super::`/`self::` path in its code) is resolved to the file that
+//! defines it, and the graph of those edges has no cycle. In the engine, a run depends on the
+//! session's shared parts, the session's commands on the run, never each on the other; in the
+//! plugin host, the files beside `host.rs` extend `PluginHost` and `host.rs` names none of them
+//! (see docs/architecture.md). A `mod.rs` that re-exports its children is a file like any
+//! other: a child that names an item through it depends on it. Test modules
+//! (`mod tests { … }` at a file's end) and comments (a doc link is no import) are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -37,14 +39,16 @@ fn modules(src: &Path, dir: &Path, found: &mut BTreeMap<Module, PathBuf>) {
     }
 }
 
-/// The file's code without its trailing test module.
+/// The file's code without its trailing test module and its comment lines.
 fn code_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).expect("a source file reads");
     let tests = regex::Regex::new(r"#\[cfg\(test\)\]\s*mod tests\s*\{").expect("valid");
-    match tests.find(&text) {
-        Some(found) => text[..found.start()].to_string(),
-        None => text,
-    }
+    let code = match tests.find(&text) {
+        Some(found) => &text[..found.start()],
+        None => &text,
+    };
+    let comments = regex::Regex::new(r"(?m)^\s*//.*$").expect("valid");
+    comments.replace_all(code, "").into_owned()
 }
 
 /// The modules a file names.
@@ -110,7 +114,6 @@ fn imports(module: &Module, code: &str, known: &BTreeMap<Module, PathBuf>) -> BT
             }
             if let Some(resolved) = resolved
                 && resolved != *module
-                && resolved.first().is_some_and(|first| first == "agent")
             {
                 found.insert(resolved);
             }
@@ -160,32 +163,42 @@ fn cycles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
 }
 
 #[test]
-fn no_engine_file_is_in_an_import_circle() {
+fn no_file_is_in_an_import_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut known = BTreeMap::new();
     modules(&src, &src, &mut known);
-    let engine: Vec<(Module, PathBuf)> = known
-        .iter()
-        .filter(|(module, _)| module.first().is_some_and(|first| first == "agent"))
-        .map(|(module, path)| (module.clone(), path.clone()))
-        .collect();
+    let in_folder = |folder: &str| {
+        known
+            .keys()
+            .filter(|module| module.first().is_some_and(|first| first == folder))
+            .count()
+    };
     assert!(
-        engine.len() > 40,
-        "the engine's files are found: {}",
-        engine.len()
+        in_folder("agent") > 40 && in_folder("plugin_host") > 30,
+        "the engine's and the plugin host's files are found: {}, {}",
+        in_folder("agent"),
+        in_folder("plugin_host")
     );
-    let edges: BTreeMap<Module, BTreeSet<Module>> = engine
+    // Folders still being untangled are left out until they are.
+    let checked = |module: &Module| {
+        module
+            .first()
+            .is_some_and(|first| first == "agent" || first == "plugin_host")
+    };
+    let edges: BTreeMap<Module, BTreeSet<Module>> = known
         .iter()
-        .map(|(module, path)| (module.clone(), imports(module, &code_of(path), &known)))
+        .filter(|(module, _)| checked(module))
+        .map(|(module, path)| {
+            let mut named = imports(module, &code_of(path), &known);
+            named.retain(|to| checked(to));
+            (module.clone(), named)
+        })
         .collect();
-    // The graph is read at all: the loop names the session's shared parts.
-    assert!(
-        edges[&vec!["agent".to_string(), "run".into(), "agent_loop".into()]].contains(&vec![
-            "agent".to_string(),
-            "session".into(),
-            "shared".into()
-        ])
-    );
+    let module = |name: &str| -> Module { name.split('/').map(str::to_string).collect() };
+    // The graph is read at all: the loop names the session's shared parts, and the plugin host's
+    // registration names the host.
+    assert!(edges[&module("agent/run/agent_loop")].contains(&module("agent/session/shared")));
+    assert!(edges[&module("plugin_host/register")].contains(&module("plugin_host/host")));
     let found = cycles(&edges);
     let named: Vec<String> = found
         .iter()
@@ -197,7 +210,7 @@ fn no_engine_file_is_in_an_import_circle() {
                 .join(" ↔ ")
         })
         .collect();
-    assert!(named.is_empty(), "import circles in the engine: {named:#?}");
+    assert!(named.is_empty(), "import circles: {named:#?}");
 }
 
 #[test]

@@ -11,20 +11,49 @@ pub use crate::bindings::provider_world::exports::pith::plugin0_1_0::provider::{
     ToolDefinition, ToolResultMessage,
 };
 
+/// The text of the error result made for a tool call left without one.
+pub const NO_RESULT: &str = "No result provided";
+
 /// The conversation as a provider should send it (pi's `transformMessages`): answers that
 /// failed or were aborted are dropped, and a tool call left without a result gets a synthetic
 /// error result (`No result provided`) right after its message.
 pub fn context_messages(messages: &[Message]) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
-    let mut open_calls: Vec<(String, String)> = Vec::new();
-    let close = |out: &mut Vec<Message>, open: &mut Vec<(String, String)>| {
+    context_message_refs(messages)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect()
+}
+
+/// [`context_messages`] without copying the conversation: the request's own messages are
+/// borrowed, only the synthetic results are made (a long session's conversation is large).
+///
+/// ```
+/// use pith_sdk::provider::*;
+///
+/// let call = ToolCall { id: "c1".into(), name: "bash".into(), arguments: "{}".into(), thought_signature: None };
+/// let asked = Message::Assistant(AssistantMessage {
+///     content: vec![AssistantBlock::ToolCall(call)],
+///     api: "anthropic-messages".into(), provider: "anthropic".into(), model: "m".into(),
+///     stop_reason: StopReason::ToolUse,
+/// });
+/// let messages = vec![asked, Message::User(vec![Content::Text("go on".into())])];
+/// let sent = context_message_refs(&messages);
+/// assert_eq!(sent.len(), 3, "the call's missing result is made");
+/// assert!(matches!(sent[0], std::borrow::Cow::Borrowed(_)));
+/// assert!(matches!(&*sent[1], Message::ToolResult(result) if result.is_error));
+/// ```
+pub fn context_message_refs(messages: &[Message]) -> Vec<std::borrow::Cow<'_, Message>> {
+    use std::borrow::Cow;
+    let mut out: Vec<Cow<'_, Message>> = Vec::with_capacity(messages.len());
+    let mut open_calls: Vec<(&str, &str)> = Vec::new();
+    let close = |out: &mut Vec<Cow<'_, Message>>, open: &mut Vec<(&str, &str)>| {
         for (id, name) in open.drain(..) {
-            out.push(Message::ToolResult(ToolResultMessage {
-                tool_call_id: id,
-                tool_name: name,
-                content: vec![Content::Text("No result provided".into())],
+            out.push(Cow::Owned(Message::ToolResult(ToolResultMessage {
+                tool_call_id: id.to_string(),
+                tool_name: name.to_string(),
+                content: vec![Content::Text(NO_RESULT.into())],
                 is_error: true,
-            }));
+            })));
         }
     };
     for message in messages {
@@ -40,21 +69,19 @@ pub fn context_messages(messages: &[Message]) -> Vec<Message> {
                     .content
                     .iter()
                     .filter_map(|b| match b {
-                        AssistantBlock::ToolCall(call) => {
-                            Some((call.id.clone(), call.name.clone()))
-                        }
+                        AssistantBlock::ToolCall(call) => Some((&*call.id, &*call.name)),
                         _ => None,
                     })
                     .collect();
-                out.push(message.clone());
+                out.push(Cow::Borrowed(message));
             }
             Message::ToolResult(result) => {
                 open_calls.retain(|(id, _)| *id != result.tool_call_id);
-                out.push(message.clone());
+                out.push(Cow::Borrowed(message));
             }
             Message::User(_) => {
                 close(&mut out, &mut open_calls);
-                out.push(message.clone());
+                out.push(Cow::Borrowed(message));
             }
         }
     }

@@ -2,6 +2,7 @@
 //! last user message cached, tools with eager input streaming, thinking budgets), streams the
 //! SSE response through the host's http import and maps it to stream events.
 
+mod messages;
 mod oauth;
 mod request;
 mod stream;
@@ -59,7 +60,7 @@ impl Provider for Anthropic {
         for header in &request.model.headers {
             http = http.header(&header.name, &header.value);
         }
-        let response = http.json(&body).send_ok()?;
+        let response = http.body(body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
             stream::Stream::new(

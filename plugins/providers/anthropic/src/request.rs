@@ -38,117 +38,14 @@ pub fn tool_id(id: &str) -> String {
         .collect()
 }
 
-fn content_block(content: &Content) -> Value {
-    match content {
-        Content::Text(text) => json!({"type": "text", "text": text}),
-        Content::Image(image) => {
-            json!({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}})
-        }
-    }
-}
-
-fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
-    let same_model = message.provider == model.provider && message.model == model.id;
-    let allow_empty_signature = Compat::of(model).flag("allowEmptySignature") == Some(true);
-    message
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            AssistantBlock::Text(text) if text.text.is_empty() => None,
-            AssistantBlock::Text(text) => Some(json!({"type": "text", "text": text.text})),
-            AssistantBlock::Thinking(thinking) if !same_model => {
-                (!thinking.redacted && !thinking.thinking.is_empty()).then(|| json!({"type": "text", "text": thinking.thinking}))
-            }
-            AssistantBlock::Thinking(thinking) if thinking.redacted => {
-                Some(json!({"type": "redacted_thinking", "data": thinking.signature.clone().unwrap_or_default()}))
-            }
-            AssistantBlock::Thinking(thinking) => match &thinking.signature {
-                Some(signature) if !signature.is_empty() || allow_empty_signature => Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})),
-                None if allow_empty_signature => Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": ""})),
-                _ => (!thinking.thinking.is_empty()).then(|| json!({"type": "text", "text": thinking.thinking})),
-            },
-            AssistantBlock::ToolCall(call) => {
-                let input: Value = pith_sdk::serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
-                Some(json!({"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": input}))
-            }
-        })
-        .collect()
-}
-
-fn tool_result(result: &ToolResultMessage) -> Value {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|c| {
-            if let Content::Text(t) = c {
-                Some(t.as_str())
-            } else {
-                None
-            }
-        })
-        .collect();
-    let content = if texts.len() == result.content.len() {
-        json!(texts.join("\n"))
-    } else {
-        Value::Array(result.content.iter().map(content_block).collect())
-    };
-    json!({"type": "tool_result", "tool_use_id": tool_id(&result.tool_call_id), "content": content, "is_error": result.is_error})
-}
-
-/// The messages, tool results merged into user turns, the last user block cached.
-fn messages(request: &Request) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for message in context_messages(&request.messages) {
-        match &message {
-            Message::User(content) => {
-                let blocks: Vec<Value> = content.iter().map(content_block).collect();
-                if !blocks.is_empty() {
-                    out.push(json!({"role": "user", "content": blocks}));
-                }
-            }
-            Message::Assistant(assistant) => {
-                let blocks = assistant_blocks(assistant, &request.model);
-                if !blocks.is_empty() {
-                    out.push(json!({"role": "assistant", "content": blocks}));
-                }
-            }
-            Message::ToolResult(result) => {
-                let block = tool_result(result);
-                let merge = out.last().is_some_and(|last| {
-                    last["role"] == "user"
-                        && last["content"]
-                            .as_array()
-                            .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
-                });
-                if merge {
-                    if let Some(Value::Array(blocks)) =
-                        out.last_mut().and_then(|m| m.get_mut("content"))
-                    {
-                        blocks.push(block);
-                    }
-                } else {
-                    out.push(json!({"role": "user", "content": [block]}));
-                }
-            }
-        }
-    }
-    if let Some(last) = out.iter_mut().rev().find(|m| m["role"] == "user")
-        && let Some(Value::Array(blocks)) = last.get_mut("content")
-        && let Some(Value::Object(block)) = blocks.last_mut()
-    {
-        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
-    }
-    out
-}
-
-/// The request body.
-pub fn body(request: &Request) -> Value {
+/// The request body, as JSON: the fields in pi's order (`model`, `messages`, then the rest),
+/// the messages written straight from the request into one buffer.
+pub fn body(request: &Request) -> Vec<u8> {
     let model = &request.model;
     let compat = Compat::of(model);
     let base = request.max_tokens.unwrap_or(model.max_tokens.min(32_000));
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
-    body.insert("messages".into(), Value::Array(messages(request)));
     let mut max_tokens = base;
     let mut thinking = None;
     let level = request.thinking;
@@ -235,18 +132,35 @@ pub fn body(request: &Request) -> Value {
     {
         body.insert("temperature".into(), json!(temperature));
     }
-    if crate::oauth::is_oauth(request.api_key.as_deref().unwrap_or("")) {
+    let claude_code = crate::oauth::is_oauth(request.api_key.as_deref().unwrap_or(""));
+    if claude_code {
         as_claude_code(&mut body);
     }
-    let mut body = Value::Object(body);
     let retention = match request.cache_retention {
         CacheRetention::Long if compat.flag("supportsLongCacheRetention") == Some(false) => {
             CacheRetention::Short
         }
         other => other,
     };
-    retain_cache(&mut body, retention);
-    body
+    body.values_mut()
+        .for_each(|value| retain_cache(value, retention));
+    let messages = crate::messages::messages(request, retention, claude_code);
+    let mut text: Vec<u8> = Vec::with_capacity(crate::messages::size_estimate(request) + 4096);
+    text.push(b'{');
+    for (key, value) in &body {
+        if text.len() > 1 {
+            text.push(b',');
+        }
+        text.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
+        text.push(b':');
+        text.extend_from_slice(value.to_string().as_bytes());
+        if key == "model" {
+            text.extend_from_slice(b",\"messages\":");
+            crate::messages::write_json(&mut text, &messages);
+        }
+    }
+    text.push(b'}');
+    text
 }
 
 /// pi's cache retention on every cache breakpoint: `long` (`PI_CACHE_RETENTION=long`) keeps
@@ -269,7 +183,8 @@ fn retain_cache(value: &mut Value, retention: CacheRetention) {
 }
 
 /// A subscription token's request: Claude Code's identity first in the system prompt, and
-/// Claude Code's names for its tools, in the tool list and in the history.
+/// Claude Code's names for its tools in the tool list (the history's calls are renamed as the
+/// messages are written).
 fn as_claude_code(body: &mut Map<String, Value>) {
     let mut system = vec![
         json!({"type": "text", "text": crate::oauth::IDENTITY, "cache_control": {"type": "ephemeral"}}),
@@ -285,15 +200,5 @@ fn as_claude_code(body: &mut Map<String, Value>) {
     };
     if let Some(Value::Array(tools)) = body.get_mut("tools") {
         tools.iter_mut().for_each(rename);
-    }
-    if let Some(Value::Array(messages)) = body.get_mut("messages") {
-        for message in messages {
-            if let Some(Value::Array(blocks)) = message.get_mut("content") {
-                blocks
-                    .iter_mut()
-                    .filter(|b| b["type"] == "tool_use")
-                    .for_each(rename);
-            }
-        }
     }
 }

@@ -179,11 +179,20 @@ fn no_file_is_in_an_import_circle() {
         in_folder("agent"),
         in_folder("plugin_host")
     );
-    // Folders still being untangled are left out until they are.
+    // The front-ends' start-up (`cli`, `print`, `commands`, `rpc`, `workspaces`) and
+    // `file_search` still import each other in circles: left out until they are untangled.
+    const UNTANGLING: &[&str] = &[
+        "cli",
+        "print",
+        "commands",
+        "rpc",
+        "workspaces",
+        "file_search",
+    ];
     let checked = |module: &Module| {
         module
             .first()
-            .is_some_and(|first| first == "agent" || first == "plugin_host")
+            .is_some_and(|first| !UNTANGLING.contains(&first.as_str()))
     };
     let edges: BTreeMap<Module, BTreeSet<Module>> = known
         .iter()

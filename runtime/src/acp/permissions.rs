@@ -26,8 +26,22 @@ const REJECT: &str = "reject";
 /// The form field a select, input or editor dialog's answer comes in.
 const FIELD: &str = "value";
 
+impl AcpSink {
+    /// Asks the client the dialog `id` and answers it in the engine.
+    pub(super) async fn ask_permission(
+        self: Arc<Self>,
+        session: WeakSession,
+        client: ConnectionTo<Client>,
+        id: String,
+        request: UiRequest,
+        tool_call: Option<String>,
+    ) {
+        ask(self, session, client, id, request, tool_call).await
+    }
+}
+
 /// Asks the client the dialog `id` and answers it in the engine.
-pub(super) async fn ask(
+async fn ask(
     sink: Arc<AcpSink>,
     session: WeakSession,
     client: ConnectionTo<Client>,

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::flow::Flow;
-use super::{permissions, tools, updates};
+use super::{tools, updates};
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason};
 use crate::agent::event::{
     AssistantUpdate, EventSink, SessionEvent, SinkFuture, UpdateKind, UpdatePayload,
@@ -431,8 +431,7 @@ impl AcpSink {
                 let (Some(session), Some(sink)) = (self.engine(), self.me.upgrade()) else {
                     return;
                 };
-                tokio::spawn(permissions::ask(
-                    sink,
+                tokio::spawn(sink.ask_permission(
                     session.downgrade(),
                     self.client.clone(),
                     id.to_string(),

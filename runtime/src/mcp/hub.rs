@@ -231,7 +231,7 @@ impl McpHub {
                 kind: McpToolKind::Search,
             });
         }
-        tools.extend(super::resources::tools(self));
+        tools.extend(self.resource_tools());
         tools
     }
 
@@ -285,13 +285,9 @@ impl McpHub {
         match &tool.kind {
             McpToolKind::Server(server, raw) => server.call(raw, arguments, cancel, updates).await,
             McpToolKind::Search => self.search(arguments),
-            McpToolKind::ListResources => {
-                super::resources::list(self, arguments, false, cancel).await
-            }
-            McpToolKind::ListTemplates => {
-                super::resources::list(self, arguments, true, cancel).await
-            }
-            McpToolKind::ReadResource => super::resources::read(self, arguments, cancel).await,
+            McpToolKind::ListResources => self.list_resources(arguments, false, cancel).await,
+            McpToolKind::ListTemplates => self.list_resources(arguments, true, cancel).await,
+            McpToolKind::ReadResource => self.read_resource(arguments, cancel).await,
         }
     }
 

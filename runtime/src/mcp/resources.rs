@@ -314,3 +314,29 @@ pub async fn read(hub: &McpHub, arguments: &Value, cancel: &CancellationToken) -
         structured: Some(json!({"server": server, "uri": uri, "contents": contents})),
     }
 }
+
+impl McpHub {
+    /// The resource tools this hub's servers call for (see [`tools`]).
+    pub(super) fn resource_tools(&self) -> Vec<McpTool> {
+        tools(self)
+    }
+
+    /// `list_mcp_resources` (or the templates, with `templates`; see [`list`]).
+    pub(super) async fn list_resources(
+        &self,
+        arguments: &Value,
+        templates: bool,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        list(self, arguments, templates, cancel).await
+    }
+
+    /// `read_mcp_resource` (see [`read`]).
+    pub(super) async fn read_resource(
+        &self,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        read(self, arguments, cancel).await
+    }
+}

@@ -26,20 +26,7 @@ const WITHHELD: &[&str] = &[
 #[cfg(target_os = "linux")]
 pub use super::landlock::landlock_abi;
 
-/// What a command runs under.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confinement {
-    /// Linux: a mount namespace hiding the deny list and the Landlock ruleset of the mode over
-    /// whole trees.
-    Namespace,
-    /// Linux: the Landlock ruleset of the mode alone, split around the denied and protected
-    /// paths (the fallback without user namespaces).
-    Landlock,
-    /// macOS: the Seatbelt profile of the mode.
-    Seatbelt,
-    /// Nothing: `full-access`, or no mechanism and `requireKernelSandbox` off.
-    None,
-}
+pub use super::confinement::Confinement;
 
 /// A platform's mechanism for holding commands: the seam. [`ThisPlatform`] is the real one,
 /// chosen when pith is built; the rules every platform shares (full access bypasses it, the

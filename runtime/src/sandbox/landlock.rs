@@ -15,7 +15,7 @@ use landlock::{
     RulesetCreated, RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
-use super::kernel::Confinement;
+use super::confinement::Confinement;
 use super::{SandboxPolicy, tree};
 
 /// The Landlock ABI the file rules need: v3, for truncation (older ABIs cannot deny it).

@@ -6,6 +6,7 @@
 //! granted): a mode never widens it.
 
 pub mod caches;
+pub mod confinement;
 pub mod git;
 pub mod kernel;
 #[cfg(target_os = "linux")]

@@ -17,7 +17,7 @@ pub enum Command {
     /// prompt words with no mode; see [`crate::print`]).
     Print {
         /// What to print.
-        output: crate::print::Output,
+        output: crate::print::output::Output,
         /// The prompts and `@file` arguments, in order.
         words: Vec<String>,
         /// True when `-p` or `--mode` asked for it (false: nothing said what to do).
@@ -493,9 +493,9 @@ impl Args {
         } else if mode.as_deref() == Some("acp") {
             Command::Acp
         } else if let Some(output) = match mode.as_deref() {
-            Some("text") => Some(crate::print::Output::Text),
-            Some("json") => Some(crate::print::Output::Json),
-            None if print => Some(crate::print::Output::Text),
+            Some("text") => Some(crate::print::output::Output::Text),
+            Some("json") => Some(crate::print::output::Output::Json),
+            None if print => Some(crate::print::output::Output::Text),
             _ => None,
         } {
             Command::Print {
@@ -547,7 +547,7 @@ impl Args {
                 },
                 // Anything else is a prompt, as pi takes words (print mode: pith is headless).
                 _ => Command::Print {
-                    output: crate::print::Output::Text,
+                    output: crate::print::output::Output::Text,
                     words,
                     chosen: false,
                 },

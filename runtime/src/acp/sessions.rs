@@ -276,7 +276,7 @@ impl Server {
 
     /// The session files of the folder `cwd`, newest first.
     fn session_files(&self, cwd: &std::path::Path) -> Vec<(i64, std::path::PathBuf)> {
-        let dir = crate::commands::startup::sessions_dir(
+        let dir = crate::commands::session_config::sessions_dir(
             &self.start.args,
             &self.start.agent_dir,
             cwd,

@@ -7,5 +7,6 @@ pub mod mcp;
 pub mod plugin;
 pub mod plugins;
 pub mod project_trust;
+pub mod session_config;
 pub mod startup;
 pub mod tool;

@@ -13,7 +13,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use super::handle::{DirHandle, EntryKind};
-use super::{EntryGlob, SearchError};
+use super::query::{EntryGlob, SearchError};
 
 /// What to search for.
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ pub fn grep(
             return Ok(hit.into_iter().collect());
         }
         GrepRoot::Dir(fd, skipped) => {
-            let files = super::walk(&fd, &skipped, cancelled)?
+            let files = super::walk::walk(&fd, &skipped, cancelled)?
                 .into_iter()
                 .filter(|e| e.kind == EntryKind::File)
                 .filter(|e| query.glob.as_ref().is_none_or(|g| g.matches(&e.relative)))
@@ -142,7 +142,7 @@ pub fn grep(
     });
     let turn = Condvar::new();
     std::thread::scope(|scope| {
-        for _ in 0..super::threads().min(files.len()) {
+        for _ in 0..super::walk::threads().min(files.len()) {
             scope.spawn(|| {
                 let mut searcher = searcher(query.context);
                 while let Some(index) = InOrder::take(&ordered, &turn, cancelled) {

@@ -109,8 +109,8 @@ mod by_descriptor {
     use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, fstat, statat};
     use rustix::io::Errno;
 
-    use super::super::beneath::{self, Links};
-    use super::{EntryKind, Found, OpenError};
+    use crate::file_search::beneath::{self, Links};
+    use crate::file_search::handle::{EntryKind, Found, OpenError};
     use crate::sandbox::paths::descriptor_path;
 
     pub type Inner = OwnedFd;
@@ -202,7 +202,7 @@ mod by_path {
     use std::io;
     use std::path::{Component, Path, PathBuf};
 
-    use super::{EntryKind, Found, OpenError};
+    use crate::file_search::handle::{EntryKind, Found, OpenError};
 
     #[allow(dead_code)] // the handle's type where this way is the platform's
     pub type Inner = PathBuf;

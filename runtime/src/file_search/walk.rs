@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::SearchError;
 use super::handle::{DirHandle, EntryKind};
 use super::ignore_files::{IGNORE_FILES, Rules};
+use super::query::SearchError;
 
 /// An entry found by [`walk`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub fn walk(
     let wake = Condvar::new();
     let found = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        for _ in 0..super::threads() {
+        for _ in 0..threads() {
             scope.spawn(|| {
                 let mut local = Vec::new();
                 while let Some(job) = next_job(&work, &wake, cancelled) {
@@ -190,6 +190,14 @@ fn slash_separated(path: &Path) -> String {
 /// Opens the directory at `path` for a walk (tests and tools outside the plugin host).
 pub fn open_dir(path: &Path) -> std::io::Result<DirHandle> {
     DirHandle::open(path)
+}
+
+/// The number of threads a walk or a search uses: the machine's cores, at most 8.
+pub(super) fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
 }
 
 #[cfg(test)]

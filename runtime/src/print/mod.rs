@@ -10,7 +10,10 @@
 //! run is aborted first). In JSON mode the events carry the failure and the exit code is 0. Where
 //! pi exits 0 having sent nothing (no prompt at all), pith says so and exits 2.
 
+pub mod output;
 pub mod prompts;
+
+pub use output::Output;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -29,15 +32,6 @@ use crate::plugin_host::PluginHost;
 use crate::resources::Resources;
 use crate::rpc::events::RpcEvents;
 use crate::settings::Settings;
-
-/// What a one-shot run prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
-    /// The last answer's text (`-p`, `--mode text`).
-    Text,
-    /// The session header and every event as JSON lines (`--mode json`).
-    Json,
-}
 
 /// The warning of an answer cut at the output token limit (pi's).
 pub const TRUNCATED: &str = "Response was truncated: the model reached its output token limit.";
@@ -83,22 +77,27 @@ pub async fn run(
     for problem in problems {
         eprintln!("pith: {problem}");
     }
-    let mut config =
-        match crate::commands::startup::session_config(args, settings, &mut models, cwd, agent_dir)
-        {
-            Ok(config) => config,
-            Err(message) => {
-                eprintln!("pith: {message}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let mut config = match crate::commands::session_config::session_config(
+        args,
+        settings,
+        &mut models,
+        cwd,
+        agent_dir,
+    ) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("pith: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     config.resources = Resources::load(config.resources.dirs.clone(), &host).await;
     let host = Arc::new(host);
     let (json, writer) = match output {
         Output::Text => (None, None),
         Output::Json => {
             let (frames, writer) = crate::rpc::writer::spawn(std::io::stdout());
-            let protocol = crate::commands::startup::protocol(args, settings).unwrap_or_default();
+            let protocol =
+                crate::commands::session_config::protocol(args, settings).unwrap_or_default();
             let events = Arc::new(RpcEvents::new(frames, false, protocol));
             (Some(events), Some(writer))
         }

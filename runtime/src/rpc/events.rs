@@ -14,6 +14,7 @@ use super::render::{MessageRender, UpdateMode};
 use super::writer::FrameSink;
 use crate::agent::conversation::message::{AgentMessage, StopReason};
 use crate::agent::event::{AssistantUpdate, EventSink, SessionEvent, SinkFuture, SwitchFuture};
+use crate::agent::session::Session;
 use crate::plugin_host::imports::ui::UiRequest;
 
 /// Which session events reach the host (`set_event_filter`).
@@ -334,4 +335,20 @@ pub(super) fn ui_frame(id: &str, request: &UiRequest) -> Value {
         frame.insert("timeout".into(), json!(ms));
     }
     Value::Object(frame)
+}
+
+/// Every dialog still open, oldest first, as its `extension_ui_request` frame was sent, with
+/// `remainingMs` when it has a timeout.
+pub(crate) fn open_dialog_frames(session: &Session) -> Vec<Value> {
+    session
+        .open_dialogs()
+        .into_iter()
+        .map(|dialog| {
+            let mut frame = ui_frame(&dialog.id, &dialog.request);
+            if let (Some(remaining), Value::Object(fields)) = (dialog.remaining, &mut frame) {
+                fields.insert("remainingMs".into(), json!(remaining.as_millis() as u64));
+            }
+            frame
+        })
+        .collect()
 }

@@ -2,6 +2,7 @@
 //! envelopes. Every response echoes the request's `id`, errors included.
 
 pub mod commands;
+pub mod envelope;
 pub mod events;
 pub mod fields;
 pub mod framing;
@@ -14,36 +15,14 @@ pub mod writer;
 
 use std::process::ExitCode;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use envelope::{parse_error_frame, parse_frame};
 use events::RpcEvents;
 use framing::{Line, LineReader};
 use slot::SessionSlot;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
-
-/// A response frame: `{"id"?, "type":"response", "command", "success", "data"? | "error"}`.
-pub fn response(id: Option<&Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
-    let mut frame = Map::new();
-    if let Some(id) = id {
-        frame.insert("id".into(), id.clone());
-    }
-    frame.insert("type".into(), json!("response"));
-    frame.insert("command".into(), json!(command));
-    match result {
-        Ok(data) => {
-            frame.insert("success".into(), json!(true));
-            if let Some(data) = data {
-                frame.insert("data".into(), data);
-            }
-        }
-        Err(error) => {
-            frame.insert("success".into(), json!(false));
-            frame.insert("error".into(), json!(error));
-        }
-    }
-    Value::Object(frame)
-}
 
 /// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
 /// finish, fails pending host-tool calls, and flushes.
@@ -137,58 +116,10 @@ where
 /// How long pith keeps flushing its output after SIGTERM or SIGINT before it exits anyway.
 pub const TERMINATION_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The response to a line that is not a command; `id` is the line's top-level id when it
-/// could be read.
-pub(crate) fn parse_error_frame(id: Option<&Value>, message: &str) -> Value {
-    response(
-        id,
-        "parse",
-        Err(format!("Failed to parse command: {message}")),
-    )
-}
-
 /// Answers a line that is not a command.
 fn parse_error(events: &RpcEvents, id: Option<Value>, message: String) {
     events.out().send(&parse_error_frame(id.as_ref(), &message));
     events.legacy_error(&format!("Failed to parse command: {message}"));
-}
-
-/// A line read as a command frame (a JSON object), or why not with the line's top-level id
-/// when it could be read.
-pub(crate) fn parse_frame(line: Line) -> Result<Map<String, Value>, (Option<Value>, String)> {
-    let text = match line {
-        Line::Text(text) => text,
-        Line::InvalidUtf8 => return Err((None, "the line is not valid UTF-8".into())),
-        Line::TooLong(len, head) => {
-            let id = recover::top_level_id(&String::from_utf8_lossy(&head));
-            return Err((
-                id,
-                format!(
-                    "the line is {len} bytes, over the {} byte limit",
-                    framing::MAX_LINE
-                ),
-            ));
-        }
-    };
-    if text.trim().is_empty() {
-        return Err((None, "empty line".into()));
-    }
-    let parsed = serde_json::from_str::<Value>(&text).or_else(|err| {
-        // A lone surrogate escape (a string cut inside an emoji) is read as U+FFFD, as
-        // JavaScript's JSON.parse reads it into a string.
-        match recover::repair_lone_surrogates(&text) {
-            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| err),
-            None => Err(err),
-        }
-    });
-    match parsed {
-        Ok(Value::Object(frame)) => Ok(frame),
-        Ok(other) => Err((
-            None,
-            format!("expected a JSON object, got {}", fields::kind(&other)),
-        )),
-        Err(err) => Err((recover::top_level_id(&text), err.to_string())),
-    }
 }
 
 /// The places of the commands in flight: the ordinary commands share one pool, the priority

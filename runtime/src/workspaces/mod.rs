@@ -157,7 +157,7 @@ impl StartFolder {
         for problem in problems {
             tracing::warn!("{problem}");
         }
-        let mut config = crate::commands::startup::session_config(
+        let mut config = crate::commands::session_config::session_config(
             &place.args,
             &place.settings,
             &mut models,

@@ -152,7 +152,7 @@ pub async fn command(
         ModelRegistry::load(&host, &agent_dir.models_file(), &agent_dir.auth_file());
     let mut args = args.clone();
     args.no_session = true;
-    let config = match crate::commands::startup::session_config(
+    let config = match crate::commands::session_config::session_config(
         &args,
         settings,
         &mut models,

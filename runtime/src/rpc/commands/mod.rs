@@ -6,7 +6,7 @@ mod control;
 mod model;
 mod prompting;
 mod protocol;
-pub(crate) mod queries;
+mod queries;
 mod sessions;
 mod tools;
 
@@ -15,9 +15,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::envelope::response;
 use super::events::RpcEvents;
 use super::fields::Fields;
-use super::response;
 use super::slot::{Replacing, SessionSlot};
 use crate::agent::session::Session;
 use crate::agent::tools::host_tools::HostResult;

@@ -5,27 +5,12 @@ use serde_json::{Value, json};
 use super::{Command, as_json, data_of, rendered};
 use crate::agent::session::Session;
 use crate::agent::session::answers::MessageList;
+use crate::rpc::events::open_dialog_frames;
 
 /// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
 /// with `remainingMs` when it has a timeout, oldest first.
 fn pending_ui_requests(session: &Session) -> Value {
     json!({ "requests": open_dialog_frames(session) })
-}
-
-/// Every dialog still open, oldest first, as its `extension_ui_request` frame was sent, with
-/// `remainingMs` when it has a timeout.
-pub(crate) fn open_dialog_frames(session: &Session) -> Vec<Value> {
-    session
-        .open_dialogs()
-        .into_iter()
-        .map(|dialog| {
-            let mut frame = crate::rpc::events::ui_frame(&dialog.id, &dialog.request);
-            if let (Some(remaining), Value::Object(fields)) = (dialog.remaining, &mut frame) {
-                fields.insert("remainingMs".into(), json!(remaining.as_millis() as u64));
-            }
-            frame
-        })
-        .collect()
 }
 
 /// Answers the queries; false for any other command.

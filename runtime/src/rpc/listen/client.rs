@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::{Hub, Outbox, QUEUE_LIMIT, looks_tagged, tag_id};
+use crate::rpc::envelope::{parse_error_frame, parse_frame, response};
 use crate::rpc::framing::{Line, LineReader};
-use crate::rpc::{parse_error_frame, parse_frame, response};
 
 /// How long a lagging client has to take its `lagged` notice.
 const LAGGED_GRACE: Duration = Duration::from_secs(10);

@@ -184,7 +184,7 @@ fn line_of(frame: &Value) -> Arc<[u8]> {
 /// The frames a client gets first: `attached`, then the open dialogs and waiting host-tool
 /// calls as they were sent.
 fn snapshot(session: &Session, client: u64) -> Vec<Value> {
-    let dialogs = crate::rpc::commands::queries::open_dialog_frames(session);
+    let dialogs = crate::rpc::events::open_dialog_frames(session);
     let calls: Vec<Value> = session
         .host_tools()
         .pending_calls()

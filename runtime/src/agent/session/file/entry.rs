@@ -115,6 +115,25 @@ impl Entry {
     }
 }
 
+/// The `role` of a message entry's message, read from its line without reading the rest.
+pub(super) fn message_role(text: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Role<'a> {
+        #[serde(borrow)]
+        role: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct MessageRole<'a> {
+        #[serde(borrow)]
+        message: Option<Role<'a>>,
+    }
+    serde_json::from_str::<MessageRole>(text)
+        .ok()?
+        .message?
+        .role
+        .map(std::borrow::Cow::into_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -462,21 +462,10 @@ impl SessionFile {
 /// True for a held message entry holding an answer: a session file is written from its
 /// first one (an entry on disk was written already).
 fn is_answer(entry: &Entry) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Role<'a> {
-        #[serde(borrow)]
-        role: Option<std::borrow::Cow<'a, str>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct MessageRole<'a> {
-        #[serde(borrow)]
-        message: Option<Role<'a>>,
-    }
     match &entry.line {
-        Line::Held(text) if entry.kind() == "message" => serde_json::from_str::<MessageRole>(text)
-            .ok()
-            .and_then(|line| line.message?.role)
-            .is_some_and(|role| role == "assistant"),
+        Line::Held(text) if entry.kind() == "message" => {
+            entry::message_role(text).as_deref() == Some("assistant")
+        }
         _ => false,
     }
 }

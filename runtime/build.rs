@@ -22,8 +22,9 @@ mod describe;
 mod sdk_package;
 
 const TARGET: &str = "wasm32-wasip2";
-/// The plugin groups embedded in the binary; `examples/` and `testing/` are built but not embedded.
-const EMBEDDED_GROUPS: &[&str] = &["tools", "providers"];
+/// The plugin groups embedded in the binary (the tools, the providers, and the engine codemode
+/// scripts run in); `examples/` and `testing/` are built but not embedded.
+const EMBEDDED_GROUPS: &[&str] = &["tools", "providers", "engines"];
 
 fn main() {
     let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
@@ -297,6 +298,8 @@ fn embedded_entry(
         |path| format!("include_bytes!({:?})", path.display().to_string()),
     );
     let described = match (precompiler, &precompiled_path) {
+        // An engine describes nothing.
+        _ if group == "engines" => "{}".to_string(),
         (Some(engine), Some(path)) => {
             let code =
                 std::fs::read(path).unwrap_or_else(|err| panic!("read {}: {err}", path.display()));

@@ -9,6 +9,7 @@ mod acp_client;
 mod acp_workspaces;
 mod binary;
 mod client_message_ids;
+mod codemode;
 mod cold_start;
 mod compaction;
 mod completions;

@@ -468,6 +468,7 @@ impl EventSink for AcpSink {
                 tool_call_id,
                 tool_name,
                 args,
+                ..
             } => self.tool_start(tool_call_id, tool_name, args),
             SessionEvent::ToolExecutionUpdate {
                 tool_call_id,

@@ -120,6 +120,9 @@ pub enum SessionEvent {
         tool_name: String,
         /// The arguments as the model sent them.
         args: Value,
+        /// The tool call that made this call (a `codemode` script's), if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     /// A tool call reported progress.
     #[serde(rename_all = "camelCase")]
@@ -132,6 +135,9 @@ pub enum SessionEvent {
         args: Value,
         /// The output so far.
         partial_result: ResultObject,
+        /// The tool call that made this call (a `codemode` script's), if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     /// A tool call ended.
     #[serde(rename_all = "camelCase")]
@@ -147,6 +153,9 @@ pub enum SessionEvent {
         /// How long the call ran.
         #[serde(skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// The tool call that made this call (a `codemode` script's), if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     /// The thinking level changed.
     ThinkingLevelChanged {

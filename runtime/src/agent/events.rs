@@ -74,6 +74,7 @@ pub fn tool_execution_start(id: &str, name: &str, args: &Value) -> SessionEvent 
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
         args: args.clone(),
+        parent_tool_call_id: None,
     }
 }
 
@@ -89,6 +90,7 @@ pub fn tool_execution_update(
         tool_name: name.to_string(),
         args: args.clone(),
         partial_result: ResultObject(partial.clone(), None),
+        parent_tool_call_id: None,
     }
 }
 
@@ -108,12 +110,37 @@ pub fn tool_execution_end(
         ),
         is_error: output.is_error,
         duration_ms,
+        parent_tool_call_id: None,
     }
+}
+
+/// A tool call's event as made by the call `parent` (pi's `parentToolCallId`).
+pub fn nested(mut event: SessionEvent, parent: &str) -> SessionEvent {
+    match &mut event {
+        SessionEvent::ToolExecutionStart {
+            parent_tool_call_id,
+            ..
+        }
+        | SessionEvent::ToolExecutionUpdate {
+            parent_tool_call_id,
+            ..
+        }
+        | SessionEvent::ToolExecutionEnd {
+            parent_tool_call_id,
+            ..
+        } => *parent_tool_call_id = Some(parent.to_string()),
+        _ => {}
+    }
+    event
 }
 
 /// pi 1.5's `structuredContent` of a first-party tool's successful result: a shell's output,
 /// truncation, exit code and wall time; `read`'s text. `None` for errors and other tools.
-fn structured_content(name: &str, output: &ToolOutput, duration_ms: Option<u64>) -> Option<Value> {
+pub(crate) fn structured_content(
+    name: &str,
+    output: &ToolOutput,
+    duration_ms: Option<u64>,
+) -> Option<Value> {
     // A tool that reports its own (an MCP tool's whole result), errors included.
     if let Some(structured) = &output.structured {
         return Some(structured.clone());

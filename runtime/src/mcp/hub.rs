@@ -498,19 +498,13 @@ impl McpHub {
         })
     }
 
-    /// Said once when a server asks for `codemode` exposure.
-    pub fn codemode_notice(&self) -> Option<String> {
-        let named: Vec<&str> = self
-            .servers
-            .iter()
-            .filter(|s| s.config.enabled && s.config.exposures().contains(&Exposure::Codemode))
-            .map(|s| s.name())
-            .collect();
-        (!named.is_empty()).then(|| {
-            format!(
-                "MCP servers {} use codemode exposure (pi's default), which pith does not have yet: their tools are found and loaded with tool_search instead. Set \"exposure\": \"direct\" in mcp.json to show them to the model directly.",
-                named.join(", ")
-            )
+    /// True when an enabled server whose tools have `codemode` exposure is connected: pi turns
+    /// the `codemode` tool on then (unless `autoEnableCodemode` is false).
+    pub fn codemode_server_connected(&self) -> bool {
+        self.servers.iter().any(|s| {
+            s.config.enabled
+                && s.config.exposures().contains(&Exposure::Codemode)
+                && matches!(s.status(), super::server::Status::Connected)
         })
     }
 

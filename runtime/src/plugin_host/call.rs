@@ -48,6 +48,8 @@ pub struct CallOptions {
     /// Memory the call may use beyond the plugin's limit, for the host's data it is handed
     /// (a provider's conversation: a long session's is larger than any fixed limit).
     pub data_allowance_bytes: u64,
+    /// What a codemode script reaches, for a call of the script engine.
+    pub script_host: Option<Arc<dyn super::script_host::ScriptHost>>,
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -108,6 +110,7 @@ impl PluginHost {
             sandbox,
             provider_hooks,
             data_allowance_bytes,
+            script_host,
         } = options;
         let mut limits = plugin.manifest.limits;
         limits.memory_bytes = limits
@@ -148,6 +151,7 @@ impl PluginHost {
             })?;
         state.cancel = cancel;
         state.provider_hooks = provider_hooks;
+        state.script_host = script_host;
         let mut store = Store::new(self.wasm(plugin)?.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);
         let deadline = Duration::from_millis(limits.deadline_ms);

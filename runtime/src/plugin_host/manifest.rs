@@ -42,6 +42,9 @@ pub enum Kind {
     Skill,
     /// Exports `pith:plugin/prompt-template`.
     PromptTemplate,
+    /// Exports `pith:plugin/script-engine`: the engine `codemode` scripts run in (first-party
+    /// only).
+    ScriptEngine,
 }
 
 impl Kind {
@@ -53,6 +56,7 @@ impl Kind {
             Kind::Extension => "extension",
             Kind::Skill => "skill",
             Kind::PromptTemplate => "prompt-template",
+            Kind::ScriptEngine => "script-engine",
         }
     }
 
@@ -64,6 +68,7 @@ impl Kind {
             Kind::Extension => "pith:plugin/extension@0.1.0",
             Kind::Skill => "pith:plugin/skill@0.1.0",
             Kind::PromptTemplate => "pith:plugin/prompt-template@0.1.0",
+            Kind::ScriptEngine => "pith:plugin/script-engine@0.2.0",
         }
     }
 }

@@ -33,6 +33,8 @@ mod register;
 pub mod reload;
 pub mod resources;
 pub mod sandbox;
+mod script_engine;
+pub mod script_host;
 pub mod session_context;
 pub mod tool;
 pub mod tool_arguments;

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use wasmtime::component::InstancePre;
 
 use super::bindings::{
-    extension_world, extension_world_v2, prompt_template_world, provider_world, skill_world,
-    tool_world,
+    extension_world, extension_world_v2, prompt_template_world, provider_world,
+    script_engine_world, skill_world, tool_world,
 };
 use super::discovery::{EmbeddedPlugin, Origin};
 use super::grants::Capabilities;
@@ -81,7 +81,8 @@ impl PluginMeta {
         } else if kinds.contains(&Kind::Provider) {
             let info = serde_json::from_str(json).map_err(|err| err.to_string())?;
             meta.provider = Some(super::meta::ProviderMeta::from_wit(info));
-        } else {
+        } else if !kinds.contains(&Kind::ScriptEngine) {
+            // A script engine describes nothing.
             return Err("only tool and provider plugins are described at build time".into());
         }
         Ok(meta)
@@ -115,6 +116,8 @@ pub struct Loaded {
     pub skill: Option<skill_world::SkillPluginPre<StoreState>>,
     /// The prompt-template world's entry points.
     pub prompt_template: Option<prompt_template_world::PromptTemplatePluginPre<StoreState>>,
+    /// The script-engine world's entry points.
+    pub script_engine: Option<script_engine_world::ScriptEnginePluginPre<StoreState>>,
 }
 
 impl Loaded {
@@ -128,6 +131,7 @@ impl Loaded {
             extension: None,
             skill: None,
             prompt_template: None,
+            script_engine: None,
         };
         for &kind in kinds {
             match kind {
@@ -160,6 +164,11 @@ impl Loaded {
                     kind,
                     prompt_template_world::PromptTemplatePluginPre::new(pre.clone())
                         .map(|p| loaded.prompt_template = Some(p)),
+                )?,
+                Kind::ScriptEngine => check(
+                    kind,
+                    script_engine_world::ScriptEnginePluginPre::new(pre.clone())
+                        .map(|p| loaded.script_engine = Some(p)),
                 )?,
             }
         }

@@ -102,6 +102,13 @@ impl PluginHost {
         if plugin_settings.enabled == Some(false) {
             return Ok(None);
         }
+        if manifest.has_kind(Kind::ScriptEngine) && origin != Origin::Embedded {
+            return Err(LoadError::new(
+                &path,
+                "kind \"script-engine\" is pith's own codemode engine: a plugin cannot replace it \
+                 (register a `codemode` tool from an extension to replace the tool)",
+            ));
+        }
         if self.options.no_extensions
             && manifest.has_kind(Kind::Extension)
             && origin != Origin::Explicit
@@ -328,5 +335,9 @@ fn build_linker(engine: &PluginEngine) -> wasmtime::Result<Linker<StoreState>> {
     v2::events_bus::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::cli_flags::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     v2::wake_ups::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    bindings::script_engine_world::pith::plugin0_2_0::script_host::add_to_linker::<_, HasSelf<_>>(
+        &mut linker,
+        |s| s,
+    )?;
     Ok(linker)
 }

@@ -82,6 +82,8 @@ pub struct StoreState {
     pub extension: Option<Arc<dyn super::session_context::ExtensionContext>>,
     /// What hears a provider call's HTTP requests and responses, if anything.
     pub provider_hooks: Option<Arc<dyn super::provider_hooks::ProviderHooks>>,
+    /// What a codemode script reaches, for a call of the script engine.
+    pub script_host: Option<Arc<dyn super::script_host::ScriptHost>>,
     /// The host directories preopened for the guest (each at its own path): what it may read.
     pub readable: Vec<PathBuf>,
     /// The sandbox's rules on paths, checked at every filesystem call.
@@ -209,6 +211,7 @@ impl StoreState {
             cancel: None,
             extension: None,
             provider_hooks: None,
+            script_host: None,
             readable,
             path_guard: Arc::new(super::path_guard::PathGuard::new(
                 crate::sandbox::paths::PathRules::of(&spec_policy),

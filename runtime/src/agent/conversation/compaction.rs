@@ -271,6 +271,7 @@ mod tests {
             is_error: false,
             duration_ms: None,
             timestamp: 0,
+            nested_calls: None,
         })
     }
 

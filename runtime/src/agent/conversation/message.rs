@@ -418,6 +418,9 @@ pub struct ToolResultMessage {
     pub duration_ms: Option<u64>,
     /// When it finished.
     pub timestamp: i64,
+    /// The calls the tool made while it ran (a `codemode` script's; pi's `nestedCalls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_calls: Option<Value>,
 }
 
 /// A `bash` RPC command's record.

@@ -214,6 +214,9 @@ fn snippet(tool: &SessionTool, fallback: bool) -> Option<String> {
             Some("Search for tools that are not loaded yet and load the matches".into())
         }
         SessionTool::Mcp(_) => None,
+        SessionTool::Codemode(_) => {
+            Some(crate::agent::tools::codemode::catalog::PROMPT_SNIPPET.into())
+        }
     }
 }
 
@@ -244,6 +247,9 @@ fn rules(tools: &[SessionTool]) -> String {
             for line in &spec.prompt_guidelines {
                 add(line);
             }
+        }
+        if let SessionTool::Codemode(_) = tool {
+            add(crate::agent::tools::codemode::catalog::PROMPT_GUIDELINE);
         }
     }
     add("Be concise in your responses");

@@ -38,6 +38,7 @@ pub fn agent_event(event: &SessionEvent) -> Option<wit::AgentEvent> {
             tool_call_id,
             tool_name,
             args,
+            ..
         } => wit::AgentEvent::ToolExecutionStart(wit::ToolExecutionStartEvent {
             tool_call_id: tool_call_id.clone(),
             tool_name: tool_name.clone(),
@@ -48,6 +49,7 @@ pub fn agent_event(event: &SessionEvent) -> Option<wit::AgentEvent> {
             tool_name,
             args,
             partial_result,
+            ..
         } => wit::AgentEvent::ToolExecutionUpdate(wit::ToolExecutionUpdateEvent {
             tool_call_id: tool_call_id.clone(),
             tool_name: tool_name.clone(),
@@ -60,6 +62,7 @@ pub fn agent_event(event: &SessionEvent) -> Option<wit::AgentEvent> {
             result,
             is_error,
             duration_ms,
+            ..
         } => wit::AgentEvent::ToolExecutionEnd(wit::ToolExecutionEndEvent {
             tool_call_id: tool_call_id.clone(),
             tool_name: tool_name.clone(),

@@ -84,7 +84,13 @@ fn record_result(
     output: ToolOutput,
     duration_ms: Option<u64>,
 ) -> ToolResultMessage {
+    let nested_calls = shared
+        .nested_calls
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(id);
     let result = ToolResultMessage {
+        nested_calls,
         tool_call_id: id.to_string(),
         tool_name: name.to_string(),
         content: output.content,
@@ -134,7 +140,7 @@ const RERUN_NOTE: &str = "[sandbox] The user approved running this command again
 
 /// One tool call's run, within its timeout.
 struct OneCall<'a> {
-    shared: &'a Shared,
+    shared: &'a Arc<Shared>,
     tool: &'a SessionTool,
     id: &'a str,
     args: &'a Value,
@@ -151,6 +157,17 @@ impl OneCall<'_> {
     ) -> ToolOutput {
         let name = self.tool.name().to_string();
         tool_timeout::run_within(self.timeouts, &name, self.cancel, |cancel| async move {
+            if let SessionTool::Codemode(_) = self.tool {
+                return crate::agent::tools::codemode::run(
+                    self.shared,
+                    self.id,
+                    self.args,
+                    &cancel,
+                    updates,
+                    nested_call,
+                )
+                .await;
+            }
             tools::execute(
                 &self.shared.host,
                 &self.shared.mcp(),
@@ -169,6 +186,126 @@ impl OneCall<'_> {
         })
         .await
     }
+}
+
+impl OneCall<'_> {
+    /// Runs the call; a command the sandbox denied runs again outside it when the host
+    /// approves (`"on-failure"`).
+    async fn run_with_rerun(
+        &self,
+        updates: mpsc::UnboundedSender<ToolOutput>,
+        escalated: crate::plugin_host::Escalation,
+    ) -> ToolOutput {
+        let output = self.run(updates.clone(), escalated).await;
+        if self.cancel.is_cancelled() {
+            return output;
+        }
+        match crate::agent::run::escalation::approve_rerun(
+            self.shared,
+            self.id,
+            self.tool,
+            self.args,
+            &output,
+        )
+        .await
+        {
+            Some(escalation) => {
+                let mut again = self.run(updates, escalation).await;
+                again.content.push(Content::text(RERUN_NOTE));
+                again
+            }
+            None => output,
+        }
+    }
+}
+
+/// Runs a call another tool call (`parent`, a `codemode` script's) made, through the same
+/// pipeline as the model's calls: looked up among `tools`, validated, the `tool_call` hook, the
+/// sandbox's approvals, the timeouts, the `tool_result` hook; its `tool_execution_*` events
+/// carry `parentToolCallId`. Its result joins no conversation. Every failure is an error result.
+pub(crate) async fn run_nested_call(
+    shared: &Arc<Shared>,
+    parent: &str,
+    id: &str,
+    name: &str,
+    raw_args: &Value,
+    tools: &[SessionTool],
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    shared.emit(&events::nested(
+        events::tool_execution_start(id, name, raw_args),
+        parent,
+    ));
+    let began = std::time::Instant::now();
+    let prepared = match tools.iter().find(|t| t.name() == name) {
+        None => Err(hooks::CallRefused::UnknownTool(name.to_string())),
+        Some(tool) => {
+            let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
+            tools::validate(name, tool.parameters(), &args, shared.behaviour.validation)
+                .map(|args| (tool.clone(), args))
+                .map_err(hooks::CallRefused::from)
+        }
+    };
+    let prepared = match prepared {
+        Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
+        Err(refused) => Err(refused),
+    };
+    let (mut output, args) = match prepared {
+        Err(refused) => (error_output(&refused.to_string()), raw_args.clone()),
+        Ok((tool, args)) => {
+            let escalated = crate::agent::run::escalation::approve(shared, id, &tool, &args).await;
+            let (updates, receiver) = mpsc::unbounded_channel::<ToolOutput>();
+            let forwarding = forward_updates(
+                shared,
+                id,
+                name,
+                raw_args,
+                Some(parent.to_string()),
+                receiver,
+            );
+            let timeouts = shared.state().tool_timeouts();
+            let process_env = session_env(shared);
+            let call = OneCall {
+                shared,
+                tool: &tool,
+                id,
+                args: &args,
+                cancel,
+                timeouts: &timeouts,
+                process_env: &process_env,
+            };
+            let output = call.run_with_rerun(updates, escalated).await;
+            let _ = forwarding.await;
+            (output, args)
+        }
+    };
+    bound_output(shared, &mut output);
+    hooks::tool_result(shared, id, name, &args, &mut output).await;
+    if shared.state().request_settings().auto_resize {
+        crate::images::fit_tool_images(&mut output.content);
+    }
+    bound_output(shared, &mut output);
+    let duration_ms = Some(began.elapsed().as_millis() as u64);
+    shared.emit(&events::nested(
+        events::tool_execution_end(id, name, &output, duration_ms),
+        parent,
+    ));
+    output
+}
+
+/// [`run_nested_call`] as the script engine's host calls it.
+fn nested_call<'a>(
+    shared: &'a Arc<Shared>,
+    parent: &'a str,
+    id: &'a str,
+    name: &'a str,
+    raw_args: &'a Value,
+    tools: &'a [SessionTool],
+    cancel: &'a CancellationToken,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>> {
+    Box::pin(run_nested_call(
+        shared, parent, id, name, raw_args, tools, cancel,
+    ))
 }
 
 fn session_env(shared: &Shared) -> Vec<(String, String)> {
@@ -317,47 +454,9 @@ pub(super) async fn run_tool_calls(
         // A call that needs more than the sandbox mode allows is put to the host first.
         let escalated =
             crate::agent::run::escalation::approve(shared, &call.id, &call.tool, &call.args).await;
-        let (updates, mut receiver) = mpsc::unbounded_channel::<ToolOutput>();
-        let forwarder = shared.clone();
-        let (id, name, raw_args) = (call.id.clone(), call.name.clone(), call.raw_args.clone());
-        let forwarding = tokio::spawn(async move {
-            // One update per interval at most (pi's bash: 100 ms), the newest one: a host's
-            // traffic grows with the command's time, not with its output.
-            let mut pending: Option<ToolOutput> = None;
-            let mut last = tokio::time::Instant::now() - UPDATE_INTERVAL;
-            loop {
-                let due = last + UPDATE_INTERVAL;
-                tokio::select! {
-                    received = receiver.recv() => match received {
-                        Some(partial) if tokio::time::Instant::now() >= due => {
-                            pending = None;
-                            last = tokio::time::Instant::now();
-                            forwarder.emit(&events::tool_execution_update(
-                                &id, &name, &raw_args, &partial,
-                            ));
-                        }
-                        Some(partial) => pending = Some(partial),
-                        None => {
-                            // The newest state before the call ends is never lost.
-                            if let Some(partial) = pending.take() {
-                                forwarder.emit(&events::tool_execution_update(
-                                    &id, &name, &raw_args, &partial,
-                                ));
-                            }
-                            break;
-                        }
-                    },
-                    _ = tokio::time::sleep_until(due), if pending.is_some() => {
-                        if let Some(partial) = pending.take() {
-                            last = tokio::time::Instant::now();
-                            forwarder.emit(&events::tool_execution_update(
-                                &id, &name, &raw_args, &partial,
-                            ));
-                        }
-                    }
-                }
-            }
-        });
+        let (updates, receiver) = mpsc::unbounded_channel::<ToolOutput>();
+        let forwarding =
+            forward_updates(shared, &call.id, &call.name, &call.raw_args, None, receiver);
         let runner = shared.clone();
         let (tool, id, args, cancel, timeouts) = (
             call.tool.clone(),
@@ -386,21 +485,7 @@ pub(super) async fn run_tool_calls(
                 timeouts: &timeouts,
                 process_env: &process_env,
             };
-            let output = call.run(updates.clone(), escalated).await;
-            if cancel.is_cancelled() {
-                return output;
-            }
-            // `"on-failure"`: a command the sandbox denied may run again outside it.
-            match crate::agent::run::escalation::approve_rerun(&runner, &id, &tool, &args, &output)
-                .await
-            {
-                Some(escalation) => {
-                    let mut again = call.run(updates, escalation).await;
-                    again.content.push(Content::text(RERUN_NOTE));
-                    again
-                }
-                None => output,
-            }
+            call.run_with_rerun(updates, escalated).await
         });
         handles.push((call, running, forwarding));
     }
@@ -434,4 +519,56 @@ pub(super) async fn run_tool_calls(
         ));
     }
     (results, Vec::new())
+}
+
+/// Sends a call's partial results as `tool_execution_update`s (made by `parent`, if any): one
+/// per interval at most (pi's bash: 100 ms), the newest one, so a host's traffic grows with the
+/// command's time, not with its output. Ends when the call drops its sender.
+fn forward_updates(
+    shared: &Arc<Shared>,
+    id: &str,
+    name: &str,
+    raw_args: &Value,
+    parent: Option<String>,
+    mut receiver: mpsc::UnboundedReceiver<ToolOutput>,
+) -> tokio::task::JoinHandle<()> {
+    let forwarder = shared.clone();
+    let (id, name, raw_args) = (id.to_string(), name.to_string(), raw_args.clone());
+    let emit = move |partial: &ToolOutput| {
+        let event = events::tool_execution_update(&id, &name, &raw_args, partial);
+        forwarder.emit(&match &parent {
+            Some(parent) => events::nested(event, parent),
+            None => event,
+        });
+    };
+    tokio::spawn(async move {
+        let mut pending: Option<ToolOutput> = None;
+        let mut last = tokio::time::Instant::now() - UPDATE_INTERVAL;
+        loop {
+            let due = last + UPDATE_INTERVAL;
+            tokio::select! {
+                received = receiver.recv() => match received {
+                    Some(partial) if tokio::time::Instant::now() >= due => {
+                        pending = None;
+                        last = tokio::time::Instant::now();
+                        emit(&partial);
+                    }
+                    Some(partial) => pending = Some(partial),
+                    None => {
+                        // The newest state before the call ends is never lost.
+                        if let Some(partial) = pending.take() {
+                            emit(&partial);
+                        }
+                        break;
+                    }
+                },
+                _ = tokio::time::sleep_until(due), if pending.is_some() => {
+                    if let Some(partial) = pending.take() {
+                        last = tokio::time::Instant::now();
+                        emit(&partial);
+                    }
+                }
+            }
+        }
+    })
 }

@@ -276,6 +276,7 @@ impl Session {
                 provider_changes: Default::default(),
                 flags: config.flags,
                 mode: config.mode,
+                nested_calls: Default::default(),
             }),
         };
         let context = Arc::new(SessionContext::new(&session.shared));

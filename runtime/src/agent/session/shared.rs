@@ -76,6 +76,9 @@ pub struct Shared {
     pub flags: crate::agent::extensions::flags::CliFlags,
     /// How the process was started (pi's `ctx.mode`).
     pub mode: RunMode,
+    /// The nested calls each running `codemode` call made, by its call id, until its result
+    /// message takes them (pi's `nestedCalls`).
+    pub(crate) nested_calls: Mutex<std::collections::HashMap<String, Value>>,
 }
 
 impl Shared {
@@ -220,6 +223,16 @@ impl Shared {
     /// The tools of the session with the plugin tools of `plugin_tools` (the set a run was
     /// started with: a hot reload applies from the next run).
     pub fn tools_of(&self, plugin_tools: &crate::plugin_host::PluginTools) -> Vec<SessionTool> {
+        let selected = self.state().tools.clone();
+        self.offer_codemode(self.declared_tools(plugin_tools), &selected)
+    }
+
+    /// The tools the selection declares to the model, before `codemode` presents them (what
+    /// scripts may call among them).
+    pub fn declared_tools(
+        &self,
+        plugin_tools: &crate::plugin_host::PluginTools,
+    ) -> Vec<SessionTool> {
         let state = self.state();
         session_tools(
             plugin_tools,
@@ -228,6 +241,46 @@ impl Shared {
             self.mcp().active_tools(),
             &state.host_tools,
         )
+    }
+
+    /// `tools` with `codemode` when it is on (`--tools +codemode`, `defaultTools`, or an MCP
+    /// server with `codemode` exposure connected) and no extension replaced it: its description
+    /// lists what scripts may call, and the other tools are presented by `codemode.mode`.
+    pub fn offer_codemode(
+        &self,
+        tools: Vec<SessionTool>,
+        selected: &crate::agent::tools::ToolSelection,
+    ) -> Vec<SessionTool> {
+        use crate::agent::tools::CODEMODE;
+        use crate::agent::tools::codemode::catalog;
+        let settings = catalog::CodemodeSettings::from_settings(&self.host.settings());
+        let mcp = self.mcp();
+        // Named, not matched by a pattern: pi's `--tools` globs do not reach its built-in
+        // extensions' tools.
+        let named = |list: &[String]| list.iter().any(|n| n == CODEMODE);
+        let chosen = match &selected.only {
+            Some(names) => named(names),
+            None => named(&selected.add) || selected.defaults.as_deref().is_some_and(named),
+        } && !named(&selected.remove)
+            && !selected
+                .exclude
+                .iter()
+                .any(|p| crate::agent::models::glob(p, CODEMODE));
+        let wanted = chosen
+            || (settings.auto_enable
+                && !selected.remove.iter().any(|n| n == CODEMODE)
+                && !selected
+                    .exclude
+                    .iter()
+                    .any(|p| crate::agent::models::glob(p, CODEMODE))
+                && mcp.codemode_server_connected());
+        if !wanted
+            || tools.iter().any(|t| t.name() == CODEMODE)
+            || self.host.script_engine().is_none()
+        {
+            return tools;
+        }
+        catalog::offer(tools, mcp.tools(), &settings)
     }
 
     /// Emits `queue_update` with the queues' texts (and `clientMessageId`s).

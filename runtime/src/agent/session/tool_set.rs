@@ -21,6 +21,10 @@ impl Session {
             .filter(|t| selection.allows_mcp(&t.name))
             .map(|t| t.name)
             .collect();
+        let codemode_active = shared
+            .tools_of(&shared.host.tools())
+            .iter()
+            .any(|t| matches!(t, SessionTool::Codemode(_)));
         let tools = self
             .available_tools()
             .iter()
@@ -38,6 +42,9 @@ impl Session {
                     ),
                     SessionTool::Host(_) => (ToolKind::Host, None, true),
                     SessionTool::Mcp(mcp) => (ToolKind::Mcp, None, active_mcp.contains(&mcp.name)),
+                    SessionTool::Codemode(_) => {
+                        (ToolKind::Plugin, Some("codemode".into()), codemode_active)
+                    }
                 };
                 let mcp = match tool {
                     SessionTool::Mcp(mcp) => {
@@ -114,12 +121,26 @@ impl Session {
             ..ToolSelection::default()
         };
         let host_tools = shared.state().host_tools.clone();
-        session_tools(
+        let mut tools = session_tools(
             &shared.host.tools(),
             &every,
             shared.extensions.tools(),
             shared.mcp().tools(),
             &host_tools,
-        )
+        );
+        // `codemode`, when the engine is there and no extension replaced it.
+        if shared.host.script_engine().is_some()
+            && !tools
+                .iter()
+                .any(|t| t.name() == crate::agent::tools::CODEMODE)
+        {
+            use crate::agent::tools::codemode::catalog;
+            let settings = catalog::CodemodeSettings::from_settings(&shared.host.settings());
+            let callable = catalog::callable(&tools, Vec::new(), &catalog::guidelines_of);
+            tools.push(SessionTool::Codemode(catalog::definition(
+                &callable, &settings,
+            )));
+        }
+        tools
     }
 }

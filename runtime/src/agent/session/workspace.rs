@@ -72,8 +72,7 @@ impl Shared {
 }
 
 impl Session {
-    /// Once the MCP servers' first attempts have ended: pi's report of what needs attention,
-    /// and the note that codemode exposure is served with `tool_search`.
+    /// Once the MCP servers' first attempts have ended: pi's report of what needs attention.
     pub(super) fn report_mcp(&self) {
         if self.shared.mcp().is_empty() {
             return;
@@ -83,9 +82,6 @@ impl Session {
         tokio::spawn(async move {
             hub.wait_settled().await;
             let Some(shared) = weak.upgrade() else { return };
-            if let Some(notice) = hub.codemode_notice() {
-                shared.notify(&notice, "info");
-            }
             if let Some(report) = hub.attention_report() {
                 shared.notify(&report, "warning");
             }

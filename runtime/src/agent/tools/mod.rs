@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+pub mod codemode;
 pub mod host_tools;
 pub mod todos;
 
@@ -22,9 +23,10 @@ use crate::plugin_host::plugin::Plugin;
 use crate::plugin_host::tool::ToolSpec;
 use crate::plugin_host::{CallError, PluginHost, PluginTools};
 
-/// The first-party tool names: pi's eight (`powershell` among them), then `todo`; only `read`,
-/// `bash`, `edit` and `write` are active by default (`--tools` picks others).
-pub const BUILTIN_TOOLS: [&str; 9] = [
+/// The first-party tool names: pi's eight (`powershell` among them), then `todo` and
+/// `codemode`; only `read`, `bash`, `edit` and `write` are active by default (`--tools` picks
+/// others).
+pub const BUILTIN_TOOLS: [&str; 10] = [
     "read",
     "bash",
     "powershell",
@@ -34,6 +36,7 @@ pub const BUILTIN_TOOLS: [&str; 9] = [
     "find",
     "ls",
     "todo",
+    "codemode",
 ];
 /// The built-ins active when `--tools` is not given.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -147,6 +150,20 @@ pub enum SessionTool {
     Extension(ToolSpec, String),
     /// An MCP server's tool, `tool_search` or a resource tool.
     Mcp(crate::mcp::McpTool),
+    /// `codemode`: the model's script, run by the script engine, calls the other tools.
+    Codemode(CodemodeDefinition),
+}
+
+/// The `codemode` tool's name.
+pub const CODEMODE: &str = "codemode";
+
+/// The `codemode` tool as the model sees it: its description lists the tools scripts call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodemodeDefinition {
+    /// The description (pi's, with the listed tools' declarations).
+    pub description: String,
+    /// `{code}`.
+    pub parameters: Value,
 }
 
 impl SessionTool {
@@ -156,6 +173,7 @@ impl SessionTool {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.name,
             SessionTool::Host(def) => &def.name,
             SessionTool::Mcp(tool) => &tool.name,
+            SessionTool::Codemode(_) => CODEMODE,
         }
     }
 
@@ -165,6 +183,7 @@ impl SessionTool {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.description,
             SessionTool::Host(def) => &def.description,
             SessionTool::Mcp(tool) => &tool.description,
+            SessionTool::Codemode(definition) => &definition.description,
         }
     }
 
@@ -174,6 +193,7 @@ impl SessionTool {
             SessionTool::Plugin(spec, _) | SessionTool::Extension(spec, _) => &spec.parameters,
             SessionTool::Host(def) => &def.parameters,
             SessionTool::Mcp(tool) => &tool.parameters,
+            SessionTool::Codemode(definition) => &definition.parameters,
         }
     }
 }
@@ -255,6 +275,8 @@ pub async fn execute(
                 .await
         }
         SessionTool::Mcp(tool) => mcp.execute(tool, arguments, cancel, Some(updates)).await,
+        // A script needs its session: the session's tool pipeline runs it.
+        SessionTool::Codemode(_) => ToolOutput::error("codemode scripts run only in a session"),
         SessionTool::Plugin(spec, plugin) => {
             match host
                 .call_plugin_tool(

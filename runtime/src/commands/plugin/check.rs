@@ -18,6 +18,7 @@ fn world_of(kind: Kind) -> &'static str {
         Kind::Extension => "extension-plugin",
         Kind::Skill => "skill-plugin",
         Kind::PromptTemplate => "prompt-template-plugin",
+        Kind::ScriptEngine => "script-engine-plugin",
     }
 }
 

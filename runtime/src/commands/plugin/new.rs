@@ -105,6 +105,8 @@ fn rust_source(kind: Kind) -> &'static str {
         Kind::Provider => include_str!("templates/provider.rs.tmpl"),
         Kind::Skill => include_str!("templates/skill.rs.tmpl"),
         Kind::PromptTemplate => include_str!("templates/prompt-template.rs.tmpl"),
+        // Refused by `create`: the script engine is pith's own.
+        Kind::ScriptEngine => "",
     }
 }
 
@@ -121,6 +123,13 @@ fn capabilities(kind: Kind) -> &'static str {
 /// Creates the project; returns its directory.
 pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
     check_name(plan.name)?;
+    if plan.kind == Kind::ScriptEngine {
+        return Err(PluginError(
+            "script engines are pith's own (the codemode engine): make a tool, extension, \
+             provider, skill or prompt-template"
+                .into(),
+        ));
+    }
     if plan.lang != Lang::Rust && plan.kind != Kind::Tool {
         return Err(PluginError(format!(
             "--lang {} makes tools only: write a {} in Rust (--lang rust), or build one with any \
@@ -146,7 +155,7 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
             Kind::Tool => "Tool",
             Kind::Extension => "Extension",
             Kind::Provider => "Provider",
-            Kind::Skill | Kind::PromptTemplate => "",
+            Kind::Skill | Kind::PromptTemplate | Kind::ScriptEngine => "",
         }
     );
     let description = match plan.kind {
@@ -155,6 +164,7 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
         Kind::Provider => "An echo model",
         Kind::Skill => "How to do one task",
         Kind::PromptTemplate => "Review a file",
+        Kind::ScriptEngine => "Runs codemode scripts",
     };
     let registry = format!("{{ version = \"0.1\", features = [\"{kind}\"] }}");
     let by_path = |path: &Path| {
@@ -197,7 +207,7 @@ pub fn create(plan: &NewPlugin<'_>) -> Result<PathBuf, PluginError> {
             "echo '{{\"type\":\"prompt\",\"message\":\"hi\"}}' | {}_API_KEY=any pith --mode rpc -e . --provider {} --model echo",
             names.upper, names.id
         ),
-        Kind::Skill | Kind::PromptTemplate => "pith plugins -e .".to_string(),
+        Kind::Skill | Kind::PromptTemplate | Kind::ScriptEngine => "pith plugins -e .".to_string(),
     };
     let build_notes = match plan.lang {
         Lang::Rust => {

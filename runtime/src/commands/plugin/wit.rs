@@ -16,6 +16,7 @@ pub const FILES: &[(&str, &str)] = &[
         "extension.wit",
         include_str!("../../../../wit/extension.wit"),
     ),
+    ("codemode.wit", include_str!("../../../../wit/codemode.wit")),
     ("entries.wit", include_str!("../../../../wit/entries.wit")),
     ("session.wit", include_str!("../../../../wit/session.wit")),
     ("worlds.wit", include_str!("../../../../wit/worlds.wit")),

@@ -16,6 +16,7 @@ pub mod completion;
 pub mod entries;
 pub mod events_bus;
 pub mod models;
+pub mod script_host;
 pub mod session_control;
 pub mod session_read;
 pub mod wake_ups;

@@ -342,3 +342,36 @@ async fn codemode_is_off_unless_chosen() {
         .collect();
     assert!(!names.contains(&"codemode"), "{names:?}");
 }
+
+/// An MCP server whose tools have pi's default exposure (`codemode`) turns `codemode` on once
+/// it connects; `autoEnableCodemode: false` keeps it off.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_with_codemode_exposure_turns_codemode_on() {
+    async fn active_once_connected(auto_enable: bool) -> bool {
+        let mut config = json!({"mcpServers": {"everything": {"command": node(), "args": [everything(), "stdio"]}}});
+        if !auto_enable {
+            config["autoEnableCodemode"] = json!(false);
+        }
+        let mut options = Options::faux(json!([{"text": "hi"}]));
+        options
+            .agent_files
+            .push(("mcp.json".into(), config.to_string()));
+        let mut pith = Pith::spawn(options).await;
+        for attempt in 0.. {
+            let tools = pith
+                .call(&format!("t{attempt}"), json!({"type": "get_tools"}))
+                .await;
+            let list = tools["data"]["tools"].as_array().unwrap().clone();
+            let connected = list.iter().any(|t| t["mcp"]["state"] == "connected");
+            if connected || attempt > 100 {
+                return list
+                    .iter()
+                    .any(|t| t["name"] == "codemode" && t["active"] == true);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        unreachable!()
+    }
+    assert!(active_once_connected(true).await);
+    assert!(!active_once_connected(false).await);
+}

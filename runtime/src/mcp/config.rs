@@ -182,12 +182,23 @@ pub struct McpConfig {
     pub errors: Vec<String>,
     /// A project file that was not read because the project is not trusted.
     pub untrusted_project_file: Option<PathBuf>,
+    /// `autoEnableCodemode` beside `mcpServers` (the project's over the user's): false keeps a
+    /// server with `codemode` exposure from turning the `codemode` tool on.
+    pub auto_enable_codemode: Option<bool>,
 }
 
 impl McpConfig {
     /// Reads `user_file` and, when `project_file` is given, the project's (trusted) file.
     pub fn load(user_file: &Path, project_file: Option<&Path>) -> McpConfig {
-        let mut config = McpConfig::default();
+        let mut config = McpConfig {
+            auto_enable_codemode: auto_enable_codemode(user_file),
+            ..McpConfig::default()
+        };
+        if let Some(project_file) = project_file
+            && let Some(project) = auto_enable_codemode(project_file)
+        {
+            config.auto_enable_codemode = Some(project);
+        }
         if let Some(entries) = read_file(user_file, &mut config.errors) {
             for (name, entry) in entries {
                 match parse_entry(&name, &entry, Scope::User, user_file) {
@@ -277,6 +288,14 @@ pub enum Scope {
     User,
     /// A project's (`.pi/mcp.json`).
     Project,
+}
+
+/// `autoEnableCodemode` in the file at `path`, if it says.
+fn auto_enable_codemode(path: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let parsed: Value =
+        serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)).ok()?;
+    parsed.get("autoEnableCodemode").and_then(Value::as_bool)
 }
 
 /// The `mcpServers` entries of `path` in file order; `None` (and no error) when there is no

@@ -94,6 +94,8 @@ pub struct McpHub {
     pub user_file: PathBuf,
     /// False with `--no-mcp` (`/mcp` is then no command).
     pub enabled: bool,
+    /// `autoEnableCodemode` of `mcp.json` (true unless it says false).
+    auto_enable_codemode: bool,
 }
 
 impl McpHub {
@@ -107,12 +109,14 @@ impl McpHub {
             direct_waited: true.into(),
             user_file: PathBuf::from("mcp.json"),
             enabled: true,
+            auto_enable_codemode: true,
         }
     }
 
     /// The servers of `config`; the enabled ones start connecting now, in parallel.
     pub fn start(config: McpConfig, context: ServerContext, user_file: PathBuf) -> Arc<McpHub> {
         let context = Arc::new(context);
+        let auto_enable_codemode = config.auto_enable_codemode != Some(false);
         let servers: Vec<Arc<McpServer>> = config
             .servers
             .into_iter()
@@ -132,6 +136,7 @@ impl McpHub {
             direct_waited: false.into(),
             user_file,
             enabled: true,
+            auto_enable_codemode,
         })
     }
 
@@ -501,11 +506,12 @@ impl McpHub {
     /// True when an enabled server whose tools have `codemode` exposure is connected: pi turns
     /// the `codemode` tool on then (unless `autoEnableCodemode` is false).
     pub fn codemode_server_connected(&self) -> bool {
-        self.servers.iter().any(|s| {
-            s.config.enabled
-                && s.config.exposures().contains(&Exposure::Codemode)
-                && matches!(s.status(), super::server::Status::Connected)
-        })
+        self.auto_enable_codemode
+            && self.servers.iter().any(|s| {
+                s.config.enabled
+                    && s.config.exposures().contains(&Exposure::Codemode)
+                    && matches!(s.status(), super::server::Status::Connected)
+            })
     }
 
     /// `/mcp reconnect <server>`.

@@ -10,6 +10,8 @@
 //!   values across scripts; `result`: pi's layout of its result.
 
 pub mod catalog;
+#[cfg(test)]
+mod catalog_tests;
 pub mod declaration;
 mod discovery;
 mod result;

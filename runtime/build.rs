@@ -18,6 +18,8 @@ use std::process::Command;
 mod codegen;
 #[path = "build/describe.rs"]
 mod describe;
+#[path = "build/preinit.rs"]
+mod preinit;
 #[path = "build/sdk_package.rs"]
 mod sdk_package;
 
@@ -288,8 +290,25 @@ fn embedded_entry(
                 .map(|v| v.trim_matches('"').to_string())
         })
         .expect("Cargo.toml has a package name");
-    let wasm = out_dir.join(format!("{}.wasm", name.replace('-', "_")));
-    let bytes = std::fs::read(&wasm).unwrap_or_else(|err| panic!("read {}: {err}", wasm.display()));
+    let mut wasm = out_dir.join(format!("{}.wasm", name.replace('-', "_")));
+    let mut bytes =
+        std::fs::read(&wasm).unwrap_or_else(|err| panic!("read {}: {err}", wasm.display()));
+    // The script engine starts from its pre-initialized state (build/preinit.rs).
+    // (Only for the machine building: the state is made by running the component.)
+    if group == "engines"
+        && env("TARGET") == env("HOST")
+        && let Some(engine) = precompiler
+    {
+        match preinit::preinitialize(engine, &bytes) {
+            Ok(initialized) => {
+                wasm = precompiled_dir.join(format!("{name}.initialized.wasm"));
+                std::fs::write(&wasm, &initialized)
+                    .unwrap_or_else(|err| panic!("write {}: {err}", wasm.display()));
+                bytes = initialized;
+            }
+            Err(err) => println!("cargo:warning={name} is not pre-initialized: {err}"),
+        }
+    }
     let hash = blake3::hash(&bytes).to_hex().to_string();
     let precompiled_path =
         precompiler.and_then(|engine| precompile(engine, &name, &bytes, precompiled_dir));

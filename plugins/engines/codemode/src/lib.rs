@@ -28,17 +28,61 @@ const PRELUDE: &str = include_str!("prelude.js");
 thread_local! {
     /// How the script ended, once the prelude said so.
     static ENDING: RefCell<Option<Ending>> = const { RefCell::new(None) };
+    /// The context with the prelude compiled, made at build time (`wizer-initialize`).
+    static PREPARED: RefCell<Option<Prepared>> = const { RefCell::new(None) };
+}
+
+/// A context and the prelude's function in it.
+struct Prepared {
+    context: Context,
+    make: JsValue,
+}
+
+impl Prepared {
+    fn new() -> JsResult<Prepared> {
+        let mut context = Context::default();
+        let source =
+            Source::from_bytes(PRELUDE).with_path(std::path::Path::new("codemode-prelude.js"));
+        let make = context.eval(source)?;
+        Ok(Prepared { context, make })
+    }
 }
 
 struct Engine;
 
+impl bindings::Guest for Engine {
+    fn wizer_initialize() {
+        PREPARED.with(|prepared| {
+            let mut prepared = prepared.borrow_mut();
+            if prepared.is_none() {
+                *prepared = Prepared::new().ok();
+            }
+        });
+    }
+}
+
 impl Guest for Engine {
     fn run(script: Script) -> Ending {
         ENDING.with(|ending| ending.borrow_mut().take());
-        let mut context = Context::default();
-        let failed = match run(&mut context, &script) {
+        let prepared = PREPARED.with(|prepared| prepared.borrow_mut().take());
+        let prepared = match prepared {
+            Some(prepared) => Ok(prepared),
+            None => Prepared::new(),
+        };
+        let Prepared { mut context, make } = match prepared {
+            Ok(prepared) => prepared,
+            Err(err) => {
+                return Ending {
+                    ok: false,
+                    payload: Some(error_json("Error", &format!("the prelude failed: {err}"))),
+                    writes: None,
+                };
+            }
+        };
+        let context = &mut context;
+        let failed = match run(context, &make, &script) {
             Ok(()) => None,
-            Err(err) => Some(describe(&err, &mut context)),
+            Err(err) => Some(describe(&err, context)),
         };
         ENDING
             .with(|ending| ending.borrow_mut().take())
@@ -166,9 +210,7 @@ fn function(api: &JsValue, name: &str, context: &mut Context) -> JsResult<JsFunc
 }
 
 /// Runs the script until it ends (the prelude reports how through `bridge("done", …)`).
-fn run(context: &mut Context, script: &Script) -> JsResult<()> {
-    let make = context
-        .eval(Source::from_bytes(PRELUDE).with_path(std::path::Path::new("codemode-prelude.js")))?;
+fn run(context: &mut Context, make: &JsValue, script: &Script) -> JsResult<()> {
     let make = make.as_callable().ok_or_else(|| {
         JsError::from(boa_engine::JsNativeError::typ().with_message("the prelude is no function"))
     })?;

@@ -375,3 +375,105 @@ async fn a_server_with_codemode_exposure_turns_codemode_on() {
     assert!(active_once_connected(true).await);
     assert!(!active_once_connected(false).await);
 }
+
+/// What varies between two runs of a script: the wall time, the working directory, a shell's
+/// wall time, the stack lines of an error (pi's QuickJS and pith's engine name frames
+/// differently), and a deadline's millisecond (pi subtracts its worker wait).
+fn comparable(text: &str, work: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.replace(work, "<work>").lines() {
+        if line.starts_with("    at ") {
+            continue;
+        }
+        let line = if line.starts_with("Wall time ") {
+            "Wall time <t> seconds".to_string()
+        } else {
+            line.replace("\"wall_time_seconds\":0.1", "\"wall_time_seconds\":0")
+                .replace("after 299 ms", "after 300 ms")
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+/// pi 1.5.2's capture `tests/goldens-codemode/p_codemode` (see its NOTES.md), replayed: the
+/// codemode tool's declaration, and the results of a script running `bash` and `read` in
+/// parallel, of a failing script (partial output, a shell's non-zero exit resolving, dropped
+/// store writes), of the discovery globals, and of a deadline, are pi's.
+#[tokio::test(flavor = "multi_thread")]
+async fn scripts_end_as_in_pis_capture() {
+    let root = crate::support::repo_root().join("tests/goldens-codemode");
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("p_codemode.json")).unwrap())
+            .unwrap();
+    let server = FakeLlm::start(scenario["fake_llm"].clone()).await;
+    let mut options = crate::support::rpc::anthropic_fake(&server.url, "fake-model");
+    options.args.retain(|a| a != "--no-session");
+    options
+        .args
+        .extend(["--session-dir".into(), "sessions".into()]);
+    options
+        .agent_files
+        .push(("settings.json".into(), scenario["settings"].to_string()));
+    options
+        .work_files
+        .push(("a.txt".into(), "alpha\nbeta\n".into()));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "Use codemode."}))
+        .await;
+    pith.until_agent_end().await;
+    let work = pith.work_dir().display().to_string();
+
+    let golden = crate::support::rpc::golden_frames(&root.join("p_codemode/transcript.jsonl"));
+    let ends = |frames: &[Value]| -> Vec<String> {
+        frames
+            .iter()
+            .filter(|f| f["type"] == "tool_execution_end" && f["toolName"] == "codemode")
+            .map(|f| text_of(&f["result"]))
+            .collect()
+    };
+    let theirs = ends(&golden);
+    let ours = ends(&pith.frames);
+    assert_eq!(ours.len(), 4);
+    let pi_work = "/tmp/pi3-golden/p_codemode/work";
+    for index in [0, 1, 3] {
+        assert_eq!(
+            comparable(&ours[index], &work),
+            comparable(&theirs[index], pi_work),
+            "script {}",
+            index + 1
+        );
+    }
+    // The discovery script: the tools scripts see, and what it stored.
+    let first_item = |text: &str| text.lines().nth(4).map(str::to_string);
+    assert_eq!(first_item(&ours[2]), first_item(&theirs[2]), "{}", ours[2]);
+    assert!(ours[2].ends_with("discovery done"), "{}", ours[2]);
+
+    // The declaration: pi's schema and description (pith has no `models` global).
+    let request = std::fs::read_to_string(root.join("p_codemode/requests.jsonl")).unwrap();
+    let pi_request: Value = serde_json::from_str(request.lines().next().unwrap()).unwrap();
+    let tool = |body: &Value| {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "codemode")
+            .cloned()
+            .unwrap()
+    };
+    let (pi_tool, our_tool) = (
+        tool(&pi_request["body"]),
+        tool(&server.requests()[0]["body"]),
+    );
+    assert_eq!(our_tool["input_schema"], pi_tool["input_schema"]);
+    let pi_description: Vec<&str> = pi_tool["description"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("- `models`"))
+        .collect();
+    assert_eq!(
+        our_tool["description"].as_str().unwrap(),
+        pi_description.join("\n")
+    );
+}

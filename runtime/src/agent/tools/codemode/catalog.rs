@@ -68,7 +68,7 @@ impl CodemodeSettings {
 /// A tool's namespace: the MCP server it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Namespace {
-    /// `mcp__<server>`.
+    /// `mcp__<server>` (`-` as `_`, as the tools' names have it).
     pub name: String,
     /// The server's name, also accepted.
     pub alias: String,
@@ -152,16 +152,27 @@ impl Callable {
     }
 }
 
-/// The schema of an MCP `CallToolResult`, what MCP tools resolve to in scripts.
-fn call_tool_result_schema() -> Value {
+/// The schema of an MCP `CallToolResult`, what MCP tools resolve to in scripts (pi's).
+pub(super) fn call_tool_result_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "content": {"type": "array", "items": {"type": "object"}},
-            "structuredContent": {"type": "object"},
+            "content": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": ["text", "image", "audio", "resource_link", "resource"]},
+                    "text": {"type": "string"},
+                    "data": {"type": "string"},
+                    "mimeType": {"type": "string"},
+                },
+                "required": ["type"],
+                "additionalProperties": true,
+            }},
+            "structuredContent": {},
             "isError": {"type": "boolean"},
         },
         "required": ["content"],
+        "additionalProperties": true,
     })
 }
 
@@ -183,7 +194,7 @@ fn namespace_of(tool: &McpTool) -> Option<Namespace> {
                 .map(|l| l.trim().to_string())
         });
     Some(Namespace {
-        name: format!("mcp__{}", server.name()),
+        name: crate::mcp::names::namespace(server.name()),
         alias: server.name().to_string(),
         description,
         instructions,
@@ -392,8 +403,8 @@ pub fn definition(callable: &[Callable], settings: &CodemodeSettings) -> Codemod
         description: description(&listed, settings.inline_budget),
         parameters: json!({
             "type": "object",
-            "required": ["code"],
             "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}},
+            "required": ["code"],
         }),
     }
 }

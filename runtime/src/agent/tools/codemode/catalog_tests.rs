@@ -99,3 +99,11 @@ fn settings_are_read_as_pi_reads_them() {
         CodemodeSettings::default()
     );
 }
+
+#[test]
+fn an_mcp_tool_resolves_to_pis_call_tool_result_type() {
+    assert_eq!(
+        super::declaration::render_output_type(Some(&catalog::call_tool_result_schema())),
+        "{ content: Array<{ data?: string; mimeType?: string; text?: string; type: \"text\" | \"image\" | \"audio\" | \"resource_link\" | \"resource\"; [key: string]: unknown; }>; isError?: boolean; structuredContent?: unknown; [key: string]: unknown; }"
+    );
+}

@@ -1,11 +1,30 @@
-//! pi 1.5.2's TypeScript declarations of tools for codemode scripts (`renderToolSample`):
-//! identifiers, and JSON schemas as TypeScript types.
+//! pi 1.5.2's TypeScript declarations of tools for codemode scripts (`renderToolSample`,
+//! `renderToolSignature`, `renderToolOutputType`, `toCodemodeIdentifier`, `resolveSchemaRef`),
+//! and the output schemas of pi's `bash` and `read`, which scripts' calls resolve to.
+//!
+//! - `schema_type`: pi's `schemaToType`, a JSON schema as a TypeScript type.
+//! - `js_text`: the JavaScript printing and trimming that shows in those types.
+
+mod js_text;
+mod schema_type;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod type_tests;
 
 use serde_json::{Value, json};
 
-/// pi's `toCodemodeIdentifier`: characters not valid in a JavaScript identifier become `_`.
+use schema_type::{Resolved, resolve, schema_to_type};
+
+/// pi's `DEFAULT_INPUT_SCHEMA_MAX_CHARS`: an input type longer than this (in UTF-16 code
+/// units) is shown without constraint tags, and if still longer, as `unknown`.
+pub const DEFAULT_INPUT_SCHEMA_MAX_CHARS: usize = 16_000;
+
+/// pi's `toCodemodeIdentifier`: `name` as a JavaScript identifier (the key of `tools`):
+/// characters other than ASCII letters, digits, `_` and `$` (and a leading digit) become `_`;
+/// an empty name is `_`.
 pub fn to_identifier(name: &str) -> String {
-    let mut identifier = String::new();
+    let mut identifier = String::with_capacity(name.len());
     for c in name.chars() {
         let valid = if identifier.is_empty() {
             c.is_ascii_alphabetic() || c == '_' || c == '$'
@@ -21,194 +40,96 @@ pub fn to_identifier(name: &str) -> String {
     }
 }
 
-/// pi's `resolveSchemaRef`: the subschema a local `$ref` (`#/…`) names.
+/// pi's `resolveSchemaRef`: the schema (an object or a boolean) the local `$ref` `reference`
+/// (`#` or `#/…`, a JSON pointer whose segments are also URI-decoded) names in `root`. Arrays
+/// are not walked into. Where pi's JavaScript finds `Object.prototype` (`#/__proto__`), this
+/// gives `None`.
 pub fn resolve_schema_ref<'a>(reference: &str, root: &'a Value) -> Option<&'a Value> {
-    if reference != "#" && !reference.starts_with("#/") {
-        return None;
-    }
-    let mut current = root;
-    for segment in reference
-        .get(2..)
-        .unwrap_or("")
-        .split('/')
-        .filter(|s| !s.is_empty())
-    {
-        let key = segment.replace("~1", "/").replace("~0", "~");
-        current = current.as_object()?.get(&key)?;
-    }
-    (current.is_object() || current.is_boolean()).then_some(current)
-}
-
-fn property_key(name: &str) -> String {
-    let mut chars = name.chars();
-    let valid = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if valid {
-        name.to_string()
-    } else {
-        Value::String(name.to_string()).to_string()
+    match resolve(reference, root)? {
+        Resolved::Schema(schema) => Some(schema),
+        Resolved::ObjectPrototype => None,
     }
 }
 
-fn union(types: Vec<String>) -> String {
-    let mut unique: Vec<String> = Vec::new();
-    for t in types {
-        if !unique.contains(&t) {
-            unique.push(t);
-        }
-    }
-    if unique.iter().any(|t| t == "unknown") {
-        "unknown".into()
-    } else if unique.is_empty() {
-        "never".into()
-    } else {
-        unique.join(" | ")
-    }
-}
-
-fn to_type(schema: &Value, root: &Value, depth: u32) -> String {
-    match schema {
-        Value::Bool(true) => return "unknown".into(),
-        Value::Bool(false) => return "never".into(),
-        Value::Object(_) => {}
-        _ => return "unknown".into(),
-    }
-    if depth > 32 {
-        return "unknown".into();
-    }
-    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        return match resolve_schema_ref(reference, root) {
-            Some(target) => to_type(target, root, depth + 1),
-            None => "unknown".into(),
-        };
-    }
-    if let Some(constant) = schema.get("const") {
-        return constant.to_string();
-    }
-    if let Some(Value::Array(values)) = schema.get("enum") {
-        return union(values.iter().map(Value::to_string).collect());
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(variants)) = schema.get(key) {
-            return union(
-                variants
-                    .iter()
-                    .map(|v| to_type(v, root, depth + 1))
-                    .collect(),
-            );
-        }
-    }
-    let single = |kind: &str| -> String {
-        match kind {
-            "string" => "string".into(),
-            "number" | "integer" => "number".into(),
-            "boolean" => "boolean".into(),
-            "null" => "null".into(),
-            "array" => match schema.get("items") {
-                Some(items) => {
-                    let inner = to_type(items, root, depth + 1);
-                    if inner.contains(' ') {
-                        format!("Array<{inner}>")
-                    } else {
-                        format!("{inner}[]")
-                    }
-                }
-                None => "unknown[]".into(),
-            },
-            "object" => {
-                let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-                    return "Record<string, unknown>".into();
-                };
-                let required: Vec<&str> = schema
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                if properties.is_empty() {
-                    return "{}".into();
-                }
-                let fields: Vec<String> = properties
-                    .iter()
-                    .map(|(name, property)| {
-                        let optional = if required.contains(&name.as_str()) {
-                            ""
-                        } else {
-                            "?"
-                        };
-                        format!(
-                            "{}{optional}: {};",
-                            property_key(name),
-                            to_type(property, root, depth + 1)
-                        )
-                    })
-                    .collect();
-                format!("{{ {} }}", fields.join(" "))
-            }
-            _ => "unknown".into(),
-        }
-    };
-    match schema.get("type") {
-        Some(Value::String(kind)) => single(kind),
-        Some(Value::Array(kinds)) => {
-            union(kinds.iter().filter_map(Value::as_str).map(single).collect())
-        }
-        _ if schema.get("properties").is_some() => single("object"),
-        _ => "unknown".into(),
-    }
-}
-
-/// pi's `renderToolOutputType`.
+/// pi's `renderToolOutputType`: what a call resolves to, as a TypeScript type (`unknown`
+/// without a schema); never shortened.
 pub fn render_output_type(schema: Option<&Value>) -> String {
-    schema.map_or_else(|| "unknown".into(), |s| to_type(s, s, 0))
+    match schema {
+        Some(schema) => schema_to_type(schema, None),
+        None => "unknown".into(),
+    }
 }
 
-/// pi's `renderToolSample`: the description, then the tool's TypeScript declaration.
+/// pi's `renderToolSignature` (default options): `name(args: Input): Promise<Output>;`, the
+/// input type held to [`DEFAULT_INPUT_SCHEMA_MAX_CHARS`].
+pub fn render_tool_signature(
+    name: &str,
+    input_schema: Option<&Value>,
+    output_schema: Option<&Value>,
+) -> String {
+    let input = match input_schema {
+        Some(schema) => schema_to_type(schema, Some(DEFAULT_INPUT_SCHEMA_MAX_CHARS)),
+        None => "unknown".into(),
+    };
+    format!(
+        "{}(args: {input}): Promise<{}>;",
+        to_identifier(name),
+        render_output_type(output_schema)
+    )
+}
+
+/// pi's `renderToolSample` (default options): the trimmed description, then the tool's
+/// declaration in a `ts` block.
 pub fn render_tool_sample(
     name: &str,
     description: &str,
     input_schema: Option<&Value>,
     output_schema: Option<&Value>,
 ) -> String {
-    let input = input_schema.map_or_else(|| "unknown".into(), |s| to_type(s, s, 0));
-    let signature = format!(
-        "{}(args: {input}): Promise<{}>;",
-        to_identifier(name),
-        render_output_type(output_schema)
-    );
+    let signature = render_tool_signature(name, input_schema, output_schema);
     format!(
         "{}\n\ncodemode tool declaration:\n```ts\ndeclare const tools: {{ {signature} }};\n```",
-        description.trim()
+        js_text::js_trim(description)
     )
 }
 
-/// What `bash` resolves to in scripts (pi 1.5.2's output schema of the shell tools).
+/// What pi's `bash` resolves to in scripts: its `outputSchema`, `bashOutputSchema` in pi
+/// 1.5.2's `dist/core/tools/bash.js` (bundled in `chunk-VEJDBY3O.js`), a TypeBox
+/// `Type.Object` whose JSON is this.
 pub fn bash_output_schema() -> Value {
     json!({
         "type": "object",
-        "properties": {
-            "output": {"type": "string"},
-            "truncated": {"type": "boolean"},
-            "full_output_path": {"type": "string"},
-            "exit_code": {"type": "number"},
-            "wall_time_seconds": {"type": "number"},
-        },
         "required": ["output", "truncated", "exit_code", "wall_time_seconds"],
+        "properties": {
+            "output": {
+                "type": "string",
+                "description": "Combined stdout and stderr, possibly truncated"
+            },
+            "truncated": {"type": "boolean"},
+            "full_output_path": {"type": "string", "description": "Full output, when truncated"},
+            "exit_code": {"type": "number"},
+            "wall_time_seconds": {"type": "number"}
+        }
     })
 }
 
-/// What `read` resolves to in scripts: its text, or an image block.
+/// What pi's `read` resolves to in scripts: its `outputSchema`, `readOutputSchema` in pi
+/// 1.5.2's `dist/core/tools/read.js` (bundled in `chunk-VEJDBY3O.js`), a TypeBox `Type.Union`
+/// of the text and an image block (all four of its fields required), whose JSON is this.
 pub fn read_output_schema() -> Value {
     json!({
         "anyOf": [
             {"type": "string"},
-            {"type": "object", "properties": {
-                "type": {"const": "image"},
-                "data": {"type": "string"},
-                "mimeType": {"type": "string"},
-                "note": {"type": "string"},
-            }, "required": ["type", "data", "mimeType"]},
-        ],
+            {
+                "type": "object",
+                "required": ["type", "data", "mimeType", "note"],
+                "properties": {
+                    "type": {"type": "string", "const": "image"},
+                    "data": {"type": "string"},
+                    "mimeType": {"type": "string"},
+                    "note": {"type": "string"}
+                }
+            }
+        ]
     })
 }

@@ -35,12 +35,7 @@ pub fn describe(engine: &Engine, group: &str, precompiled: &[u8]) -> Result<Stri
     // answer (a `describe()` whose answer depended on it would differ between runs anyway).
     for (name, _) in component.component_type().imports(engine) {
         if name.starts_with("wasi:random/insecure-seed@") {
-            linker
-                .instance(name)
-                .and_then(|mut seed| {
-                    seed.func_wrap("insecure-seed", |_, (): ()| Ok(((0x5eed_u64, 0x91f4_u64),)))
-                })
-                .map_err(|err| format!("cannot link {name}: {err}"))?;
+            link_constant_seed(&mut linker, name)?;
         }
     }
     linker
@@ -71,4 +66,14 @@ pub fn describe(engine: &Engine, group: &str, precompiled: &[u8]) -> Result<Stri
         other => return Err(format!("no describe() for the {other} group")),
     };
     json.map_err(|err| format!("cannot write the answer as JSON: {err}"))
+}
+
+/// Links `name` (a `wasi:random/insecure-seed` version) to a constant seed.
+pub fn link_constant_seed(linker: &mut Linker<()>, name: &str) -> Result<(), String> {
+    linker
+        .instance(name)
+        .and_then(|mut seed| {
+            seed.func_wrap("insecure-seed", |_, (): ()| Ok(((0x5eed_u64, 0x91f4_u64),)))
+        })
+        .map_err(|err| format!("cannot link {name}: {err}"))
 }

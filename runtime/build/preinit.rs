@@ -116,12 +116,7 @@ pub fn preinitialize(engine: &Engine, wasm: &[u8]) -> Result<Vec<u8>, String> {
     let mut linker = Linker::new(engine);
     for (name, _) in component.component_type().imports(engine) {
         if name.starts_with("wasi:random/insecure-seed@") {
-            linker
-                .instance(name)
-                .and_then(|mut seed| {
-                    seed.func_wrap("insecure-seed", |_, (): ()| Ok(((0x5eed_u64, 0x91f4_u64),)))
-                })
-                .map_err(|err| format!("cannot link {name}: {err}"))?;
+            super::describe::link_constant_seed(&mut linker, name)?;
         } else if name.starts_with("wasi:clocks/monotonic-clock@") {
             linker
                 .instance(name)

@@ -477,3 +477,63 @@ async fn scripts_end_as_in_pis_capture() {
         pi_description.join("\n")
     );
 }
+
+/// The text items of a script's result (`==> text N/M <==` sections), without the header.
+fn items(text: &str) -> Vec<String> {
+    let body = text.split_once("Output:\n").map_or(text, |(_, body)| body);
+    body.split("==> text ")
+        .skip(1)
+        .map(|item| {
+            item.split_once("<==\n")
+                .map_or("", |(_, t)| t)
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// pi 1.5.2's capture `tests/goldens-codemode/p2_codemode_mcp`, replayed against the same
+/// server: an MCP call, an MCP call with bad arguments and a shell command in parallel, then
+/// `ALL_TOOLS`, `searchTools` (with and without a namespace), `describeTool` and
+/// `describeNamespace` over the server's tools give pi's values.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_over_an_mcp_server_sees_what_pis_does() {
+    let root = crate::support::repo_root().join("tests/goldens-codemode");
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("p2_codemode_mcp.json")).unwrap())
+            .unwrap();
+    let server = FakeLlm::start(scenario["fake_llm"].clone()).await;
+    let mut options = crate::support::rpc::anthropic_fake(&server.url, "fake-model");
+    let config = json!({"mcpServers": {"ever-thing": {
+        "command": node(), "args": [everything(), "stdio"],
+        "description": "Reference MCP test server"}}});
+    options
+        .agent_files
+        .push(("mcp.json".into(), config.to_string()));
+    options
+        .agent_files
+        .push(("settings.json".into(), scenario["settings"].to_string()));
+    let mut pith = Pith::spawn(options).await;
+    pith.call("p", json!({"type": "prompt", "message": "Use the server."}))
+        .await;
+    pith.until_agent_end().await;
+
+    let golden = crate::support::rpc::golden_frames(&root.join("p2_codemode_mcp/transcript.jsonl"));
+    let result = |frames: &[Value]| {
+        frames
+            .iter()
+            .find(|f| f["type"] == "tool_execution_end" && f["toolName"] == "codemode")
+            .map(|f| text_of(&f["result"]))
+            .expect("the script ended")
+    };
+    let (ours, theirs) = (items(&result(&pith.frames)), items(&result(&golden)));
+    assert_eq!(ours.len(), 7, "{ours:#?}");
+    for (index, (our, their)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            our.replace("\"wall_time_seconds\":0.1", "\"wall_time_seconds\":0"),
+            their.replace("\"wall_time_seconds\":0.1", "\"wall_time_seconds\":0"),
+            "item {}",
+            index + 1
+        );
+    }
+}

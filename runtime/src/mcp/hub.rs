@@ -384,6 +384,7 @@ impl McpHub {
     /// instructions') first line, within 4 KB.
     pub fn prompt_section(&self) -> String {
         const BUDGET: usize = 4096;
+        const SUMMARY_CHARS: usize = 250;
         let mut servers: Vec<&Arc<McpServer>> = self
             .servers
             .iter()
@@ -393,50 +394,88 @@ impl McpHub {
             return String::new();
         }
         servers.sort_by(|a, b| a.name().cmp(b.name()));
-        let intro = "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`.";
-        let head = |s: &McpServer| format!("- {} (tool_search)", namespace(s.name()));
-        let summary = |s: &McpServer| {
-            s.config
-                .description
-                .clone()
-                .or_else(|| s.instructions())
-                .and_then(|t| t.trim().lines().next().map(str::to_string))
-                .filter(|t| !t.is_empty())
+        // How each server's tools are reached: from codemode scripts, else with tool_search.
+        let reaches: Vec<&str> = servers
+            .iter()
+            .map(|s| {
+                if s.config.exposures().contains(&Exposure::Codemode) {
+                    "codemode"
+                } else {
+                    "tool_search"
+                }
+            })
+            .collect();
+        let mut intro = "MCP servers whose tools are not declared to you.".to_string();
+        if reaches.contains(&"codemode") {
+            intro.push_str(" Call the tools of `codemode` servers from codemode scripts.");
+        }
+        if reaches.contains(&"tool_search") {
+            intro.push_str(" Load the tools of `tool_search` servers with `tool_search`.");
+        }
+        let heads: Vec<String> = servers
+            .iter()
+            .zip(&reaches)
+            .map(|(s, reach)| format!("- {} ({reach})", namespace(s.name())))
+            .collect();
+        let omitted = |count: usize| {
+            (count > 0).then(|| {
+                format!(
+                    "- … {count} more server{}; find their tools with searchTools()",
+                    if count == 1 { "" } else { "s" }
+                )
+            })
         };
-        // Drop trailing servers until the heads fit, then share what is left among summaries.
-        let mut kept = servers.len();
+        // The intro, the first `kept` heads and the omission line, joined by line breaks.
         let size = |kept: usize| {
-            let omitted = servers.len() - kept;
-            intro.len()
-                + servers[..kept]
-                    .iter()
-                    .map(|s| head(s).len() + 1)
-                    .sum::<usize>()
-                + if omitted > 0 { 60 } else { 0 }
+            let mut parts: Vec<&str> = vec![intro.as_str()];
+            parts.extend(heads[..kept].iter().map(String::as_str));
+            let omission = omitted(servers.len() - kept);
+            parts.extend(omission.as_deref());
+            parts.join("\n").chars().count()
         };
-        while kept > 1 && size(kept) > BUDGET {
+        let mut kept = servers.len();
+        while kept > 0 && size(kept) > BUDGET {
             kept -= 1;
         }
-        let room = (BUDGET.saturating_sub(size(kept)) / kept.max(1))
-            .saturating_sub(2)
-            .min(250);
-        let mut lines = vec![intro.to_string()];
-        for server in &servers[..kept] {
-            let mut line = head(server);
-            if let Some(summary) = summary(server) {
-                let cut: String = summary.chars().take(room).collect();
-                let ellipsis = if cut.len() < summary.len() { "…" } else { "" };
-                line.push_str(&format!(": {cut}{ellipsis}"));
-            }
-            lines.push(line);
+        let room = BUDGET
+            .saturating_sub(size(kept))
+            .checked_div(kept)
+            .map_or(0, |each| each.saturating_sub(2).min(SUMMARY_CHARS));
+        // The configured description's first line, or the server's instructions' once connected.
+        let summary = |s: &McpServer| {
+            let text = s
+                .config
+                .description
+                .as_deref()
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .or_else(|| s.instructions())
+                .unwrap_or_default();
+            text.split('\n').next().unwrap_or("").trim().to_string()
+        };
+        let mut lines = vec![intro.clone()];
+        for (server, head) in servers[..kept].iter().zip(&heads) {
+            let summary = if room > 0 {
+                summary(server)
+            } else {
+                String::new()
+            };
+            let summary = if summary.chars().count() <= room {
+                summary
+            } else if room <= 1 {
+                String::new()
+            } else {
+                let cut: String = summary.chars().take(room - 1).collect();
+                format!("{}…", cut.trim_end())
+            };
+            lines.push(if summary.is_empty() {
+                head.clone()
+            } else {
+                format!("{head}: {summary}")
+            });
         }
-        let omitted = servers.len() - kept;
-        if omitted > 0 {
-            lines.push(format!(
-                "- … {omitted} more server{}; find their tools with tool_search",
-                if omitted == 1 { "" } else { "s" }
-            ));
-        }
+        lines.extend(omitted(servers.len() - kept));
         lines.join("\n")
     }
 

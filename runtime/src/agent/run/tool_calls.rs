@@ -237,20 +237,7 @@ pub(crate) async fn run_nested_call(
         parent,
     ));
     let began = std::time::Instant::now();
-    let prepared = match tools.iter().find(|t| t.name() == name) {
-        None => Err(hooks::CallRefused::UnknownTool(name.to_string())),
-        Some(tool) => {
-            let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
-            tools::validate(name, tool.parameters(), &args, shared.behaviour.validation)
-                .map(|args| (tool.clone(), args))
-                .map_err(hooks::CallRefused::from)
-        }
-    };
-    let prepared = match prepared {
-        Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
-        Err(refused) => Err(refused),
-    };
-    let (mut output, args) = match prepared {
+    let (mut output, args) = match prepare_call(shared, tools, id, name, raw_args).await {
         Err(refused) => (error_output(&refused.to_string()), raw_args.clone()),
         Ok((tool, args)) => {
             let escalated = crate::agent::run::escalation::approve(shared, id, &tool, &args).await;
@@ -367,6 +354,24 @@ pub(super) fn fail_truncated_calls(
         .collect()
 }
 
+/// Prepares a call of `name` among `tools`: looked up, its arguments validated, then the
+/// extensions' `tool_call` hook; the tool and the arguments to run it with, or why it is refused.
+async fn prepare_call(
+    shared: &Arc<Shared>,
+    tools: &[SessionTool],
+    id: &str,
+    name: &str,
+    raw_args: &Value,
+) -> Result<(SessionTool, Value), hooks::CallRefused> {
+    let tool = tools
+        .iter()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| hooks::CallRefused::UnknownTool(name.to_string()))?;
+    let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
+    let args = tools::validate(name, tool.parameters(), &args, shared.behaviour.validation)?;
+    hooks::tool_call(shared, tool, id, name, args).await
+}
+
 /// Runs the answer's tool calls; returns their results and any steering that cut them short.
 pub(super) async fn run_tool_calls(
     shared: &Arc<Shared>,
@@ -388,20 +393,7 @@ pub(super) async fn run_tool_calls(
     let mut began = Began::default();
     for (position, (id, name, raw_args)) in calls.iter().enumerate() {
         began.start(shared, id, name, raw_args);
-        let prepared = match tools.iter().find(|t| t.name() == name) {
-            None => Err(hooks::CallRefused::UnknownTool(name.clone())),
-            Some(tool) => {
-                let args = crate::plugin_host::tool_arguments::prepare(name, raw_args);
-                tools::validate(name, tool.parameters(), &args, shared.behaviour.validation)
-                    .map(|args| (tool.clone(), args))
-                    .map_err(hooks::CallRefused::from)
-            }
-        };
-        let prepared = match prepared {
-            Ok((tool, args)) => hooks::tool_call(shared, &tool, id, name, args).await,
-            Err(refused) => Err(refused),
-        };
-        match prepared {
+        match prepare_call(shared, &tools, id, name, raw_args).await {
             Err(refused) => results.push(end_call(
                 shared,
                 id,

@@ -214,8 +214,9 @@ impl ScriptRun {
         );
         let position = {
             let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            // pi's: the record names the call `<script>/?` until it returns.
             calls.push(json!({
-                "id": call_id,
+                "id": format!("{}/?", self.parent),
                 "name": name,
                 "args": preview(&args.to_string(), ARGS_PREVIEW_CHARS),
                 "status": "running",
@@ -243,6 +244,9 @@ impl ScriptRun {
             {
                 let mut calls = run.calls.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(call) = calls.get_mut(position) {
+                    if !run.cancel.is_cancelled() {
+                        call["id"] = json!(call_id);
+                    }
                     call["durationMs"] = json!(duration.as_secs_f64() * 1000.0);
                     if output.is_error {
                         call["status"] = json!(if run.cancel.is_cancelled() {

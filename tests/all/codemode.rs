@@ -63,7 +63,7 @@ fn declared<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
 /// and only the script's output reaches the model.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_script_calls_built_in_and_mcp_tools_in_parallel() {
-    let code = "const settled = await Promise.allSettled([\n  tools.bash({command: 'echo hi'}),\n  tools.read({path: 'a.txt'}),\n  tools.read({path: 'missing.txt'}),\n  tools.mcp__everything__echo({message: 'from a script'}),\n]);\ntext(settled.map((s) => s.status).join(','));\nconst [shell, file, missing, echo] = settled;\nconsole.log('exit', shell.value.exit_code, JSON.stringify(shell.value.output));\ntext(file.value);\ntext(missing.reason.message.includes('missing.txt'));\nreturn echo.value.content[0].text;";
+    let code = "const settled = await Promise.allSettled([\n  tools.bash({command: 'echo hi'}),\n  tools.read({path: 'a.txt'}),\n  tools.read({path: 'missing.txt'}),\n  tools.mcp__everything__echo({message: 'from a script'}),\n  tools.word_count({path: 'a.txt'}),\n]);\ntext(settled.map((s) => s.status).join(','));\nconst [shell, file, missing, echo] = settled;\nconsole.log('exit', shell.value.exit_code, JSON.stringify(shell.value.output));\ntext(file.value);\ntext(missing.reason.message.includes('missing.txt'));\nreturn echo.value.content[0].text;";
     let server = FakeLlm::start(json!([
         script_turn("call_1", code),
         {"text": "Done."}
@@ -80,6 +80,9 @@ async fn a_script_calls_built_in_and_mcp_tools_in_parallel() {
     options
         .work_files
         .push(("a.txt".into(), "file text\n".into()));
+    // A third-party plugin's tool, beside the built-ins and the MCP server's.
+    let plugins = crate::support::plugins_dir_with(&["examples/word-count"]);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
     let mut pith = Pith::spawn(options).await;
     pith.call("p", json!({"type": "prompt", "message": "Run it"}))
         .await;
@@ -90,7 +93,7 @@ async fn a_script_calls_built_in_and_mcp_tools_in_parallel() {
     assert_eq!(result["isError"], false, "{result}");
     assert!(text.starts_with("Script completed\nWall time "), "{text}");
     assert!(
-        text.contains("==> text 1/4 <==\nfulfilled,fulfilled,rejected,fulfilled"),
+        text.contains("==> text 1/4 <==\nfulfilled,fulfilled,rejected,fulfilled,fulfilled"),
         "{text}"
     );
     assert!(text.contains("file text"), "{text}");
@@ -111,7 +114,14 @@ async fn a_script_calls_built_in_and_mcp_tools_in_parallel() {
         .filter_map(|f| f["toolCallId"].as_str())
         .collect();
     ids.sort();
-    assert_eq!(ids, ["call_1/1", "call_1/2", "call_1/3", "call_1/4"]);
+    assert_eq!(
+        ids,
+        ["call_1/1", "call_1/2", "call_1/3", "call_1/4", "call_1/5"]
+    );
+    assert!(pith.frames.iter().any(|f| f["type"] == "tool_execution_end"
+        && f["toolCallId"] == "call_1/5"
+        && f["toolName"] == "word_count"
+        && f["isError"] == false));
     assert!(pith.frames.iter().any(|f| f["type"] == "tool_execution_end"
         && f["toolCallId"] == "call_1/4"
         && f["toolName"] == "mcp__everything__echo"
@@ -120,7 +130,7 @@ async fn a_script_calls_built_in_and_mcp_tools_in_parallel() {
     let recorded = result["nestedCalls"]["calls"]
         .as_array()
         .unwrap_or_else(|| panic!("recorded: {result}"));
-    assert_eq!(recorded.len(), 4, "{result}");
+    assert_eq!(recorded.len(), 5, "{result}");
     assert_eq!(result["nestedCalls"]["complete"], true);
     let messages = pith.call("m", json!({"type": "get_messages"})).await;
     let results = messages["data"]["messages"]

@@ -1,5 +1,8 @@
 //! A session's MCP servers: started in the background with the session, their tools named,
 //! exposed and searched as pi 1.5.2 does it, and their state told as `/mcp` tells it.
+//!
+//! Just over 600 lines: the hub's lifecycle, its tool list and pi's `mcp_servers` section read
+//! the same server set and naming, and stay together; the resource tools are in `resources.rs`.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -106,6 +106,8 @@ pub mod compat;
 pub mod conversation;
 #[cfg(feature = "extension")]
 pub mod extension;
+#[cfg(feature = "provider")]
+pub mod grammar_tools;
 #[cfg(feature = "prompt-template")]
 pub mod prompt_template;
 #[cfg(feature = "provider")]

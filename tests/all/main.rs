@@ -10,6 +10,7 @@ mod acp_workspaces;
 mod binary;
 mod client_message_ids;
 mod codemode;
+mod codemode_grammar;
 mod cold_start;
 mod compaction;
 mod completions;

@@ -23,7 +23,8 @@ impl Provider for OpenAiCompletions {
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
         let compat = CompletionsCompat::of(&request.model);
-        let body = request::body(&request, &compat);
+        let grammar = pith_sdk::grammar_tools::grammar_tools(&request)?;
+        let body = request::body(&request, &compat, &grammar)?;
         let url = format!(
             "{}/chat/completions",
             request.model.base_url.trim_end_matches('/')
@@ -35,7 +36,7 @@ impl Provider for OpenAiCompletions {
         let response = http.json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
-            stream::Stream::new(compat.supports_finish_reason),
+            stream::Stream::new(compat.supports_finish_reason, grammar),
         )))
     }
 }

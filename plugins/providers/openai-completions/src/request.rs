@@ -1,7 +1,10 @@
 //! The chat completions request body, as pi 1.5.2 builds it (its `buildParams` and
 //! `convertMessages`), with the model's `compat` switches applied.
 
+use std::collections::HashMap;
+
 use pith_sdk::compat::CompletionsCompat;
+use pith_sdk::grammar_tools::{GrammarTool, replayed_input};
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{Map, Value, json};
 
@@ -20,11 +23,45 @@ fn user_part(content: &Content) -> Option<Value> {
     }
 }
 
+/// The request's grammar tools, by name.
+pub type GrammarTools = HashMap<String, GrammarTool>;
+
+/// A replayed tool call: a grammar tool's as pi's custom call with its raw input.
+fn replayed_call(call: &ToolCall, grammar: &GrammarTools) -> Result<Value, String> {
+    Ok(match grammar.get(&call.name) {
+        Some(tool) => {
+            let input = replayed_input(&call.name, &call.arguments, &tool.input_property)?;
+            json!({"id": call.id, "type": "custom", "custom": {"name": call.name, "input": input}})
+        }
+        None => {
+            json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}})
+        }
+    })
+}
+
+/// A tool as declared: a grammar tool as pi's custom tool.
+fn declared_tool(
+    tool: &ToolDefinition,
+    compat: &CompletionsCompat,
+    grammar: &GrammarTools,
+) -> Value {
+    if let Some(grammar) = grammar.get(&tool.name) {
+        return json!({"type": "custom", "custom": {"name": tool.name, "description": tool.description,
+            "format": {"type": "grammar", "grammar": {"syntax": grammar.syntax, "definition": grammar.definition}}}});
+    }
+    let mut function = json!({"name": tool.name, "description": tool.description, "parameters": tool_schema(tool)});
+    if compat.supports_strict_mode {
+        function["strict"] = json!(false);
+    }
+    json!({"type": "function", "function": function})
+}
+
 fn assistant(
     message: &AssistantMessage,
     model: &Model,
     compat: &CompletionsCompat,
-) -> Option<Value> {
+    grammar: &GrammarTools,
+) -> Result<Option<Value>, String> {
     let same_model = message.provider == model.provider && message.model == model.id;
     let text: String = message
         .content
@@ -50,12 +87,10 @@ fn assistant(
         .content
         .iter()
         .filter_map(|b| match b {
-            AssistantBlock::ToolCall(call) => Some(
-                json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}),
-            ),
+            AssistantBlock::ToolCall(call) => Some(replayed_call(call, grammar)),
             _ => None,
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let empty = if compat.requires_assistant_after_tool_result
         || compat.requires_non_null_assistant_content
     {
@@ -106,9 +141,9 @@ fn assistant(
         _ => false,
     };
     if content_empty && calls_empty(&out) {
-        return None;
+        return Ok(None);
     }
-    Some(Value::Object(out))
+    Ok(Some(Value::Object(out)))
 }
 
 fn calls_empty(message: &Map<String, Value>) -> bool {
@@ -116,7 +151,11 @@ fn calls_empty(message: &Map<String, Value>) -> bool {
 }
 
 /// The conversation as chat messages.
-fn messages(request: &Request, compat: &CompletionsCompat) -> Vec<Value> {
+fn messages(
+    request: &Request,
+    compat: &CompletionsCompat,
+    grammar: &GrammarTools,
+) -> Result<Vec<Value>, String> {
     let model = &request.model;
     let mut out = Vec::new();
     if let Some(system) = &request.system_prompt {
@@ -159,7 +198,7 @@ fn messages(request: &Request, compat: &CompletionsCompat) -> Vec<Value> {
                 last_was_tool_result = false;
             }
             Message::Assistant(answer) => {
-                if let Some(converted) = assistant(answer, model, compat) {
+                if let Some(converted) = assistant(answer, model, compat, grammar)? {
                     out.push(converted);
                     last_was_tool_result = false;
                 }
@@ -201,7 +240,7 @@ fn messages(request: &Request, compat: &CompletionsCompat) -> Vec<Value> {
         }
     }
     flush_images(&mut out, &mut pending_images);
-    out
+    Ok(out)
 }
 
 fn has_tool_history(request: &Request) -> bool {
@@ -256,13 +295,20 @@ fn mark_cache(body: &mut Map<String, Value>, mark: &Value) {
 }
 
 /// The request body.
-pub fn body(request: &Request, compat: &CompletionsCompat) -> Value {
+pub fn body(
+    request: &Request,
+    compat: &CompletionsCompat,
+    grammar: &GrammarTools,
+) -> Result<Value, String> {
     let model = &request.model;
     let long = request.cache_retention == CacheRetention::Long;
     let caching = request.cache_retention != CacheRetention::None;
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
-    body.insert("messages".into(), Value::Array(messages(request, compat)));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(request, compat, grammar)?),
+    );
     body.insert("stream".into(), json!(true));
     let cache_key = match compat.prompt_cache_key_mode.as_str() {
         "enabled" => true,
@@ -299,13 +345,7 @@ pub fn body(request: &Request, compat: &CompletionsCompat) -> Value {
         let tools: Vec<Value> = request
             .tools
             .iter()
-            .map(|tool| {
-                let mut function = json!({"name": tool.name, "description": tool.description, "parameters": tool_schema(tool)});
-                if compat.supports_strict_mode {
-                    function["strict"] = json!(false);
-                }
-                json!({"type": "function", "function": function})
-            })
+            .map(|tool| declared_tool(tool, compat, grammar))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
         if compat.zai_tool_stream {
@@ -345,7 +385,7 @@ pub fn body(request: &Request, compat: &CompletionsCompat) -> Value {
             body.insert(key, value);
         }
     }
-    Value::Object(body)
+    Ok(Value::Object(body))
 }
 
 /// The session affinity headers pi sends when the server asks for them.

@@ -1,6 +1,7 @@
 //! The SSE chunks as stream events: one current block at a time; a change of kind or a new
 //! tool-call id ends it.
 
+use pith_sdk::grammar_tools::GrammarInput;
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Value};
 use pith_sdk::sse::SseEvent;
@@ -16,6 +17,8 @@ enum Open {
         name: String,
         json: String,
         stream_index: u64,
+        /// A custom (grammar) tool call's raw input, turned into `json`.
+        custom: Option<GrammarInput>,
     },
 }
 
@@ -31,11 +34,13 @@ pub struct Stream {
     /// end of the stream then stops with `toolUse` after a tool call, else `stop`.
     finish_reasons: bool,
     saw_tool_call: bool,
+    /// The string argument each grammar tool's raw input fills, by tool name.
+    grammar: crate::request::GrammarTools,
 }
 
 impl Stream {
     /// A response about to be read (`finish_reasons`: the server sends them).
-    pub fn new(finish_reasons: bool) -> Stream {
+    pub fn new(finish_reasons: bool, grammar: crate::request::GrammarTools) -> Stream {
         Stream {
             open: Vec::new(),
             next_index: 0,
@@ -45,6 +50,7 @@ impl Stream {
             done: false,
             finish_reasons,
             saw_tool_call: false,
+            grammar,
         }
     }
 
@@ -81,9 +87,23 @@ impl Stream {
                     index,
                     id,
                     name,
-                    json,
+                    mut json,
+                    custom,
                     ..
                 } => {
+                    if let Some(mut input) = custom {
+                        match input.close(None) {
+                            Ok(Some(piece)) => {
+                                json.push_str(&piece);
+                                out.push(StreamEvent::ToolcallDelta(BlockDelta {
+                                    index,
+                                    delta: piece,
+                                }));
+                            }
+                            Ok(None) => {}
+                            Err(error) => out.push(StreamEvent::Error(error)),
+                        }
+                    }
                     let arguments = if json.trim().is_empty() {
                         "{}".to_string()
                     } else {
@@ -229,7 +249,11 @@ impl Stream {
                     let index = self.open_index();
                     self.saw_tool_call = true;
                     let id = new_id.unwrap_or("").to_string();
-                    let name = call["function"]["name"].as_str().unwrap_or("").to_string();
+                    let name = call["function"]["name"]
+                        .as_str()
+                        .or(call["custom"]["name"].as_str())
+                        .unwrap_or("")
+                        .to_string();
                     out.push(StreamEvent::ToolcallStart(ToolCallStart {
                         index,
                         id: id.clone(),
@@ -241,17 +265,56 @@ impl Stream {
                         name,
                         json: String::new(),
                         stream_index,
+                        custom: None,
                     });
                     self.open.len() - 1
                 }
             };
-            if let Some(piece) = call["function"]["arguments"].as_str()
-                && let Open::Tool { index, json, .. } = &mut self.open[position]
+            let Open::Tool {
+                index,
+                name,
+                json,
+                custom,
+                ..
+            } = &mut self.open[position]
+            else {
+                continue;
+            };
+            if name.is_empty()
+                && let Some(named) = call["function"]["name"]
+                    .as_str()
+                    .or(call["custom"]["name"].as_str())
             {
-                json.push_str(piece);
+                *name = named.to_string();
+            }
+            // A custom tool call's raw input fills the tool's string argument (pi's).
+            if call["custom"].is_object() && call["function"].is_null() && custom.is_none() {
+                let property = self
+                    .grammar
+                    .get(name.as_str())
+                    .map_or("input", |tool| tool.input_property.as_str());
+                *custom = Some(GrammarInput::new(property));
+            }
+            let piece = match custom {
+                Some(input) => match call["custom"]["input"]
+                    .as_str()
+                    .map(|raw| input.append(raw))
+                {
+                    Some(Ok(piece)) => piece,
+                    Some(Err(error)) => {
+                        self.done = true;
+                        out.push(StreamEvent::Error(error));
+                        return;
+                    }
+                    None => None,
+                },
+                None => call["function"]["arguments"].as_str().map(str::to_string),
+            };
+            if let Some(piece) = piece {
+                json.push_str(&piece);
                 out.push(StreamEvent::ToolcallDelta(BlockDelta {
                     index: *index,
-                    delta: piece.to_string(),
+                    delta: piece,
                 }));
             }
         }

@@ -21,7 +21,8 @@ impl Provider for OpenAiResponses {
     }
 
     fn complete(request: Request) -> Result<Box<dyn Completion>, String> {
-        let mut body = request::body(&request);
+        let grammar = pith_sdk::grammar_tools::grammar_tools(&request)?;
+        let mut body = request::body(&request, &grammar)?;
         let http = if request.model.api == azure::API {
             azure::post(&request, &mut body)?
         } else {
@@ -31,7 +32,7 @@ impl Provider for OpenAiResponses {
         let response = http.json(&body).send_ok()?;
         Ok(Box::new(SseCompletion::new(
             response,
-            stream::Stream::new(),
+            stream::Stream::new(grammar),
         )))
     }
 }

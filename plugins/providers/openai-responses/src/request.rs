@@ -1,6 +1,9 @@
 //! The Responses API request body.
 
+use std::collections::HashMap;
+
 use pith_sdk::compat::{Compat, level_name};
+use pith_sdk::grammar_tools::{GrammarTool, replayed_input};
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Map, Value, json};
 
@@ -21,7 +24,55 @@ fn split_call_id(id: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn assistant_items(message: &AssistantMessage, model: &Model, out: &mut Vec<Value>) {
+/// The request's grammar tools, by name.
+pub type GrammarTools = HashMap<String, GrammarTool>;
+
+/// A replayed tool call: a grammar tool's as pi's `custom_tool_call` with its raw input (its
+/// item id kept only when it is a custom call's, `ctc_…`).
+fn replayed_call(
+    call: &ToolCall,
+    same_model: bool,
+    grammar: &GrammarTools,
+) -> Result<Value, String> {
+    let (call_id, item_id) = split_call_id(&call.id);
+    let (mut item, prefix) = match grammar.get(&call.name) {
+        Some(tool) => {
+            let input = replayed_input(&call.name, &call.arguments, &tool.input_property)?;
+            (
+                json!({"type": "custom_tool_call", "call_id": call_id, "name": call.name, "input": input}),
+                Some("ctc_"),
+            )
+        }
+        None => (
+            json!({"type": "function_call", "call_id": call_id, "name": call.name, "arguments": call.arguments}),
+            None,
+        ),
+    };
+    if let Some(id) = item_id.filter(|id| same_model && prefix.is_none_or(|p| id.starts_with(p))) {
+        item["id"] = json!(id);
+    }
+    Ok(item)
+}
+
+/// A tool as declared: a grammar tool as pi's custom tool.
+fn declared_tool(tool: &ToolDefinition, strict: bool, grammar: &GrammarTools) -> Value {
+    if let Some(grammar) = grammar.get(&tool.name) {
+        return json!({"type": "custom", "name": tool.name, "description": tool.description,
+            "format": {"type": "grammar", "syntax": grammar.syntax, "definition": grammar.definition}});
+    }
+    let mut function = json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": tool_schema(tool)});
+    if strict {
+        function["strict"] = json!(false);
+    }
+    function
+}
+
+fn assistant_items(
+    message: &AssistantMessage,
+    model: &Model,
+    grammar: &GrammarTools,
+    out: &mut Vec<Value>,
+) -> Result<(), String> {
     let same_model = message.provider == model.provider && message.model == model.id;
     for block in &message.content {
         match block {
@@ -41,20 +92,14 @@ fn assistant_items(message: &AssistantMessage, model: &Model, out: &mut Vec<Valu
                 out.push(item);
             }
             AssistantBlock::Text(_) => {}
-            AssistantBlock::ToolCall(call) => {
-                let (call_id, item_id) = split_call_id(&call.id);
-                let mut item = json!({"type": "function_call", "call_id": call_id, "name": call.name, "arguments": call.arguments});
-                if let Some(id) = item_id.filter(|_| same_model) {
-                    item["id"] = json!(id);
-                }
-                out.push(item);
-            }
+            AssistantBlock::ToolCall(call) => out.push(replayed_call(call, same_model, grammar)?),
         }
     }
+    Ok(())
 }
 
 /// The request body.
-pub fn body(request: &Request) -> Value {
+pub fn body(request: &Request, grammar: &GrammarTools) -> Result<Value, String> {
     let model = &request.model;
     let compat = Compat::of(model);
     let mut input = Vec::new();
@@ -67,10 +112,11 @@ pub fn body(request: &Request) -> Value {
     for message in context_messages(&request.messages) {
         match &message {
             Message::User(content) => input.push(json!({"role": "user", "content": content.iter().map(user_part).collect::<Vec<_>>()})),
-            Message::Assistant(a) => assistant_items(a, model, &mut input),
+            Message::Assistant(a) => assistant_items(a, model, grammar, &mut input)?,
             Message::ToolResult(result) => {
                 let text: Vec<&str> = result.content.iter().filter_map(|c| if let Content::Text(t) = c { Some(t.as_str()) } else { None }).collect();
-                input.push(json!({"type": "function_call_output", "call_id": split_call_id(&result.tool_call_id).0, "output": text.join("\n")}));
+                let kind = if grammar.contains_key(&result.tool_name) { "custom_tool_call_output" } else { "function_call_output" };
+                input.push(json!({"type": kind, "call_id": split_call_id(&result.tool_call_id).0, "output": text.join("\n")}));
             }
         }
     }
@@ -108,14 +154,7 @@ pub fn body(request: &Request) -> Value {
         let tools: Vec<Value> = request
             .tools
             .iter()
-            .map(|tool| {
-                let parameters = tool_schema(tool);
-                let mut function = json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": parameters});
-                if strict {
-                    function["strict"] = json!(false);
-                }
-                function
-            })
+            .map(|tool| declared_tool(tool, strict, grammar))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -157,5 +196,5 @@ pub fn body(request: &Request) -> Value {
             body.insert(key, value);
         }
     }
-    Value::Object(body)
+    Ok(Value::Object(body))
 }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use pith_sdk::grammar_tools::GrammarInput;
 use pith_sdk::provider::*;
 use pith_sdk::serde_json::{self, Value};
 use pith_sdk::sse::SseEvent;
@@ -9,7 +10,31 @@ use pith_sdk::sse::SseEvent;
 enum Item {
     Text(u32, String),
     Thinking(u32, String),
-    Tool(u32, String, String, String),
+    Tool(ToolItem),
+}
+
+/// A tool call being streamed.
+struct ToolItem {
+    index: u32,
+    id: String,
+    name: String,
+    /// The arguments' JSON so far.
+    json: String,
+    /// A custom (grammar) tool call's raw input, turned into `json`.
+    custom: Option<GrammarInput>,
+}
+
+impl ToolItem {
+    /// The JSON text of `piece` (raw input for a custom call), emitted as a delta.
+    fn push(&mut self, piece: Option<String>, out: &mut Vec<StreamEvent>) {
+        if let Some(piece) = piece.filter(|p| !p.is_empty()) {
+            self.json.push_str(&piece);
+            out.push(StreamEvent::ToolcallDelta(BlockDelta {
+                index: self.index,
+                delta: piece,
+            }));
+        }
+    }
 }
 
 /// The state of a streaming response.
@@ -20,17 +45,20 @@ pub struct Stream {
     any_tool: bool,
     started: bool,
     done: bool,
+    /// The grammar tools of the request, by name.
+    grammar: crate::request::GrammarTools,
 }
 
 impl Stream {
     /// A response about to be read.
-    pub fn new() -> Stream {
+    pub fn new(grammar: crate::request::GrammarTools) -> Stream {
         Stream {
             items: HashMap::new(),
             next_index: 0,
             any_tool: false,
             started: false,
             done: false,
+            grammar,
         }
     }
 
@@ -70,7 +98,7 @@ impl Stream {
                             .insert(output_index, Item::Text(index, String::new()));
                         out.push(StreamEvent::TextStart(BlockStart { index }));
                     }
-                    "function_call" => {
+                    kind @ ("function_call" | "custom_tool_call") => {
                         let index = self.index();
                         let id = format!(
                             "{}|{}",
@@ -84,8 +112,26 @@ impl Stream {
                             id: id.clone(),
                             name: name.clone(),
                         }));
-                        self.items
-                            .insert(output_index, Item::Tool(index, id, name, String::new()));
+                        let mut tool = ToolItem {
+                            index,
+                            id,
+                            custom: (kind == "custom_tool_call").then(|| {
+                                GrammarInput::new(
+                                    self.grammar
+                                        .get(&name)
+                                        .map_or("input", |g| g.input_property.as_str()),
+                                )
+                            }),
+                            name,
+                            json: String::new(),
+                        };
+                        if let Some(input) = &mut tool.custom {
+                            let piece = input.append(item["input"].as_str().unwrap_or(""));
+                            if !self.accept(piece.map(|p| tool.push(p, out)), out) {
+                                return;
+                            }
+                        }
+                        self.items.insert(output_index, Item::Tool(tool));
                     }
                     _ => {}
                 }
@@ -120,14 +166,27 @@ impl Stream {
                 }
             }
             "response.function_call_arguments.delta" => {
-                if let Some(Item::Tool(index, _, _, json)) = self.items.get_mut(&output_index) {
-                    let piece = event["delta"].as_str().unwrap_or("");
-                    json.push_str(piece);
-                    out.push(StreamEvent::ToolcallDelta(BlockDelta {
-                        index: *index,
-                        delta: piece.to_string(),
-                    }));
+                if let Some(Item::Tool(tool)) = self.items.get_mut(&output_index)
+                    && tool.custom.is_none()
+                {
+                    let piece = event["delta"].as_str().unwrap_or("").to_string();
+                    tool.push(Some(piece), out);
                 }
+            }
+            "response.custom_tool_call_input.delta" | "response.custom_tool_call_input.done" => {
+                let Some(Item::Tool(tool)) = self.items.get_mut(&output_index) else {
+                    return;
+                };
+                let Some(input) = &mut tool.custom else {
+                    return;
+                };
+                let piece = if kind.ends_with(".delta") {
+                    input.append(event["delta"].as_str().unwrap_or(""))
+                } else {
+                    input.close(event["input"].as_str())
+                };
+                let pushed = piece.map(|p| tool.push(p, out));
+                self.accept(pushed, out);
             }
             "response.output_item.done" => {
                 let item = &event["item"];
@@ -158,11 +217,28 @@ impl Stream {
                             },
                         }))
                     }
-                    Some(Item::Tool(index, id, name, json)) => {
-                        let arguments = item["arguments"]
-                            .as_str()
-                            .map(str::to_string)
-                            .unwrap_or(json);
+                    Some(Item::Tool(mut tool)) => {
+                        if let Some(input) = &mut tool.custom {
+                            let piece = input.close(item["input"].as_str());
+                            let pushed = piece.map(|p| tool.push(p, out));
+                            if !self.accept(pushed, out) {
+                                return;
+                            }
+                        }
+                        let ToolItem {
+                            index,
+                            id,
+                            name,
+                            json,
+                            custom,
+                        } = tool;
+                        let arguments = match custom {
+                            Some(_) => json,
+                            None => item["arguments"]
+                                .as_str()
+                                .map(str::to_string)
+                                .unwrap_or(json),
+                        };
                         let arguments = if arguments.trim().is_empty() {
                             "{}".to_string()
                         } else {
@@ -219,6 +295,20 @@ impl Stream {
                 ));
             }
             _ => {}
+        }
+    }
+}
+
+impl Stream {
+    /// False, with the stream ended by the error, when a custom call's input broke pi's rules.
+    fn accept(&mut self, step: Result<(), String>, out: &mut Vec<StreamEvent>) -> bool {
+        match step {
+            Ok(()) => true,
+            Err(error) => {
+                self.done = true;
+                out.push(StreamEvent::Error(error));
+                false
+            }
         }
     }
 }

@@ -75,6 +75,19 @@ fn wire_model_in(
     Ok(wire)
 }
 
+/// `wire` with `value` under `key` of its `compat` JSON (what the runtime adds per request, see
+/// `pith_sdk::grammar_tools`).
+pub fn with_compat(mut wire: pwit::Model, key: &str, value: Value) -> pwit::Model {
+    let mut compat: Map<String, Value> = wire
+        .compat
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_default();
+    compat.insert(key.into(), value);
+    wire.compat = Some(Value::Object(compat).to_string());
+    wire
+}
+
 /// `wire` with `headers` added (replacing same-named ones, in any case).
 pub fn with_headers(mut wire: pwit::Model, headers: &[(String, String)]) -> pwit::Model {
     for (name, value) in headers {

@@ -74,6 +74,18 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, WireError> {
             if let Some(base_url) = &parts.auth.base_url {
                 wire.base_url = base_url.clone();
             }
+            let constrained: serde_json::Map<String, serde_json::Value> = parts
+                .tools
+                .iter()
+                .filter_map(|t| Some((t.name().to_string(), t.constrained_sampling()?)))
+                .collect();
+            if !constrained.is_empty() {
+                wire = crate::agent::models::provider_env::with_compat(
+                    wire,
+                    "toolConstrainedSampling",
+                    serde_json::Value::Object(constrained),
+                );
+            }
             if parts.model.provider == "github-copilot" {
                 wire = crate::agent::models::provider_env::with_headers(
                     wire,

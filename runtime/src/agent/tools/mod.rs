@@ -187,6 +187,15 @@ impl SessionTool {
         }
     }
 
+    /// Its request for constrained sampling of its arguments (pi's `constrainedSampling`),
+    /// which providers honour where the model supports it: codemode's grammar.
+    pub fn constrained_sampling(&self) -> Option<Value> {
+        match self {
+            SessionTool::Codemode(_) => Some(codemode::constrained_sampling()),
+            _ => None,
+        }
+    }
+
     /// Its argument schema.
     pub fn parameters(&self) -> &Value {
         match self {

@@ -31,6 +31,7 @@ use crate::plugin_host::CallError;
 use crate::plugin_host::script_host::{Ending, Script, ScriptHost};
 
 pub use script_run::NestedCall;
+pub use source::constrained_sampling;
 
 /// The globals the host answers, as the engine gets them.
 const GLOBALS: &str = r#"[{"name":"searchTools","spread":true},{"name":"describeTool","spread":true},{"name":"describeNamespace","spread":true}]"#;

@@ -23,6 +23,24 @@ const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 /// JavaScript's `Number.MAX_SAFE_INTEGER` (2^53 - 1).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
+/// pi's `CODEMODE_SOURCE_GRAMMAR`: the Lark grammar of the tool's input, offered to models that
+/// take grammar tools (`compat.supportsOpenAIGrammarTools`) so they write the script raw rather
+/// than as an escaped JSON string.
+pub const SOURCE_GRAMMAR: &str = r"
+start: options_source | plain_source
+options_source: OPTIONS_LINE NEWLINE SOURCE
+plain_source: SOURCE
+
+OPTIONS_LINE: /[ \t]*\/\/ @options:[^\r\n]*/
+NEWLINE: /\r?\n/
+SOURCE: /[\s\S]+/
+";
+
+/// The tool's constrained-sampling request (pi's `constrainedSampling`): the source grammar.
+pub fn constrained_sampling() -> serde_json::Value {
+    serde_json::json!({"type": "grammar", "variants": {"openai_lark": SOURCE_GRAMMAR}})
+}
+
 /// A script and its options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptSource {

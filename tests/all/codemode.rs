@@ -159,8 +159,16 @@ async fn a_script_calls_built_in_and_mcp_tools_in_parallel() {
         bash.contains("Codemode: `tools.bash(args)` resolves to `{ output, truncated, "),
         "{bash}"
     );
+    // Tools reached from scripts are not offered to `tool_search` (pi's: `deferred` only),
+    // also once the server is connected.
+    let second = &server.requests()[1]["body"];
+    assert!(
+        declared(second, "tool_search").is_none(),
+        "{}",
+        second["tools"]
+    );
     // The model saw the script's output, not the nested results.
-    let second = server.requests()[1]["body"].to_string();
+    let second = second.to_string();
     assert!(second.contains("Echo: from a script"));
     assert_eq!(
         second.matches("file text").count(),

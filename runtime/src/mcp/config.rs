@@ -49,8 +49,14 @@ impl Exposure {
         }
     }
 
-    /// True when the tool is found with `tool_search` (codemode included, until pith has it).
+    /// True when the tool is found and loaded with `tool_search` (pi's: `deferred` only;
+    /// `codemode` tools are reached from scripts).
     pub fn searchable(self) -> bool {
+        self == Exposure::Deferred
+    }
+
+    /// True when the tool is reachable but not declared to the model (`deferred`, `codemode`).
+    pub fn undeclared(self) -> bool {
         matches!(self, Exposure::Deferred | Exposure::Codemode)
     }
 }

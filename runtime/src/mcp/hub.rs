@@ -391,7 +391,7 @@ impl McpHub {
         let mut servers: Vec<&Arc<McpServer>> = self
             .servers
             .iter()
-            .filter(|s| s.config.enabled && s.config.exposures().iter().any(|e| e.searchable()))
+            .filter(|s| s.config.enabled && s.config.exposures().iter().any(|e| e.undeclared()))
             .collect();
         if servers.is_empty() {
             return String::new();

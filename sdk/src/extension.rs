@@ -298,6 +298,19 @@ impl ToolCallEvent {
             .and_then(|value| value.as_str())
             .map(str::to_string)
     }
+
+    /// The call that made this one, when another tool made it (pi's `parentToolCallId`: a
+    /// `codemode` script's calls); `None` for the model's own calls.
+    pub fn parent_tool_call_id(&self) -> Option<String> {
+        session_read::tool_call_parent(&self.tool_call_id)
+    }
+}
+
+impl ToolResultEvent {
+    /// The call that made this one, when another tool made it (pi's `parentToolCallId`).
+    pub fn parent_tool_call_id(&self) -> Option<String> {
+        session_read::tool_call_parent(&self.tool_call_id)
+    }
 }
 
 /// An extension. The host creates one with [`Extension::new`] per session and calls it for

@@ -11,6 +11,7 @@ mod binary;
 mod client_message_ids;
 mod codemode;
 mod codemode_grammar;
+mod codemode_hooks;
 mod cold_start;
 mod compaction;
 mod completions;

@@ -279,6 +279,8 @@ pub trait SessionAccess: Send + Sync {
     fn has_pending_messages(&self) -> bool;
     /// True when the session's project is trusted.
     fn is_project_trusted(&self) -> bool;
+    /// The call that made the tool call `id`, when another tool made it.
+    fn tool_call_parent(&self, id: &str) -> Option<String>;
     /// How the process serves the session.
     fn mode(&self) -> session_read::RunMode;
     /// True when someone can answer dialogs.

@@ -146,6 +146,7 @@ impl Extension for Probe {
     }
 
     fn on_event(&mut self, event: Event) -> Result<EventResult, String> {
+        report_parent(&event);
         match event {
             Event::Timer(id) => {
                 ui::notify(&format!("timer: {id}"), None);
@@ -670,6 +671,28 @@ impl Extension for Probe {
             other => Err(format!("Unknown command: {other}")),
         }
     }
+}
+
+/// With the config `tool-parents` set, notifies the call behind each `tool_call` and
+/// `tool_result` (pi's `parentToolCallId`).
+fn report_parent(event: &Event) {
+    if pith_sdk::host::config("tool-parents")
+        .ok()
+        .flatten()
+        .is_none()
+    {
+        return;
+    }
+    let (hook, id, parent) = match event {
+        Event::ToolCall(call) => ("tool_call", &call.tool_call_id, call.parent_tool_call_id()),
+        Event::ToolResult(result) => (
+            "tool_result",
+            &result.tool_call_id,
+            result.parent_tool_call_id(),
+        ),
+        _ => return,
+    };
+    ui::notify(&format!("{hook} {id} parent={parent:?}"), None);
 }
 
 pith_sdk::export_extension!(Probe);

@@ -232,6 +232,11 @@ pub(crate) async fn run_nested_call(
     tools: &[SessionTool],
     cancel: &CancellationToken,
 ) -> ToolOutput {
+    shared
+        .nested_parents
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .record(id, parent);
     shared.emit(&events::nested(
         events::tool_execution_start(id, name, raw_args),
         parent,

@@ -117,6 +117,16 @@ impl SessionAccess for SessionContext {
         self.with(|s| s.state().project.trusted)
     }
 
+    fn tool_call_parent(&self, id: &str) -> Option<String> {
+        self.with(|s| {
+            s.shared
+                .nested_parents
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .parent_of(id)
+        })
+    }
+
     fn mode(&self) -> session_read::RunMode {
         self.with(|s| s.shared.mode).into()
     }

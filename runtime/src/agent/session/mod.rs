@@ -48,6 +48,7 @@ pub mod index;
 pub mod input;
 mod mcp_watch;
 mod model_registry;
+pub(crate) mod nested_parents;
 pub mod path_completion;
 pub mod plugins;
 pub mod policies;
@@ -277,6 +278,7 @@ impl Session {
                 flags: config.flags,
                 mode: config.mode,
                 nested_calls: Default::default(),
+                nested_parents: Default::default(),
             }),
         };
         let context = Arc::new(SessionContext::new(&session.shared));

@@ -79,6 +79,8 @@ pub struct Shared {
     /// The nested calls each running `codemode` call made, by its call id, until its result
     /// message takes them (pi's `nestedCalls`).
     pub(crate) nested_calls: Mutex<std::collections::HashMap<String, Value>>,
+    /// Which call made each recent nested call (pi's `parentToolCallId`), for extensions.
+    pub(crate) nested_parents: Mutex<crate::agent::session::nested_parents::NestedParents>,
 }
 
 impl Shared {

@@ -49,6 +49,11 @@ impl session_read::Host for StoreState {
             .unwrap_or(false)
     }
 
+    async fn tool_call_parent(&mut self, tool_call_id: String) -> Option<String> {
+        self.with_session(|s| s.tool_call_parent(&tool_call_id))
+            .flatten()
+    }
+
     async fn mode(&mut self) -> session_read::RunMode {
         self.with_session(|s| s.mode())
             .unwrap_or(session_read::RunMode::Rpc)

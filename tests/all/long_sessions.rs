@@ -11,7 +11,7 @@ use crate::support::rpc::{Options, Pith};
 
 /// A session file of `turns` turns as pi writes them: a prompt, a `bash` call, its result of
 /// about 2 KB and an answer (4 entries a turn).
-fn long_session(path: &std::path::Path, turns: usize) {
+pub(crate) fn long_session(path: &std::path::Path, turns: usize) {
     let mut text = String::new();
     let stamp = |n: usize| {
         format!(

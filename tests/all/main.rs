@@ -27,6 +27,7 @@ mod extension_ports;
 mod extension_providers;
 mod extensions;
 mod fork_features;
+mod history_cache;
 mod hot_reload;
 mod limits;
 mod listen;

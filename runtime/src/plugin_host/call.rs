@@ -45,6 +45,8 @@ pub struct CallOptions {
     pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
     /// What hears a provider's requests and responses (a session's extensions), if anything.
     pub provider_hooks: Option<std::sync::Arc<dyn super::provider_hooks::ProviderHooks>>,
+    /// What a provider's body is spliced with (the session's cached conversation prefix).
+    pub history_splice: Option<std::sync::Arc<super::history_splice::HistorySplice>>,
     /// Memory the call may use beyond the plugin's limit, for the host's data it is handed
     /// (a provider's conversation: a long session's is larger than any fixed limit).
     pub data_allowance_bytes: u64,
@@ -109,6 +111,7 @@ impl PluginHost {
             process_env,
             sandbox,
             provider_hooks,
+            history_splice,
             data_allowance_bytes,
             script_host,
         } = options;
@@ -151,6 +154,7 @@ impl PluginHost {
             })?;
         state.cancel = cancel;
         state.provider_hooks = provider_hooks;
+        state.history_splice = history_splice;
         state.script_host = script_host;
         let mut store = Store::new(self.wasm(plugin)?.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);

@@ -59,11 +59,13 @@ impl PluginHost {
     }
 
     /// Starts a request with the provider plugin that implements the request model's api;
-    /// `hooks` hear its HTTP requests and responses (a session's extensions).
+    /// `hooks` hear its HTTP requests and responses (a session's extensions); `splice` puts
+    /// the cached conversation prefix into its body (see `history_splice`).
     pub fn complete(
         self: &std::sync::Arc<Self>,
         request: ProviderRequest,
         hooks: Option<std::sync::Arc<dyn super::provider_hooks::ProviderHooks>>,
+        splice: Option<std::sync::Arc<super::history_splice::HistorySplice>>,
     ) -> Result<CompletionStream, CallError> {
         let api = request.model.api.clone();
         let plugin = self.provider_for_api(&api).ok_or_else(|| {
@@ -90,6 +92,7 @@ impl PluginHost {
                     CallOptions {
                         extra_http,
                         provider_hooks: hooks,
+                        history_splice: splice,
                         data_allowance_bytes,
                         ..CallOptions::default()
                     },

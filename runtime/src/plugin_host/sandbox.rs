@@ -82,6 +82,8 @@ pub struct StoreState {
     pub extension: Option<Arc<dyn super::session_context::ExtensionContext>>,
     /// What hears a provider call's HTTP requests and responses, if anything.
     pub provider_hooks: Option<Arc<dyn super::provider_hooks::ProviderHooks>>,
+    /// What a provider's body is spliced with (the session's cached conversation prefix).
+    pub history_splice: Option<Arc<super::history_splice::HistorySplice>>,
     /// What a codemode script reaches, for a call of the script engine.
     pub script_host: Option<Arc<dyn super::script_host::ScriptHost>>,
     /// The host directories preopened for the guest (each at its own path): what it may read.
@@ -211,6 +213,7 @@ impl StoreState {
             cancel: None,
             extension: None,
             provider_hooks: None,
+            history_splice: None,
             script_host: None,
             readable,
             path_guard: Arc::new(super::path_guard::PathGuard::new(

@@ -28,7 +28,7 @@ pub async fn ask(
     request: ProviderRequest,
 ) -> Result<Answer, String> {
     let mut stream = host
-        .complete(request, None)
+        .complete(request, None, None)
         .map_err(|err| err.to_string())?;
     let mut answer = Answer {
         text: String::new(),

@@ -578,16 +578,30 @@ async fn stream_turn(
     };
     let registry = shared.models();
     let renewed = registry.refresh_oauth(&model.provider).await;
+    // The prefix cache serves the session's own conversation, sent by a first-party provider.
+    let provider_hash = shared
+        .host
+        .provider_for_api(&model.api)
+        .filter(|plugin| {
+            plugin.origin == crate::plugin_host::discovery::Origin::Embedded
+                && crate::agent::run::history_cache::SERVED_APIS.contains(&model.api.as_str())
+        })
+        .map(|plugin| plugin.hash.clone());
     let request = renewed
         .and_then(|()| registry.request_auth(&model.provider))
         .map_err(RequestError::from)
         .and_then(|auth| {
             let state;
-            let messages = if copied {
-                &messages[..]
+            let (messages, history) = if copied {
+                (&messages[..], None)
             } else {
                 state = shared.state();
-                state.messages()
+                let history = provider_hash.as_deref().map(|provider| request::History {
+                    cache: &shared.history_cache,
+                    generation: state.messages_generation(),
+                    provider,
+                });
+                (state.messages(), history)
             };
             request::request(RequestParts {
                 model: &model,
@@ -599,11 +613,12 @@ async fn stream_turn(
                 session_id: &session_id,
                 output_limit,
                 settings: &request_settings,
+                history,
             })
             .map_err(RequestError::from)
         });
     let hooks = crate::agent::extensions::provider_hooks::for_extensions(&shared.extensions);
-    match request.and_then(|request| Ok(shared.host.complete(request, hooks)?)) {
+    match request.and_then(|(request, splice)| Ok(shared.host.complete(request, hooks, splice)?)) {
         Err(error) => {
             assembler.fail(StopReason::Error, error.to_string());
         }

@@ -4,6 +4,7 @@
 
 pub mod agent_loop;
 pub mod escalation;
+pub mod history_cache;
 pub mod overflow;
 pub mod request;
 pub mod retry;

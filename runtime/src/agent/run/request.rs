@@ -5,13 +5,16 @@ use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReas
 use crate::agent::model::{Model, ThinkingLevel};
 use crate::agent::models::KeyError;
 use crate::agent::models::errors::WireError;
+use crate::agent::run::history_cache::{self, HistoryCache};
 use crate::agent::run::tool_output::{OutputLimit, content_for_model};
 use crate::agent::tools::SessionTool;
 use crate::content::Content;
 use crate::plugin_host::CallError;
 use crate::plugin_host::bindings::imports::pith::plugin0_1_0::types as wit;
 use crate::plugin_host::bindings::provider_world::exports::pith::plugin0_1_0::provider as pwit;
+use crate::plugin_host::history_splice::HistorySplice;
 use crate::plugin_host::provider::ProviderRequest;
+use std::sync::Arc;
 
 /// What a request is built from.
 pub struct RequestParts<'a> {
@@ -34,6 +37,19 @@ pub struct RequestParts<'a> {
     /// `images.blockImages` (every image becomes pi's "Image reading is disabled." first) and
     /// `thinkingBudgets`.
     pub settings: &'a crate::agent::session::policies::RequestSettings,
+    /// The session's prefix cache, when the request may use it: `messages` are the session's
+    /// own, of this generation, and the provider is first-party (its hash).
+    pub history: Option<History<'a>>,
+}
+
+/// What a request needs of the session's prefix cache.
+pub struct History<'a> {
+    /// The cache.
+    pub cache: &'a HistoryCache,
+    /// The session's message generation.
+    pub generation: u64,
+    /// The provider plugin's hash.
+    pub provider: &'a str,
 }
 
 /// Why a turn's request could not be sent: its credentials, its model's environment, or the
@@ -51,49 +67,58 @@ pub enum RequestError {
     Provider(#[from] CallError),
 }
 
-/// Builds the provider request. Errored and aborted answers are passed with their stop reason;
-/// each provider drops them from what it sends, as pi does.
-pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, WireError> {
-    let mut messages: Vec<pwit::Message> = parts
-        .messages
-        .iter()
-        .filter_map(|m| to_wit(m, &parts.output_limit))
-        .collect();
-    for message in messages.iter_mut() {
-        if parts.settings.block_images {
-            block_images(message);
+/// Builds the provider request, and what its body is spliced with when the session's prefix
+/// cache serves it. Errored and aborted answers are passed with their stop reason; each
+/// provider drops them from what it sends, as pi does.
+pub fn request(
+    parts: RequestParts<'_>,
+) -> Result<(ProviderRequest, Option<Arc<HistorySplice>>), WireError> {
+    let convert = |messages: &[AgentMessage], out: &mut Vec<pwit::Message>| {
+        for message in messages {
+            if let Some(mut message) = to_wit(message, &parts.output_limit) {
+                if parts.settings.block_images {
+                    block_images(&mut message);
+                }
+                as_the_model_takes_it(&mut message, parts.model);
+                out.push(message);
+            }
         }
-        as_the_model_takes_it(message, parts.model);
+    };
+    let wire = wire_model(&parts)?;
+    let plan = parts.history.as_ref().and_then(|history| {
+        let key = history_cache::key(&[
+            &parts.model.api,
+            &parts.model.provider,
+            &parts.model.id,
+            &wire.base_url,
+            &wire.compat,
+            &(parts.thinking as u8),
+            &parts.settings.block_images,
+            &parts.output_limit.max_bytes,
+            &parts.output_limit.max_lines,
+            &history.provider,
+            &std::env::var("PI_CACHE_RETENTION").ok(),
+        ]);
+        history.cache.plan(key, history.generation, parts.messages)
+    });
+    let mut messages = Vec::new();
+    let marker = |text: &str| pwit::Message::User(vec![wit::Content::Text(text.to_string())]);
+    match &plan {
+        None => convert(parts.messages, &mut messages),
+        Some(plan) => {
+            messages.push(marker(&plan.splice.splice_marker));
+            match (plan.boundary, &plan.splice.end_marker) {
+                (Some(at), Some(end)) => {
+                    convert(&parts.messages[plan.from..at], &mut messages);
+                    messages.push(marker(end));
+                    convert(&parts.messages[at..], &mut messages);
+                }
+                _ => convert(&parts.messages[plan.from..], &mut messages),
+            }
+        }
     }
-    Ok(ProviderRequest {
-        model: {
-            let mut wire = crate::agent::models::provider_env::with_headers(
-                crate::agent::models::provider_env::wire_model(parts.model)?,
-                &parts.auth.headers,
-            );
-            if let Some(base_url) = &parts.auth.base_url {
-                wire.base_url = base_url.clone();
-            }
-            let constrained: serde_json::Map<String, serde_json::Value> = parts
-                .tools
-                .iter()
-                .filter_map(|t| Some((t.name().to_string(), t.constrained_sampling()?)))
-                .collect();
-            if !constrained.is_empty() {
-                wire = crate::agent::models::provider_env::with_compat(
-                    wire,
-                    "toolConstrainedSampling",
-                    serde_json::Value::Object(constrained),
-                );
-            }
-            if parts.model.provider == "github-copilot" {
-                wire = crate::agent::models::provider_env::with_headers(
-                    wire,
-                    &copilot_headers(parts.messages),
-                );
-            }
-            wire
-        },
+    let request = ProviderRequest {
+        model: wire,
         system_prompt: Some(parts.system_prompt.to_string()),
         messages,
         tools: parts
@@ -116,7 +141,39 @@ pub fn request(parts: RequestParts<'_>) -> Result<ProviderRequest, WireError> {
         temperature: None,
         session_id: Some(parts.session_id.to_string()),
         cache_retention: cache_retention(),
-    })
+    };
+    Ok((request, plan.map(|plan| plan.splice)))
+}
+
+/// The model as the provider gets it: its headers and environment resolved, the request's
+/// credentials and the tools' constrained-sampling requests in.
+fn wire_model(parts: &RequestParts<'_>) -> Result<pwit::Model, WireError> {
+    let mut wire = crate::agent::models::provider_env::with_headers(
+        crate::agent::models::provider_env::wire_model(parts.model)?,
+        &parts.auth.headers,
+    );
+    if let Some(base_url) = &parts.auth.base_url {
+        wire.base_url = base_url.clone();
+    }
+    let constrained: serde_json::Map<String, serde_json::Value> = parts
+        .tools
+        .iter()
+        .filter_map(|t| Some((t.name().to_string(), t.constrained_sampling()?)))
+        .collect();
+    if !constrained.is_empty() {
+        wire = crate::agent::models::provider_env::with_compat(
+            wire,
+            "toolConstrainedSampling",
+            serde_json::Value::Object(constrained),
+        );
+    }
+    if parts.model.provider == "github-copilot" {
+        wire = crate::agent::models::provider_env::with_headers(
+            wire,
+            &copilot_headers(parts.messages),
+        );
+    }
+    Ok(wire)
 }
 
 /// pi's prompt-cache retention: `long` when `PI_CACHE_RETENTION=long` (an hour on Anthropic,

@@ -189,6 +189,7 @@ impl Session {
         let mut state = State {
             messages: Vec::new(),
             entry_ids: Vec::new(),
+            messages_generation: 0,
             store,
             model,
             thinking,
@@ -279,6 +280,7 @@ impl Session {
                 mode: config.mode,
                 nested_calls: Default::default(),
                 nested_parents: Default::default(),
+                history_cache: Default::default(),
             }),
         };
         let context = Arc::new(SessionContext::new(&session.shared));

@@ -81,6 +81,8 @@ pub struct Shared {
     pub(crate) nested_calls: Mutex<std::collections::HashMap<String, Value>>,
     /// Which call made each recent nested call (pi's `parentToolCallId`), for extensions.
     pub(crate) nested_parents: Mutex<crate::agent::session::nested_parents::NestedParents>,
+    /// The encoded conversation prefix its requests reuse (long sessions).
+    pub(crate) history_cache: crate::agent::run::history_cache::HistoryCache,
 }
 
 impl Shared {

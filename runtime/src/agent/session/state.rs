@@ -203,6 +203,9 @@ pub struct State {
     pub(super) messages: Vec<AgentMessage>,
     /// The entry id of each message (pi's short ids), parallel to `messages`.
     pub(super) entry_ids: Vec<String>,
+    /// Counts the changes of `messages` other than appends (a reload, a dropped answer): a
+    /// prefix of the same generation is unchanged.
+    pub(super) messages_generation: u64,
     /// The session file (or the in-memory session).
     pub(super) store: SessionFile,
     /// The model.
@@ -296,6 +299,11 @@ impl State {
     /// The conversation as the model sees it.
     pub fn messages(&self) -> &[AgentMessage] {
         &self.messages
+    }
+
+    /// The generation of the conversation: the same while messages are only appended.
+    pub fn messages_generation(&self) -> u64 {
+        self.messages_generation
     }
 
     /// The session file, when it is saved to one.
@@ -474,6 +482,7 @@ impl State {
         {
             return None;
         }
+        self.messages_generation += 1;
         if let Some(AgentMessage::Assistant(failed)) = self.messages.pop() {
             self.retry_failed = Some(failed);
         }
@@ -535,6 +544,7 @@ impl State {
         }
         self.messages = messages;
         self.entry_ids = ids;
+        self.messages_generation += 1;
     }
 
     /// Records the model in the session file.

@@ -36,6 +36,18 @@ impl Host for StoreState {
         }
         let _host_time = self.clock.enter_host();
         let mut body = req.body;
+        // The session's cached conversation prefix goes into a provider's body.
+        if let (Some(splice), Some(sent)) = (&self.history_splice, &body)
+            && splice.concerns(sent)
+        {
+            let spliced = splice.apply(sent).map_err(|err| {
+                HttpError::InvalidRequest(format!(
+                    "{err}; the session's next request hands the whole conversation over"
+                ))
+            })?;
+            tracing::debug!(target: "pith::history_cache", bytes = spliced.len(), "spliced");
+            body = Some(spliced);
+        }
         // A provider's JSON body goes past the session's extensions, which may replace it.
         if let (Some(hooks), Some(sent)) = (&self.provider_hooks, &body)
             && let Ok(text) = std::str::from_utf8(sent)

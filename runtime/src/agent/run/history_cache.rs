@@ -1,0 +1,230 @@
+//! The provider-history prefix cache of a session: what a long conversation's requests do not
+//! hand to the provider plugin again.
+//!
+//! Each request's conversation is cut at the last *boundary* (an answer that ended the turn,
+//! followed by a user message): the messages before it are the prefix, which a later request
+//! takes from the cache, encoded as the provider encoded it, instead of handing them over and
+//! having them encoded again. The provider gets a marker message in the prefix's place and one
+//! at the boundary; the host splices the body it sends (see `plugin_host::history_splice`), so
+//! the bytes on the wire are those of the whole conversation. A request encodes only the
+//! messages since the cached prefix's end.
+//!
+//! The cache holds while the model, its settings and the provider are the same and the
+//! conversation only grew (the session's message generation is unchanged): a compaction, a
+//! branch switch, a retry's dropped answer or any other change starts over from an empty
+//! prefix. It serves the first-party providers only (their encoding is known to keep a marker
+//! message as a message of its own), and only conversations of at least [`MIN_BYTES`].
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
+use crate::content::Content;
+use crate::plugin_host::history_splice::{HistorySplice, Learned};
+
+/// The wire formats whose first-party providers encode a marker message as a message of its
+/// own. Not Google's (it merges neighbouring messages of one role) nor the faux provider (it
+/// answers from the messages themselves and sends no body).
+pub const SERVED_APIS: [&str; 5] = [
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "mistral-conversations",
+];
+
+/// True when `PITH_NO_HISTORY_CACHE` is set: every request hands the whole conversation over
+/// (to compare, or to rule the cache out).
+fn switched_off() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OFF.get_or_init(|| std::env::var_os("PITH_NO_HISTORY_CACHE").is_some())
+}
+
+/// The conversation size (its texts, in bytes) from which requests use the cache: below it,
+/// encoding the whole conversation costs less than a millisecond.
+pub const MIN_BYTES: usize = 256 * 1024;
+
+/// What the cached prefix is the encoding of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Covers {
+    /// The model, its settings and the provider (a hash).
+    key: u64,
+    /// The session's message generation.
+    generation: u64,
+    /// How many of the session's messages.
+    messages: usize,
+}
+
+/// A session's cache.
+#[derive(Debug, Default)]
+pub struct HistoryCache {
+    state: Mutex<CacheState>,
+    /// Set when a provider's body lost a marker: the session hands whole conversations over.
+    refused: Arc<AtomicBool>,
+}
+
+#[derive(Debug, Default)]
+struct CacheState {
+    /// The encoded prefix and what it covers.
+    cached: Option<(Covers, Arc<Vec<u8>>)>,
+    /// The prefix the last request is learning, until its body is sent.
+    pending: Option<(Covers, Learned)>,
+}
+
+/// How a request hands its conversation over.
+#[derive(Debug)]
+pub struct Plan {
+    /// The first message handed over (after the splice marker).
+    pub from: usize,
+    /// Where the end marker goes (a message index), if the request learns a longer prefix.
+    pub boundary: Option<usize>,
+    /// What the body is spliced with.
+    pub splice: Arc<HistorySplice>,
+}
+
+impl HistoryCache {
+    /// The plan for a request of `messages` (the session's, of message generation
+    /// `generation`) under `key`; `None` when the whole conversation is handed over.
+    pub fn plan(&self, key: u64, generation: u64, messages: &[AgentMessage]) -> Option<Plan> {
+        if switched_off()
+            || self.refused.load(Ordering::Relaxed)
+            || text_bytes(messages) < MIN_BYTES
+        {
+            return None;
+        }
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((covers, learned)) = state.pending.take()
+            && let Some(bytes) = learned.lock().unwrap_or_else(|p| p.into_inner()).take()
+        {
+            state.cached = Some((covers, bytes));
+        }
+        let (from, cached) = match &state.cached {
+            Some((covers, bytes))
+                if covers.key == key
+                    && covers.generation == generation
+                    && covers.messages <= messages.len() =>
+            {
+                (covers.messages, bytes.clone())
+            }
+            _ => (0, Arc::new(Vec::new())),
+        };
+        let boundary = last_boundary(messages).filter(|&at| at > from);
+        if from == 0 && boundary.is_none() {
+            return None;
+        }
+        let learned: Learned = Arc::default();
+        if let Some(at) = boundary {
+            let covers = Covers {
+                key,
+                generation,
+                messages: at,
+            };
+            state.pending = Some((covers, learned.clone()));
+        }
+        let salt = next_salt();
+        tracing::debug!(
+            target: "pith::history_cache",
+            cached = from,
+            boundary = ?boundary,
+            messages = messages.len(),
+            "prefix cache plan"
+        );
+        Some(Plan {
+            from,
+            boundary,
+            splice: Arc::new(HistorySplice {
+                splice_marker: format!("pith-history-{salt:032x}-prefix"),
+                cached,
+                end_marker: boundary.map(|_| format!("pith-history-{salt:032x}-end")),
+                learned,
+                refused: self.refused.clone(),
+            }),
+        })
+    }
+}
+
+/// The key of a request's encoding: whatever the provider's encoding of a message depends on
+/// besides the message.
+pub fn key(parts: &[&dyn KeyPart]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for part in parts {
+        part.feed(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// A part of a [`key`].
+pub trait KeyPart {
+    /// Feeds the part to `hasher`.
+    fn feed(&self, hasher: &mut DefaultHasher);
+}
+
+impl<T: Hash> KeyPart for T {
+    fn feed(&self, hasher: &mut DefaultHasher) {
+        self.hash(hasher);
+    }
+}
+
+/// A fresh marker salt: random per process, counted per request.
+fn next_salt() -> u128 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let seed = *SEED.get_or_init(|| {
+        let mut hasher = DefaultHasher::new();
+        std::time::SystemTime::now().hash(&mut hasher);
+        std::process::id().hash(&mut hasher);
+        hasher.finish()
+    });
+    (u128::from(seed) << 64) | u128::from(COUNT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The index of the last user message that follows an answer which ended its turn (a
+/// boundary the provider encodes the same whatever comes after it).
+fn last_boundary(messages: &[AgentMessage]) -> Option<usize> {
+    (1..messages.len()).rev().find(|&at| {
+        matches!(messages[at], AgentMessage::User(_))
+            && matches!(&messages[at - 1], AgentMessage::Assistant(answer)
+                if answer.stop_reason == StopReason::Stop
+                    && !answer.content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. })))
+    })
+}
+
+/// About how many bytes of text `messages` hold (counted up to [`MIN_BYTES`]).
+fn text_bytes(messages: &[AgentMessage]) -> usize {
+    let content = |blocks: &[Content]| -> usize {
+        blocks
+            .iter()
+            .map(|block| match block {
+                Content::Text { text } => text.len(),
+                Content::Image { data, .. } => data.len(),
+            })
+            .sum()
+    };
+    let mut total = 0;
+    for message in messages {
+        total += match message {
+            AgentMessage::User(user) => match &user.content {
+                UserContent::Blocks(blocks) => content(blocks),
+                UserContent::Text(text) => text.len(),
+            },
+            AgentMessage::ToolResult(result) => content(&result.content),
+            AgentMessage::Assistant(answer) => answer
+                .content
+                .iter()
+                .map(|block| match block {
+                    AssistantBlock::Text { text, .. } => text.len(),
+                    AssistantBlock::Thinking { thinking, .. } => thinking.len(),
+                    AssistantBlock::ToolCall { arguments, .. } => arguments.to_string().len(),
+                })
+                .sum(),
+            _ => 0,
+        };
+        if total >= MIN_BYTES {
+            break;
+        }
+    }
+    total
+}

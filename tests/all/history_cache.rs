@@ -1,0 +1,156 @@
+//! The provider-history prefix cache over the real binary: on a long session reopened with
+//! `--session`, each first-party provider sends the server the very bytes it sends without the
+//! cache (`PITH_NO_HISTORY_CACHE`), request after request, while only the messages since the
+//! cached prefix are handed to it.
+
+use serde_json::{Value, json};
+
+use crate::long_sessions::long_session;
+use crate::support::fake_llm::FakeLlm;
+use crate::support::rpc::{Options, Pith};
+
+/// The request bodies a run of three prompts (a plain answer, a `bash` call, a plain answer)
+/// sent to a server of `api`, on a session of 150 turns (about 330 KB of conversation), and
+/// pith's debug lines of the cache.
+async fn bodies(api: &str, cache: bool) -> (Vec<String>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.jsonl");
+    long_session(&file, 150);
+    let server = FakeLlm::start(json!([
+        {"text": "answer one"},
+        {"tool_calls": [{"id": "call_b", "name": "bash", "arguments": {"command": "echo hi"}}]},
+        {"text": "answer two"},
+        {"text": "answer three"}
+    ]))
+    .await;
+    let base = if api == "anthropic-messages" {
+        server.url.clone()
+    } else {
+        format!("{}/v1", server.url)
+    };
+    let models = json!({"providers": {"fake": {
+        "baseUrl": base, "api": api, "apiKey": "fake-key",
+        "models": [{"id": "fake-model", "contextWindow": 100_000_000, "maxTokens": 8192}]}}});
+    let mut env = vec![(
+        "PITH_LOG".to_string(),
+        "pith::history_cache=debug".to_string(),
+    )];
+    if !cache {
+        env.push(("PITH_NO_HISTORY_CACHE".into(), "1".into()));
+    }
+    let options = Options {
+        args: vec![
+            "--provider".into(),
+            "fake".into(),
+            "--model".into(),
+            "fake-model".into(),
+            "--session".into(),
+            file.display().to_string(),
+        ],
+        agent_files: vec![
+            ("models.json".into(), models.to_string()),
+            (
+                "settings.json".into(),
+                json!({"compaction": {"enabled": false}}).to_string(),
+            ),
+        ],
+        env,
+        capture_stderr: true,
+        ..Options::default()
+    };
+    let mut pith = Pith::spawn(options).await;
+    for (id, text) in [("p1", "first"), ("p2", "second"), ("p3", "third")] {
+        let accepted = pith
+            .call(id, json!({"type": "prompt", "message": text}))
+            .await;
+        assert_eq!(accepted["success"], true, "{accepted}");
+        let end = pith.until_agent_end().await;
+        let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["stopReason"], "stop", "{api}: {last}");
+    }
+    // The runs' folders differ; nothing else may.
+    let work = pith.work_dir().display().to_string();
+    let bodies = server
+        .requests()
+        .iter()
+        .map(|r| r["body"].to_string().replace(&work, "<work>"))
+        .collect();
+    (bodies, pith.stderr_lines())
+}
+
+/// The cached prefix (in messages) of each request's plan, from the debug lines.
+fn plans(lines: &[String]) -> Vec<u64> {
+    lines
+        .iter()
+        .map(|l| plain(l))
+        .filter(|l| l.contains("prefix cache plan"))
+        .filter_map(|l| {
+            let at = l.find("cached=")? + "cached=".len();
+            l[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// `line` without its terminal colours.
+fn plain(line: &str) -> String {
+    let mut out = String::new();
+    let mut escape = false;
+    for c in line.chars() {
+        match (escape, c) {
+            (false, '\u{1b}') => escape = true,
+            (true, 'm') => escape = false,
+            (true, _) => {}
+            (false, c) => out.push(c),
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_provider_sends_the_same_bytes_with_the_cache() {
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "mistral-conversations",
+    ] {
+        let (cached, cached_log) = bodies(api, true).await;
+        let (whole, whole_log) = bodies(api, false).await;
+        assert_eq!(cached.len(), 4, "{api}");
+        for (n, (ours, theirs)) in cached.iter().zip(&whole).enumerate() {
+            if ours != theirs {
+                let at = ours
+                    .bytes()
+                    .zip(theirs.bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(ours.len().min(theirs.len()));
+                let window =
+                    |s: &str| s[at.saturating_sub(300)..(at + 300).min(s.len())].to_string();
+                panic!(
+                    "{api}: request {} differs at byte {at} (lengths {} and {}):\nwith the cache: {}\nwithout: {}",
+                    n + 1,
+                    ours.len(),
+                    theirs.len(),
+                    window(ours),
+                    window(theirs)
+                );
+            }
+        }
+        // The first request learned the prefix; each later one took the longest prefix learned
+        // before it from the cache.
+        let used = plans(&cached_log);
+        assert_eq!(used.len(), 4, "{api}: {cached_log:#?}");
+        assert_eq!(used[0], 0, "{api}");
+        assert!(
+            used[1] > 480 && used[2] > used[1] && used[3] >= used[2],
+            "{api}: {used:?}"
+        );
+        assert!(plans(&whole_log).is_empty(), "{api}");
+        let parsed: Value = serde_json::from_str(&cached[3]).unwrap();
+        assert!(parsed.to_string().contains("third"), "{api}");
+    }
+}

@@ -5,25 +5,17 @@
 use serde_json::json;
 
 use crate::extensions::notified;
-use crate::support;
-use crate::support::rpc::{Pith, persistent};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn hooks_see_the_script_behind_a_nested_call() {
-    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
     let script = json!([
         {"tool_calls": [{"id": "call_1", "name": "codemode",
             "arguments": {"code": "return (await tools.bash({command: 'echo nested'})).output;"}}]},
         {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo direct"}}]},
         {"text": "all done"}
     ]);
-    let settings = json!({
-        "plugins": {"ext-probe": {"grant": {"config": ["tool-parents"]}, "config": {"tool-parents": "on"}}}
-    });
-    let mut options = persistent(script, &["--tools", "+codemode"]);
-    options.plugins_dir = Some(plugins.path().to_path_buf());
-    options.agent_files = vec![("settings.json".into(), settings.to_string())];
-    let mut pith = Pith::spawn(options).await;
+    let (mut pith, _plugins) =
+        crate::extensions::probe_reporting("tool-parents", script, &["--tools", "+codemode"]).await;
     pith.call("p", json!({"type": "prompt", "message": "run it"}))
         .await;
     pith.until_agent_end().await;

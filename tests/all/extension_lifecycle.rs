@@ -443,18 +443,12 @@ async fn a_user_bash_answer_replaces_the_users_command() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_extension_hears_the_runs_events_typed() {
-    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
     let script = json!([
         {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo typed"}}]},
         {"text": "all done"}
     ]);
-    let settings = json!({
-        "plugins": {"ext-probe": {"grant": {"config": ["agent-events"]}, "config": {"agent-events": "on"}}}
-    });
-    let mut options = persistent(script, &[]);
-    options.plugins_dir = Some(plugins.path().to_path_buf());
-    options.agent_files = vec![("settings.json".into(), settings.to_string())];
-    let mut pith = Pith::spawn(options).await;
+    let (mut pith, _plugins) =
+        crate::extensions::probe_reporting("agent-events", script, &[]).await;
     pith.call("p", json!({"type": "prompt", "message": "run it"}))
         .await;
     pith.until_agent_end().await;

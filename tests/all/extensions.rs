@@ -25,6 +25,23 @@ pub(crate) fn is_ui(frame: &Value, method: &str) -> bool {
 
 /// The message of the next `notify` starting with `prefix`, among the frames read since the
 /// last one taken (a hook's notification may come before the command's response) or later.
+/// pith on the faux model's `script`, with `extra` arguments and the probe extension reporting
+/// what its config switch `switch` turns on; the plugins folder must outlive the process.
+pub(crate) async fn probe_reporting(
+    switch: &str,
+    script: Value,
+    extra: &[&str],
+) -> (Pith, tempfile::TempDir) {
+    let plugins = support::plugins_dir_with(&["testing/ext-probe"]);
+    let settings = json!({
+        "plugins": {"ext-probe": {"grant": {"config": [switch]}, "config": {switch: "on"}}}
+    });
+    let mut options = crate::support::rpc::persistent(script, extra);
+    options.plugins_dir = Some(plugins.path().to_path_buf());
+    options.agent_files = vec![("settings.json".into(), settings.to_string())];
+    (Pith::spawn(options).await, plugins)
+}
+
 pub(crate) async fn notified(pith: &mut Pith, prefix: &str) -> String {
     let matches = |f: &Value| {
         is_ui(f, "notify") && f["message"].as_str().is_some_and(|m| m.starts_with(prefix))

@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::long_sessions::long_session;
+use crate::long_sessions::{long_session, reopening_with};
 use crate::support::fake_llm::FakeLlm;
-use crate::support::rpc::{Options, Pith};
+use crate::support::rpc::Pith;
 
 /// The request bodies a run of three prompts (a plain answer, a `bash` call, a plain answer)
 /// sent to a server of `api`, on a session of 150 turns (about 330 KB of conversation), and
@@ -28,36 +28,16 @@ async fn bodies(api: &str, cache: bool) -> (Vec<String>, Vec<String>) {
     } else {
         format!("{}/v1", server.url)
     };
-    let models = json!({"providers": {"fake": {
-        "baseUrl": base, "api": api, "apiKey": "fake-key",
-        "models": [{"id": "fake-model", "contextWindow": 100_000_000, "maxTokens": 8192}]}}});
-    let mut env = vec![(
-        "PITH_LOG".to_string(),
-        "pith::history_cache=debug".to_string(),
-    )];
+    let mut options = reopening_with(api, &base, &file, json!({"compaction": {"enabled": false}}));
+    options
+        .env
+        .push(("PITH_LOG".into(), "pith::history_cache=debug".into()));
     if !cache {
-        env.push(("PITH_NO_HISTORY_CACHE".into(), "1".into()));
+        options
+            .env
+            .push(("PITH_NO_HISTORY_CACHE".into(), "1".into()));
     }
-    let options = Options {
-        args: vec![
-            "--provider".into(),
-            "fake".into(),
-            "--model".into(),
-            "fake-model".into(),
-            "--session".into(),
-            file.display().to_string(),
-        ],
-        agent_files: vec![
-            ("models.json".into(), models.to_string()),
-            (
-                "settings.json".into(),
-                json!({"compaction": {"enabled": false}}).to_string(),
-            ),
-        ],
-        env,
-        capture_stderr: true,
-        ..Options::default()
-    };
+    options.capture_stderr = true;
     let mut pith = Pith::spawn(options).await;
     for (id, text) in [("p1", "first"), ("p2", "second"), ("p3", "third")] {
         let accepted = pith

@@ -69,8 +69,18 @@ pub(crate) fn long_session(path: &std::path::Path, turns: usize) {
 
 /// pith against `url` with a model whose window holds any conversation here, reopening `file`.
 fn reopening(url: &str, file: &std::path::Path, settings: Value) -> Options {
+    reopening_with("anthropic-messages", url, file, settings)
+}
+
+/// The same with a model of the wire format `api`.
+pub(crate) fn reopening_with(
+    api: &str,
+    url: &str,
+    file: &std::path::Path,
+    settings: Value,
+) -> Options {
     let models = json!({"providers": {"fake": {
-        "baseUrl": url, "api": "anthropic-messages", "apiKey": "fake-key",
+        "baseUrl": url, "api": api, "apiKey": "fake-key",
         "models": [{"id": "fake-model", "name": "Fake Model", "contextWindow": 100_000_000, "maxTokens": 8192}]}}});
     Options {
         args: vec![

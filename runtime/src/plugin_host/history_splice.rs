@@ -190,7 +190,9 @@ fn outermost_items(body: &[u8], at: &[usize]) -> Option<Vec<Range<usize>>> {
             items.push(start..trim_end(&body[..i]).len());
             target = None;
         }
-        if byte != b',' && byte != b']' && byte != b'}'
+        if byte != b','
+            && byte != b']'
+            && byte != b'}'
             && let Some((true, start @ None)) = stack.last_mut()
         {
             *start = Some(i);

@@ -182,13 +182,17 @@ fn next_salt() -> u128 {
 }
 
 /// The index of the last user message that follows an answer which ended its turn (a
-/// boundary the provider encodes the same whatever comes after it).
+/// boundary the provider encodes the same whatever comes after it). System records between
+/// them are not sent, so they do not count.
 fn last_boundary(messages: &[AgentMessage]) -> Option<usize> {
     (1..messages.len()).rev().find(|&at| {
         matches!(messages[at], AgentMessage::User(_))
-            && matches!(&messages[at - 1], AgentMessage::Assistant(answer)
-                if answer.stop_reason == StopReason::Stop
-                    && !answer.content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. })))
+            && matches!(
+                messages[..at].iter().rev().find(|m| !matches!(m, AgentMessage::System(_))),
+                Some(AgentMessage::Assistant(answer))
+                    if answer.stop_reason == StopReason::Stop
+                        && !answer.content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. }))
+            )
     })
 }
 
@@ -227,4 +231,78 @@ fn text_bytes(messages: &[AgentMessage]) -> usize {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::conversation::message::{AssistantMessage, UserMessage};
+
+    fn user(text: &str) -> AgentMessage {
+        AgentMessage::User(UserMessage {
+            content: UserContent::Text(text.to_string()),
+            timestamp: 0,
+        })
+    }
+
+    fn answer(text: &str, stop: StopReason) -> AgentMessage {
+        let mut answer = AssistantMessage::empty("a", "p", "m");
+        answer.content.push(AssistantBlock::Text {
+            text: text.to_string(),
+            signature: None,
+        });
+        answer.stop_reason = stop;
+        AgentMessage::Assistant(answer)
+    }
+
+    /// A conversation of `turns` prompts of `size` bytes, each answered.
+    fn conversation(turns: usize, size: usize) -> Vec<AgentMessage> {
+        (0..turns)
+            .flat_map(|n| {
+                [
+                    user(&"x".repeat(size)),
+                    answer(&format!("a{n}"), StopReason::Stop),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_boundary_is_the_last_prompt_after_a_finished_answer() {
+        let mut messages = conversation(3, 1);
+        messages.push(user("new"));
+        assert_eq!(last_boundary(&messages), Some(6));
+        messages.push(answer("cut", StopReason::Length));
+        messages.push(user("again"));
+        assert_eq!(
+            last_boundary(&messages),
+            Some(6),
+            "a cut answer is no boundary"
+        );
+        assert_eq!(last_boundary(&[user("only")]), None);
+    }
+
+    #[test]
+    fn a_prefix_serves_while_the_conversation_only_grows() {
+        let cache = HistoryCache::default();
+        let small = conversation(2, 10);
+        assert!(
+            cache.plan(1, 0, &small).is_none(),
+            "a short conversation goes whole"
+        );
+        let mut messages = conversation(40, 8 * 1024);
+        messages.push(user("next"));
+        let first = cache.plan(1, 0, &messages).unwrap();
+        assert_eq!((first.from, first.boundary), (0, Some(80)));
+        // The provider's body is spliced: the prefix is learned.
+        *first.splice.learned.lock().unwrap() = Some(Arc::new(b"{}".to_vec()));
+        messages.push(answer("done", StopReason::Stop));
+        messages.push(user("more"));
+        let second = cache.plan(1, 0, &messages).unwrap();
+        assert_eq!((second.from, second.boundary), (80, Some(82)));
+        assert_eq!(second.splice.cached.as_slice(), b"{}");
+        // Another model, or a changed conversation, starts over.
+        assert_eq!(cache.plan(2, 0, &messages).unwrap().from, 0);
+        assert_eq!(cache.plan(1, 1, &messages).unwrap().from, 0);
+    }
 }

@@ -145,26 +145,12 @@ impl HistoryCache {
     }
 }
 
-/// The key of a request's encoding: whatever the provider's encoding of a message depends on
-/// besides the message.
-pub fn key(parts: &[&dyn KeyPart]) -> u64 {
+/// The key of a request's encoding: a hash of whatever the provider's encoding of a message
+/// depends on besides the message.
+pub fn key(parts: &impl Hash) -> u64 {
     let mut hasher = DefaultHasher::new();
-    for part in parts {
-        part.feed(&mut hasher);
-    }
+    parts.hash(&mut hasher);
     hasher.finish()
-}
-
-/// A part of a [`key`].
-pub trait KeyPart {
-    /// Feeds the part to `hasher`.
-    fn feed(&self, hasher: &mut DefaultHasher);
-}
-
-impl<T: Hash> KeyPart for T {
-    fn feed(&self, hasher: &mut DefaultHasher) {
-        self.hash(hasher);
-    }
 }
 
 /// A fresh marker salt: random per process, counted per request.

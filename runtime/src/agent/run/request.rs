@@ -86,19 +86,14 @@ pub fn request(
     };
     let wire = wire_model(&parts)?;
     let plan = parts.history.as_ref().and_then(|history| {
-        let key = history_cache::key(&[
-            &parts.model.api,
-            &parts.model.provider,
-            &parts.model.id,
-            &wire.base_url,
-            &wire.compat,
-            &(parts.thinking as u8),
-            &parts.settings.block_images,
-            &parts.output_limit.max_bytes,
-            &parts.output_limit.max_lines,
-            &history.provider,
-            &std::env::var("PI_CACHE_RETENTION").ok(),
-        ]);
+        let key = history_cache::key(&(
+            (&parts.model.api, &parts.model.provider, &parts.model.id),
+            (&wire.base_url, &wire.compat),
+            (parts.thinking as u8, parts.settings.block_images),
+            (parts.output_limit.max_bytes, parts.output_limit.max_lines),
+            history.provider,
+            std::env::var("PI_CACHE_RETENTION").ok(),
+        ));
         history.cache.plan(key, history.generation, parts.messages)
     });
     let mut messages = Vec::new();

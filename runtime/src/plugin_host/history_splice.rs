@@ -17,18 +17,123 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use serde_json::Value;
 
-/// Where a splice puts the prefix it learned (the conversation array's items, comma-separated).
-pub type Learned = Arc<Mutex<Option<Arc<Vec<u8>>>>>;
+/// Where a splice puts the prefix it learned.
+pub type Learned = Arc<Mutex<Option<Prefix>>>;
+
+/// A segment of a prefix is merged with the next items while it is smaller than this: a
+/// prefix is a few dozen segments, and a turn copies at most this much.
+const SEGMENT: usize = 1 << 20;
+
+/// An encoded conversation prefix: the conversation array's items, comma-separated, held as
+/// segments that the requests sending them share (a request copies none of them).
+#[derive(Debug, Clone, Default)]
+pub struct Prefix {
+    /// Non-empty runs of comma-separated items; a comma goes between two segments.
+    segments: Vec<Bytes>,
+}
+
+impl Prefix {
+    /// A prefix of these items (comma-separated; empty for none).
+    pub fn from_items(items: &[u8]) -> Prefix {
+        Prefix::default().extended(items)
+    }
+
+    /// Its length in bytes, the commas between segments included.
+    pub fn len(&self) -> usize {
+        let bytes: usize = self.segments.iter().map(Bytes::len).sum();
+        bytes + self.segments.len().saturating_sub(1)
+    }
+
+    /// True when it holds no item.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// This prefix followed by `items` (comma-separated; nothing added when empty). A small
+    /// last segment is merged with them; the others are shared.
+    pub fn extended(&self, items: &[u8]) -> Prefix {
+        let items = trim(items);
+        let mut segments = self.segments.clone();
+        if items.is_empty() {
+            return Prefix { segments };
+        }
+        match segments.last_mut() {
+            Some(last) if last.len() < SEGMENT => {
+                let mut merged = Vec::with_capacity(last.len() + 1 + items.len());
+                merged.extend_from_slice(last);
+                merged.push(b',');
+                merged.extend_from_slice(items);
+                *last = Bytes::from(merged);
+            }
+            _ => segments.push(Bytes::copy_from_slice(items)),
+        }
+        Prefix { segments }
+    }
+
+    /// The segments with the commas between them, in order.
+    fn parts(&self) -> impl Iterator<Item = Bytes> + '_ {
+        self.segments.iter().enumerate().flat_map(|(n, segment)| {
+            let comma = (n > 0).then(|| Bytes::from_static(b","));
+            comma.into_iter().chain(std::iter::once(segment.clone()))
+        })
+    }
+
+    /// The prefix in one piece.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        self.parts().for_each(|part| out.extend_from_slice(&part));
+        out
+    }
+}
+
+/// A spliced body: its pieces in order, the cached prefix's segments shared, not copied.
+#[derive(Debug, Clone, Default)]
+pub struct SplicedBody {
+    parts: Vec<Bytes>,
+}
+
+impl SplicedBody {
+    fn push(&mut self, part: Bytes) {
+        if !part.is_empty() {
+            self.parts.push(part);
+        }
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Bytes::len).sum()
+    }
+
+    /// True when it has no byte.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Its pieces, to be written in order.
+    pub fn into_parts(self) -> Vec<Bytes> {
+        self.parts
+    }
+
+    /// The body in one piece (for a hook that reads or replaces it).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        self.parts
+            .iter()
+            .for_each(|part| out.extend_from_slice(part));
+        out
+    }
+}
 
 /// What a provider call's body gets spliced with, and where the learned prefix goes.
 #[derive(Debug)]
 pub struct HistorySplice {
     /// The text of the message standing for the cached prefix.
     pub splice_marker: String,
-    /// The cached encoding: the conversation array's items, comma-separated (empty: none yet).
-    pub cached: Arc<Vec<u8>>,
+    /// The cached encoding (empty: none yet).
+    pub cached: Prefix,
     /// The text of the message at the boundary of the next prefix, when the request has one.
     pub end_marker: Option<String>,
     /// Where the next prefix's encoding goes once the body is spliced.
@@ -54,8 +159,8 @@ impl HistorySplice {
 
     /// `body` with the cached prefix in place of the splice marker and the end marker dropped;
     /// the next prefix is kept in `learned`. A failure sets `refused`.
-    pub fn apply(&self, body: &[u8]) -> Result<Vec<u8>, SpliceError> {
-        let spliced = self.splice(body);
+    pub fn apply(&self, body: Vec<u8>) -> Result<SplicedBody, SpliceError> {
+        let spliced = self.splice(Bytes::from(body));
         if spliced.is_err() {
             self.refused
                 .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -63,14 +168,15 @@ impl HistorySplice {
         spliced
     }
 
-    fn splice(&self, body: &[u8]) -> Result<Vec<u8>, SpliceError> {
+    fn splice(&self, body: Bytes) -> Result<SplicedBody, SpliceError> {
         let mut markers = vec![self.splice_marker.as_str()];
         markers.extend(self.end_marker.as_deref());
-        let mut items = elements_of(body, &markers)
+        let mut items = elements_of(&body, &markers)
             .ok_or(SpliceError::MarkerLost)?
             .into_iter();
         let start = items.next().ok_or(SpliceError::MarkerLost)?;
         let end = items.next();
+        let range = |part: &[u8]| body.slice_ref(part);
         let before = trim_end(&body[..start.start]);
         let (middle, after) = match &end {
             Some(end) => (
@@ -79,42 +185,31 @@ impl HistorySplice {
             ),
             None => (&[][..], trim_start(&body[start.end..])),
         };
-        let cached = trim(&self.cached);
         if end.is_some() {
-            let mut next = Vec::with_capacity(cached.len() + middle.len() + 1);
-            join(&mut next, &[cached, middle]);
-            *self.learned.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(next));
+            *self.learned.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(self.cached.extended(middle));
         }
-        let mut out = Vec::with_capacity(body.len() + cached.len());
-        out.extend_from_slice(before);
-        let mut items: Vec<&[u8]> = vec![cached, middle];
-        let closes = after.first() == Some(&b']');
-        if !closes {
-            items.push(after);
-        }
-        let opened = matches!(before.last(), Some(b'['));
-        let mut first = opened;
-        for item in items.into_iter().filter(|i| !i.is_empty()) {
-            if !first {
-                out.push(b',');
+        let mut out = SplicedBody::default();
+        out.push(range(before));
+        let mut items: Vec<Bytes> = self.cached.parts().collect();
+        if !middle.is_empty() {
+            if !items.is_empty() {
+                items.push(Bytes::from_static(b","));
             }
-            out.extend_from_slice(item);
-            first = false;
+            items.push(range(middle));
         }
-        if closes {
-            out.extend_from_slice(after);
+        let closes = after.first() == Some(&b']');
+        let opened = matches!(before.last(), Some(b'['));
+        if !items.is_empty() && !opened {
+            out.push(Bytes::from_static(b","));
         }
+        let had_items = !items.is_empty();
+        items.into_iter().for_each(|item| out.push(item));
+        if !closes && (had_items || !opened) {
+            out.push(Bytes::from_static(b","));
+        }
+        out.push(range(after));
         Ok(out)
-    }
-}
-
-/// `parts` joined with commas, empty ones left out.
-fn join(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    for part in parts.iter().filter(|p| !p.is_empty()) {
-        if !out.is_empty() {
-            out.push(b',');
-        }
-        out.extend_from_slice(part);
     }
 }
 
@@ -263,7 +358,7 @@ mod tests {
     fn splice(cached: &str, end: Option<&str>) -> HistorySplice {
         HistorySplice {
             splice_marker: "M1".into(),
-            cached: Arc::new(cached.as_bytes().to_vec()),
+            cached: Prefix::from_items(cached.as_bytes()),
             end_marker: end.map(str::to_string),
             learned: Arc::default(),
             refused: Arc::default(),
@@ -282,7 +377,10 @@ mod tests {
             user("new")
         );
         let cached = format!("{},{}", user("a"), user("b"));
-        let out = splice(&cached, None).apply(body.as_bytes()).unwrap();
+        let out = splice(&cached, None)
+            .apply(body.into_bytes())
+            .unwrap()
+            .to_vec();
         let expected = format!(
             r#"{{"model":"m","messages":[{{"role":"system","content":"s, [x]"}},{},{},{}],"stream":true}}"#,
             user("a"),
@@ -302,7 +400,7 @@ mod tests {
             user("tail")
         );
         let splice = splice(&user("a"), Some("M2"));
-        let out = splice.apply(body.as_bytes()).unwrap();
+        let out = splice.apply(body.into_bytes()).unwrap().to_vec();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             format!(
@@ -312,9 +410,9 @@ mod tests {
                 user("tail")
             )
         );
-        let learned = splice.learned.lock().unwrap().clone().unwrap();
+        let learned = splice.learned.lock().unwrap().clone().unwrap().to_vec();
         assert_eq!(
-            String::from_utf8(learned.to_vec()).unwrap(),
+            String::from_utf8(learned).unwrap(),
             format!("{},{}", user("a"), user("b"))
         );
     }
@@ -323,21 +421,50 @@ mod tests {
     fn with_nothing_cached_the_marker_goes_and_the_ends_are_kept() {
         let body = format!(r#"{{"input":[{},{}]}}"#, user("M1"), user("M2"));
         let splice = splice("", Some("M2"));
-        let out = splice.apply(body.as_bytes()).unwrap();
+        let out = splice.apply(body.into_bytes()).unwrap().to_vec();
         assert_eq!(String::from_utf8(out).unwrap(), r#"{"input":[]}"#);
-        assert_eq!(splice.learned.lock().unwrap().as_deref().unwrap().len(), 0);
+        assert!(splice.learned.lock().unwrap().as_ref().unwrap().is_empty());
     }
 
     #[test]
     fn a_marker_merged_with_another_message_is_refused() {
         let merged = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"M1"},{"type":"text","text":"hi"}]}]}"#;
         assert_eq!(
-            splice("", None).apply(merged.as_bytes()),
+            splice("", None)
+                .apply(merged.as_bytes().to_vec())
+                .map(|b| b.to_vec()),
             Err(SpliceError::MarkerLost)
         );
         let joined = r#"{"messages":[{"role":"user","content":"M1\nhi"}]}"#;
-        assert!(splice("", None).apply(joined.as_bytes()).is_err());
+        assert!(splice("", None).apply(joined.as_bytes().to_vec()).is_err());
         let escaped = r#"{"messages":[{"role":"user","content":"say \"M1\" [, ]"}]}"#;
-        assert!(splice("", None).apply(escaped.as_bytes()).is_err());
+        assert!(splice("", None).apply(escaped.as_bytes().to_vec()).is_err());
+    }
+
+    #[test]
+    fn a_prefix_grows_in_shared_segments() {
+        let item = user(&"y".repeat(4000));
+        let mut prefix = Prefix::default();
+        let mut expected = Vec::new();
+        for _ in 0..600 {
+            prefix = prefix.extended(item.as_bytes());
+            expected.push(item.clone());
+        }
+        let expected = expected.join(",");
+        assert_eq!(prefix.to_vec(), expected.as_bytes());
+        assert_eq!(prefix.len(), expected.len());
+        assert!(prefix.segments.len() >= 2 && prefix.segments.len() <= 4);
+        // Spliced from several segments, the body is the whole conversation.
+        let body = format!(r#"{{"messages":[{},{}]}}"#, user("M1"), user("new"));
+        let spliced = HistorySplice {
+            cached: prefix,
+            ..splice("", None)
+        }
+        .apply(body.into_bytes())
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(spliced.to_vec()).unwrap(),
+            format!(r#"{{"messages":[{expected},{}]}}"#, user("new"))
+        );
     }
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
 use crate::content::Content;
-use crate::plugin_host::history_splice::{HistorySplice, Learned};
+use crate::plugin_host::history_splice::{HistorySplice, Learned, Prefix};
 
 /// The wire formats whose first-party providers encode a marker message as a message of its
 /// own. Not Google's (it merges neighbouring messages of one role) nor the faux provider (it
@@ -68,7 +68,7 @@ pub struct HistoryCache {
 #[derive(Debug, Default)]
 struct CacheState {
     /// The encoded prefix and what it covers.
-    cached: Option<(Covers, Arc<Vec<u8>>)>,
+    cached: Option<(Covers, Prefix)>,
     /// The prefix the last request is learning, until its body is sent.
     pending: Option<(Covers, Learned)>,
 }
@@ -96,19 +96,19 @@ impl HistoryCache {
         }
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((covers, learned)) = state.pending.take()
-            && let Some(bytes) = learned.lock().unwrap_or_else(|p| p.into_inner()).take()
+            && let Some(prefix) = learned.lock().unwrap_or_else(|p| p.into_inner()).take()
         {
-            state.cached = Some((covers, bytes));
+            state.cached = Some((covers, prefix));
         }
         let (from, cached) = match &state.cached {
-            Some((covers, bytes))
+            Some((covers, prefix))
                 if covers.key == key
                     && covers.generation == generation
                     && covers.messages <= messages.len() =>
             {
-                (covers.messages, bytes.clone())
+                (covers.messages, prefix.clone())
             }
-            _ => (0, Arc::new(Vec::new())),
+            _ => (0, Prefix::default()),
         };
         let boundary = last_boundary(messages).filter(|&at| at > from);
         if from == 0 && boundary.is_none() {
@@ -281,12 +281,12 @@ mod tests {
         let first = cache.plan(1, 0, &messages).unwrap();
         assert_eq!((first.from, first.boundary), (0, Some(80)));
         // The provider's body is spliced: the prefix is learned.
-        *first.splice.learned.lock().unwrap() = Some(Arc::new(b"{}".to_vec()));
+        *first.splice.learned.lock().unwrap() = Some(Prefix::from_items(b"{}"));
         messages.push(answer("done", StopReason::Stop));
         messages.push(user("more"));
         let second = cache.plan(1, 0, &messages).unwrap();
         assert_eq!((second.from, second.boundary), (80, Some(82)));
-        assert_eq!(second.splice.cached.as_slice(), b"{}");
+        assert_eq!(second.splice.cached.to_vec(), b"{}");
         // Another model, or a changed conversation, starts over.
         assert_eq!(cache.plan(2, 0, &messages).unwrap().from, 0);
         assert_eq!(cache.plan(1, 1, &messages).unwrap().from, 0);

@@ -32,31 +32,49 @@ impl Host for StoreState {
             let value = reqwest::header::HeaderValue::from_str(&header.value).map_err(|_| {
                 HttpError::InvalidRequest(format!("bad value for header {}", header.name))
             })?;
-            builder = builder.header(name, value);
+            // The length is the body's as sent (a spliced body is longer than the guest's).
+            if name != reqwest::header::CONTENT_LENGTH {
+                builder = builder.header(name, value);
+            }
         }
         let _host_time = self.clock.enter_host();
         let mut body = req.body;
+        let mut spliced = None;
         // The session's cached conversation prefix goes into a provider's body.
-        if let (Some(splice), Some(sent)) = (&self.history_splice, &body)
-            && splice.concerns(sent)
+        if let Some(splice) = &self.history_splice
+            && let Some(sent) = body.take_if(|sent| splice.concerns(sent))
         {
-            let spliced = splice.apply(sent).map_err(|err| {
+            let whole = splice.apply(sent).map_err(|err| {
                 HttpError::InvalidRequest(format!(
                     "{err}; the session's next request hands the whole conversation over"
                 ))
             })?;
-            tracing::debug!(target: "pith::history_cache", bytes = spliced.len(), "spliced");
-            body = Some(spliced);
+            tracing::debug!(target: "pith::history_cache", bytes = whole.len(), "spliced");
+            spliced = Some(whole);
         }
         // A provider's JSON body goes past the session's extensions, which may replace it.
-        if let (Some(hooks), Some(sent)) = (&self.provider_hooks, &body)
-            && let Ok(text) = std::str::from_utf8(sent)
-            && text.trim_start().starts_with('{')
-            && let Some(replacement) = hooks.before_request(text.to_string()).await
-        {
-            body = Some(replacement.into_bytes());
+        if let Some(hooks) = &self.provider_hooks {
+            if let Some(whole) = spliced.take() {
+                body = Some(whole.to_vec());
+            }
+            if let Some(sent) = &body
+                && let Ok(text) = std::str::from_utf8(sent)
+                && text.trim_start().starts_with('{')
+                && let Some(replacement) = hooks.before_request(text.to_string()).await
+            {
+                body = Some(replacement.into_bytes());
+            }
         }
-        if let Some(body) = body {
+        if let Some(whole) = spliced {
+            // Written piece by piece: the cached prefix is shared, not copied into one buffer.
+            let length = whole.len();
+            let pieces = futures_util::stream::iter(
+                whole.into_parts().into_iter().map(Ok::<_, std::io::Error>),
+            );
+            builder = builder
+                .header(reqwest::header::CONTENT_LENGTH, length)
+                .body(reqwest::Body::wrap_stream(pieces));
+        } else if let Some(body) = body {
             builder = builder.body(body);
         }
         let sent = builder.send();

@@ -138,6 +138,8 @@ pub struct HistorySplice {
     pub end_marker: Option<String>,
     /// Where the next prefix's encoding goes once the body is spliced.
     pub learned: Learned,
+    /// True for a learning step: the body is spliced for what it teaches, and not sent.
+    pub learn_only: bool,
     /// Set when the splice fails: the session stops using the cache.
     pub refused: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -361,6 +363,7 @@ mod tests {
             cached: Prefix::from_items(cached.as_bytes()),
             end_marker: end.map(str::to_string),
             learned: Arc::default(),
+            learn_only: false,
             refused: Arc::default(),
         }
     }

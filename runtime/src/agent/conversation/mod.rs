@@ -3,6 +3,7 @@
 
 pub mod compaction;
 pub mod message;
+pub mod messages;
 pub mod prompt_sections;
 pub mod system_prompt;
 pub mod system_record;

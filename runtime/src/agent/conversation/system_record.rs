@@ -8,6 +8,7 @@
 use crate::agent::conversation::message::{
     AgentMessage, SystemMessage, ToolDescription, ToolReference, now_ms,
 };
+use crate::agent::conversation::messages::Messages;
 use crate::agent::conversation::prompt_sections::Sections;
 use crate::agent::tools::SessionTool;
 
@@ -25,10 +26,10 @@ pub struct InForce {
 
 impl InForce {
     /// Replays the system messages of `messages`; `None` when there is none.
-    pub fn replay(messages: &[AgentMessage]) -> Option<InForce> {
+    pub fn replay<M: Messages + ?Sized>(messages: &M) -> Option<InForce> {
         let mut in_force: Option<InForce> = None;
-        for message in messages {
-            if let AgentMessage::System(system) = message {
+        for message in messages.system_records() {
+            if let AgentMessage::System(system) = &*message {
                 let state = in_force.get_or_insert_with(|| InForce {
                     timestamp: system.timestamp,
                     ..InForce::default()
@@ -62,7 +63,7 @@ impl InForce {
 }
 
 /// The names of the tools the system messages of `messages` leave declared, in order.
-pub fn recorded_names(messages: &[AgentMessage]) -> Vec<String> {
+pub fn recorded_names<M: Messages + ?Sized>(messages: &M) -> Vec<String> {
     InForce::replay(messages)
         .map(|state| state.tools.into_iter().map(|tool| tool.name).collect())
         .unwrap_or_default()
@@ -84,8 +85,8 @@ fn describe(tool: &SessionTool) -> ToolDescription {
 
 /// The system message to record before a run over `messages` with `sections` and `tools`,
 /// or `None` when what is in force already is that.
-pub fn next(
-    messages: &[AgentMessage],
+pub fn next<M: Messages + ?Sized>(
+    messages: &M,
     sections: Sections,
     tools: &[SessionTool],
 ) -> Option<SystemMessage> {
@@ -148,7 +149,7 @@ mod tests {
         let mut sections = Sections::new();
         sections.set("preamble", Some("p".into()));
         sections.set("cwd", Some("<cwd>\n/w\n</cwd>".into()));
-        let first = next(&[], sections.clone(), &tools).unwrap();
+        let first = next(&Vec::<AgentMessage>::new(), sections.clone(), &tools).unwrap();
         assert_eq!(first.tools_added.len(), 2);
         assert!(first.tools_removed.is_empty());
         assert_eq!(first.sections, sections);

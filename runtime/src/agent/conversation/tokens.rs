@@ -3,6 +3,7 @@
 //! the request's output fitting and the threshold check all count with these.
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock};
+use crate::agent::conversation::messages::Messages;
 use crate::content::Content;
 
 /// pi's token estimate of a message: characters / 4, rounded up.
@@ -47,25 +48,24 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
 }
 
 /// Context tokens of a conversation: the last answer's reported usage, plus estimates of what
-/// came after it.
-pub fn context_tokens(messages: &[AgentMessage]) -> u64 {
-    let last = messages.iter().rposition(|m| matches!(m, AgentMessage::Assistant(a) if a.usage.total_tokens > 0 || a.usage.input > 0));
-    match last {
-        Some(index) => {
-            let AgentMessage::Assistant(a) = &messages[index] else {
-                return 0;
-            };
+/// came after it (read from the end: a long conversation's earlier messages are not read).
+pub fn context_tokens<M: Messages + ?Sized>(messages: &M) -> u64 {
+    let mut after = 0;
+    for at in (0..messages.len()).rev() {
+        let Some(message) = messages.get(at) else {
+            continue;
+        };
+        if let AgentMessage::Assistant(a) = &*message
+            && (a.usage.total_tokens > 0 || a.usage.input > 0)
+        {
             let reported = if a.usage.total_tokens > 0 {
                 a.usage.total_tokens
             } else {
                 a.usage.input + a.usage.output + a.usage.cache_read + a.usage.cache_write
             };
-            reported
-                + messages[index + 1..]
-                    .iter()
-                    .map(estimate_tokens)
-                    .sum::<u64>()
+            return reported + after;
         }
-        None => messages.iter().map(estimate_tokens).sum(),
+        after += estimate_tokens(&message);
     }
+    after
 }

@@ -9,6 +9,7 @@
 //! one set of emission helpers and the event order between them; the next split moves the
 //! recovery (`Recovery`, `recovery_for`) beside `crate::agent::run::overflow`.
 
+use crate::agent::conversation::messages::Messages;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -18,6 +19,7 @@ use crate::agent::conversation::message::{AgentMessage, AssistantMessage, StopRe
 use crate::agent::event::{AssistantUpdate, SessionEvent};
 use crate::agent::events;
 use crate::agent::extensions::session_hooks as hooks;
+use crate::agent::run::history_cache::Mode;
 use crate::agent::run::request::{self, RequestError, RequestParts};
 use crate::agent::run::retry;
 use crate::agent::run::routing;
@@ -57,7 +59,7 @@ fn record_tool_set(
     let tools = shared.tools_of(plugin_tools);
     let sections = hooks::system_sections(shared, &tools);
     let record = crate::agent::conversation::system_record::next(
-        shared.state().messages(),
+        &shared.state().messages(),
         sections,
         &tools,
     );
@@ -243,8 +245,12 @@ pub async fn run(shared: Arc<Shared>, initial: Vec<AgentMessage>, cancel: Cancel
         shared.begin_compaction();
     }
     // New prompts are accepted before `agent_end` goes out (hosts send the next prompt on it);
-    // `abort` answers after it.
-    shared.state().set_system_prompt_override(None);
+    // `abort` answers after it. The run's older messages go back to the session file.
+    {
+        let mut state = shared.state();
+        state.set_system_prompt_override(None);
+        state.settle_messages();
+    }
     shared.accept_prompts();
     if !run_messages.is_empty() || after_end.is_empty() {
         let end = events::agent_end(&run_messages, false);
@@ -587,23 +593,12 @@ async fn stream_turn(
                 && crate::agent::run::history_cache::SERVED_APIS.contains(&model.api.as_str())
         })
         .map(|plugin| plugin.hash.clone());
-    let request = renewed
-        .and_then(|()| registry.request_auth(&model.provider))
-        .map_err(RequestError::from)
-        .and_then(|auth| {
-            let state;
-            let (messages, history) = if copied {
-                (&messages[..], None)
-            } else {
-                state = shared.state();
-                let history = provider_hash.as_deref().map(|provider| request::History {
-                    cache: &shared.history_cache,
-                    generation: state.messages_generation(),
-                    provider,
-                });
-                (state.messages(), history)
-            };
-            request::request(RequestParts {
+    let build = |auth: crate::agent::models::RequestAuth,
+                 messages: &dyn Messages,
+                 history: Option<request::History<'_>>,
+                 mode: Mode| {
+        request::request(
+            RequestParts {
                 model: &model,
                 system_prompt: &prompt,
                 messages,
@@ -614,9 +609,41 @@ async fn stream_turn(
                 output_limit,
                 settings: &request_settings,
                 history,
-            })
-            .map_err(RequestError::from)
-        });
+            },
+            mode,
+        )
+    };
+    let auth = renewed
+        .and_then(|()| registry.request_auth(&model.provider))
+        .map_err(RequestError::from);
+    // A conversation without a cached prefix is learned in steps first.
+    if let (false, Ok(auth), Some(provider)) = (copied, &auth, provider_hash.as_deref()) {
+        let step = |messages: &dyn Messages, history: request::History<'_>| {
+            build(auth.clone(), messages, Some(history), Mode::Learning)
+        };
+        crate::agent::run::history_learning::learn(shared, provider, cancel, &step).await;
+    }
+    let request = auth.and_then(|auth| {
+        let state;
+        let held;
+        let (messages, history): (&dyn Messages, _) = if copied {
+            (&messages, None)
+        } else {
+            state = shared.state();
+            held = state.messages();
+            let history = provider_hash.as_deref().map(|provider| request::History {
+                cache: &shared.history_cache,
+                generation: state.messages_generation(),
+                provider,
+            });
+            (&held, history)
+        };
+        match build(auth, messages, history, Mode::Request) {
+            Ok(Some((request, splice))) => Ok((request, splice)),
+            Ok(None) => unreachable!("a request is always built"),
+            Err(err) => Err(RequestError::from(err)),
+        }
+    });
     let hooks = crate::agent::extensions::provider_hooks::for_extensions(&shared.extensions);
     match request.and_then(|(request, splice)| Ok(shared.host.complete(request, hooks, splice)?)) {
         Err(error) => {

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
+use crate::agent::conversation::messages::Messages;
 use crate::content::Content;
 use crate::plugin_host::history_splice::{HistorySplice, Learned, Prefix};
 
@@ -73,6 +74,34 @@ struct CacheState {
     pending: Option<(Covers, Learned)>,
 }
 
+/// How many messages a learning step encodes, about: a conversation whose prefix is not
+/// cached is handed to the provider in steps of this many messages, so that neither the
+/// provider nor the runtime holds more than a step of it at once.
+pub const LEARNING_STEP: usize = 2048;
+
+/// The learning step: [`LEARNING_STEP`], or `PITH_HISTORY_LEARNING_STEP` messages (to measure
+/// other steps, or to test the learning on a short conversation).
+fn learning_step() -> usize {
+    static STEP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *STEP.get_or_init(|| {
+        std::env::var("PITH_HISTORY_LEARNING_STEP")
+            .ok()
+            .and_then(|step| step.parse().ok())
+            .filter(|&step| step > 0)
+            .unwrap_or(LEARNING_STEP)
+    })
+}
+
+/// What a plan is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The request to send: the prefix learned up to the last boundary.
+    Request,
+    /// A learning step before it (its body is not sent): the prefix learned up to the first
+    /// boundary a step past the cached one; no plan when the request itself is that close.
+    Learning,
+}
+
 /// How a request hands its conversation over.
 #[derive(Debug)]
 pub struct Plan {
@@ -87,7 +116,13 @@ pub struct Plan {
 impl HistoryCache {
     /// The plan for a request of `messages` (the session's, of message generation
     /// `generation`) under `key`; `None` when the whole conversation is handed over.
-    pub fn plan(&self, key: u64, generation: u64, messages: &[AgentMessage]) -> Option<Plan> {
+    pub fn plan(
+        &self,
+        key: u64,
+        generation: u64,
+        messages: &dyn Messages,
+        mode: Mode,
+    ) -> Option<Plan> {
         if switched_off()
             || self.refused.load(Ordering::Relaxed)
             || text_bytes(messages) < MIN_BYTES
@@ -110,8 +145,17 @@ impl HistoryCache {
             }
             _ => (0, Prefix::default()),
         };
-        let boundary = last_boundary(messages).filter(|&at| at > from);
-        if from == 0 && boundary.is_none() {
+        let boundary = match mode {
+            Mode::Request => last_boundary(messages).filter(|&at| at > from),
+            // A step ends at the first boundary a step's length past the cached prefix, and
+            // not within a step of the last one (the request itself learns the rest).
+            Mode::Learning => {
+                let last = last_boundary(messages)?;
+                let step = first_boundary(messages, from + learning_step())?;
+                (step + learning_step() <= last).then_some(step)
+            }
+        };
+        if (from == 0 || mode == Mode::Learning) && boundary.is_none() {
             return None;
         }
         let learned: Learned = Arc::default();
@@ -128,6 +172,7 @@ impl HistoryCache {
             target: "pith::history_cache",
             cached = from,
             boundary = ?boundary,
+            learning = (mode == Mode::Learning),
             messages = messages.len(),
             "prefix cache plan"
         );
@@ -138,6 +183,7 @@ impl HistoryCache {
                 splice_marker: format!("pith-history-{salt:032x}-prefix"),
                 cached,
                 end_marker: boundary.map(|_| format!("pith-history-{salt:032x}-end")),
+                learn_only: mode == Mode::Learning,
                 learned,
                 refused: self.refused.clone(),
             }),
@@ -170,20 +216,35 @@ fn next_salt() -> u128 {
 /// The index of the last user message that follows an answer which ended its turn (a
 /// boundary the provider encodes the same whatever comes after it). System records between
 /// them are not sent, so they do not count.
-fn last_boundary(messages: &[AgentMessage]) -> Option<usize> {
-    (1..messages.len()).rev().find(|&at| {
-        matches!(messages[at], AgentMessage::User(_))
-            && matches!(
-                messages[..at].iter().rev().find(|m| !matches!(m, AgentMessage::System(_))),
-                Some(AgentMessage::Assistant(answer))
-                    if answer.stop_reason == StopReason::Stop
-                        && !answer.content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. }))
-            )
-    })
+fn last_boundary(messages: &dyn Messages) -> Option<usize> {
+    (1..messages.len())
+        .rev()
+        .find(|&at| is_boundary(messages, at))
+}
+
+/// True when the message at `at` is a user message after an answer that ended its turn.
+fn is_boundary(messages: &dyn Messages, at: usize) -> bool {
+    matches!(messages.get(at).as_deref(), Some(AgentMessage::User(_)))
+        && (0..at)
+            .rev()
+            .find(|&before| !messages.is_system(before))
+            .is_some_and(|before| {
+                matches!(
+                    messages.get(before).as_deref(),
+                    Some(AgentMessage::Assistant(answer))
+                        if answer.stop_reason == StopReason::Stop
+                            && !answer.content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. }))
+                )
+            })
+}
+
+/// The index of the first boundary at or after `from`.
+fn first_boundary(messages: &dyn Messages, from: usize) -> Option<usize> {
+    (from.max(1)..messages.len()).find(|&at| is_boundary(messages, at))
 }
 
 /// About how many bytes of text `messages` hold (counted up to [`MIN_BYTES`]).
-fn text_bytes(messages: &[AgentMessage]) -> usize {
+fn text_bytes(messages: &dyn Messages) -> usize {
     let content = |blocks: &[Content]| -> usize {
         blocks
             .iter()
@@ -194,8 +255,11 @@ fn text_bytes(messages: &[AgentMessage]) -> usize {
             .sum()
     };
     let mut total = 0;
-    for message in messages {
-        total += match message {
+    for at in 0..messages.len() {
+        let Some(message) = messages.get(at) else {
+            continue;
+        };
+        total += match &*message {
             AgentMessage::User(user) => match &user.content {
                 UserContent::Blocks(blocks) => content(blocks),
                 UserContent::Text(text) => text.len(),
@@ -265,7 +329,7 @@ mod tests {
             Some(6),
             "a cut answer is no boundary"
         );
-        assert_eq!(last_boundary(&[user("only")]), None);
+        assert_eq!(last_boundary(&vec![user("only")]), None);
     }
 
     #[test]
@@ -273,22 +337,22 @@ mod tests {
         let cache = HistoryCache::default();
         let small = conversation(2, 10);
         assert!(
-            cache.plan(1, 0, &small).is_none(),
+            cache.plan(1, 0, &small, Mode::Request).is_none(),
             "a short conversation goes whole"
         );
         let mut messages = conversation(40, 8 * 1024);
         messages.push(user("next"));
-        let first = cache.plan(1, 0, &messages).unwrap();
+        let first = cache.plan(1, 0, &messages, Mode::Request).unwrap();
         assert_eq!((first.from, first.boundary), (0, Some(80)));
         // The provider's body is spliced: the prefix is learned.
         *first.splice.learned.lock().unwrap() = Some(Prefix::from_items(b"{}"));
         messages.push(answer("done", StopReason::Stop));
         messages.push(user("more"));
-        let second = cache.plan(1, 0, &messages).unwrap();
+        let second = cache.plan(1, 0, &messages, Mode::Request).unwrap();
         assert_eq!((second.from, second.boundary), (80, Some(82)));
         assert_eq!(second.splice.cached.to_vec(), b"{}");
         // Another model, or a changed conversation, starts over.
-        assert_eq!(cache.plan(2, 0, &messages).unwrap().from, 0);
-        assert_eq!(cache.plan(1, 1, &messages).unwrap().from, 0);
+        assert_eq!(cache.plan(2, 0, &messages, Mode::Request).unwrap().from, 0);
+        assert_eq!(cache.plan(1, 1, &messages, Mode::Request).unwrap().from, 0);
     }
 }

@@ -5,6 +5,7 @@
 pub mod agent_loop;
 pub mod escalation;
 pub mod history_cache;
+pub mod history_learning;
 pub mod overflow;
 pub mod request;
 pub mod retry;

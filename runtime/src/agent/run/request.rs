@@ -2,10 +2,11 @@
 //! `convertToLlm`), the tools, the thinking level and the key.
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
+use crate::agent::conversation::messages::Messages;
 use crate::agent::model::{Model, ThinkingLevel};
 use crate::agent::models::KeyError;
 use crate::agent::models::errors::WireError;
-use crate::agent::run::history_cache::{self, HistoryCache};
+use crate::agent::run::history_cache::{self, HistoryCache, Mode, Plan};
 use crate::agent::run::tool_output::{OutputLimit, content_for_model};
 use crate::agent::tools::SessionTool;
 use crate::content::Content;
@@ -22,8 +23,8 @@ pub struct RequestParts<'a> {
     pub model: &'a Model,
     /// The system prompt.
     pub system_prompt: &'a str,
-    /// The conversation.
-    pub messages: &'a [AgentMessage],
+    /// The conversation (read on demand: a request reads the messages it hands over).
+    pub messages: &'a dyn Messages,
     /// The tools.
     pub tools: &'a [SessionTool],
     /// The provider's credentials (its key, or headers that carry one).
@@ -67,15 +68,21 @@ pub enum RequestError {
     Provider(#[from] CallError),
 }
 
+/// A provider request, and what its body is spliced with (the session's cached prefix).
+pub type Built = (ProviderRequest, Option<Arc<HistorySplice>>);
+
 /// Builds the provider request, and what its body is spliced with when the session's prefix
 /// cache serves it. Errored and aborted answers are passed with their stop reason; each
 /// provider drops them from what it sends, as pi does.
-pub fn request(
-    parts: RequestParts<'_>,
-) -> Result<(ProviderRequest, Option<Arc<HistorySplice>>), WireError> {
-    let convert = |messages: &[AgentMessage], out: &mut Vec<pwit::Message>| {
-        for message in messages {
-            if let Some(mut message) = to_wit(message, &parts.output_limit) {
+///
+/// With [`Mode::Learning`], the request is a learning step of a conversation whose prefix is
+/// not cached (its body teaches the cache a step of the conversation and is not sent), or
+/// `None` when the request itself is close enough to the cached prefix; with
+/// [`Mode::Request`] it is always built.
+pub fn request(parts: RequestParts<'_>, mode: Mode) -> Result<Option<Built>, WireError> {
+    let convert = |range: std::ops::Range<usize>, out: &mut Vec<pwit::Message>| {
+        for message in parts.messages.range(range) {
+            if let Some(mut message) = to_wit(&message, &parts.output_limit) {
                 if parts.settings.block_images {
                     block_images(&mut message);
                 }
@@ -94,21 +101,34 @@ pub fn request(
             history.provider,
             std::env::var("PI_CACHE_RETENTION").ok(),
         ));
-        history.cache.plan(key, history.generation, parts.messages)
+        history
+            .cache
+            .plan(key, history.generation, parts.messages, mode)
     });
+    // A learning step hands the conversation over up to its boundary's prompt.
+    let count = match (mode, &plan) {
+        (Mode::Request, _) => parts.messages.len(),
+        (
+            Mode::Learning,
+            Some(Plan {
+                boundary: Some(at), ..
+            }),
+        ) => at + 1,
+        (Mode::Learning, _) => return Ok(None),
+    };
     let mut messages = Vec::new();
     let marker = |text: &str| pwit::Message::User(vec![wit::Content::Text(text.to_string())]);
     match &plan {
-        None => convert(parts.messages, &mut messages),
+        None => convert(0..count, &mut messages),
         Some(plan) => {
             messages.push(marker(&plan.splice.splice_marker));
             match (plan.boundary, &plan.splice.end_marker) {
                 (Some(at), Some(end)) => {
-                    convert(&parts.messages[plan.from..at], &mut messages);
+                    convert(plan.from..at, &mut messages);
                     messages.push(marker(end));
-                    convert(&parts.messages[at..], &mut messages);
+                    convert(at..count, &mut messages);
                 }
-                _ => convert(&parts.messages[plan.from..], &mut messages),
+                _ => convert(plan.from..count, &mut messages),
             }
         }
     }
@@ -137,7 +157,7 @@ pub fn request(
         session_id: Some(parts.session_id.to_string()),
         cache_retention: cache_retention(),
     };
-    Ok((request, plan.map(|plan| plan.splice)))
+    Ok(Some((request, plan.map(|plan| plan.splice))))
 }
 
 /// The model as the provider gets it: its headers and environment resolved, the request's
@@ -255,8 +275,8 @@ fn as_the_model_takes_it(message: &mut pwit::Message, model: &Model) {
 
 /// The headers GitHub Copilot's API reads on each request (pi's `buildCopilotDynamicHeaders`):
 /// who started this request, what it is for, and whether it carries images.
-fn copilot_headers(messages: &[AgentMessage]) -> Vec<(String, String)> {
-    let last_is_user = matches!(messages.last(), Some(AgentMessage::User(_)));
+fn copilot_headers(messages: &dyn Messages) -> Vec<(String, String)> {
+    let last_is_user = matches!(messages.last().as_deref(), Some(AgentMessage::User(_)));
     let mut headers = vec![
         (
             "X-Initiator".to_string(),
@@ -267,7 +287,7 @@ fn copilot_headers(messages: &[AgentMessage]) -> Vec<(String, String)> {
             "conversation-edits".to_string(),
         ),
     ];
-    let has_image = messages.iter().any(|m| match m {
+    let has_image = messages.range(0..messages.len()).iter().any(|m| match &**m {
         AgentMessage::User(user) => matches!(&user.content, UserContent::Blocks(blocks) if blocks.iter().any(|c| matches!(c, Content::Image { .. }))),
         AgentMessage::ToolResult(result) => {
             result.content.iter().any(|c| matches!(c, Content::Image { .. }))

@@ -63,7 +63,7 @@ impl Shared {
             let Some(model) = state.model.clone() else {
                 return Err(SessionError::NoModelSelected);
             };
-            if state.messages.is_empty() && state.store.context().messages.is_empty() {
+            if state.messages.is_empty() && state.store.held_context().messages.is_empty() {
                 return Err(SessionError::NothingToCompact);
             }
             if state.store.leaf_type() == Some("compaction") {
@@ -71,7 +71,8 @@ impl Shared {
             }
             (
                 model,
-                state.messages.clone(),
+                // Read whole: the conversation is summarized.
+                crate::agent::conversation::messages::Messages::to_vec(&state.messages()),
                 state.entry_ids.clone(),
                 state.compaction_policy(),
             )
@@ -172,7 +173,7 @@ impl Shared {
             let mut state = shared.state();
             let fields = entry_fields(&state, &result, None, true);
             let id = state.store.append("compaction", fields);
-            let context = state.store.context();
+            let context = state.store.held_context();
             state.load_context(context);
             drop(state);
             compaction_end(shared, reason, retry, Some(&result), false, None);
@@ -227,9 +228,9 @@ impl Shared {
         };
         let fields = entry_fields(&state, &result, Some(json!(usage)), false);
         let id = state.store.append("compaction", fields);
-        let context = state.store.context();
+        let context = state.store.held_context();
         state.load_context(context);
-        let tokens_after = crate::agent::conversation::tokens::context_tokens(state.messages());
+        let tokens_after = crate::agent::conversation::tokens::context_tokens(&state.messages());
         drop(state);
         // pi 1.5's result: the estimate of what is left, and the summary request's usage.
         result.estimated_tokens_after = Some(tokens_after);
@@ -320,7 +321,7 @@ fn entry_fields(
     }
     fields.insert("fromHook".into(), json!(from_hook));
     // What the system messages leave in force, as one message (pi's `getCurrentSystemMessage`).
-    let system = crate::agent::conversation::system_record::InForce::replay(state.messages())
+    let system = crate::agent::conversation::system_record::InForce::replay(&state.messages())
         .and_then(|in_force| serde_json::to_value(AgentMessage::System(in_force.message())).ok());
     if let Some(mut system) = system {
         system["timestamp"] = json!(crate::time::now_millis());

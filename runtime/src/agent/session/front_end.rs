@@ -2,6 +2,7 @@
 //! (for the tasks and watchers that must not keep a closed session alive), readiness, and
 //! read-only views of the conversation. The session's shared parts stay inside the engine.
 
+use crate::agent::conversation::messages::Messages as _;
 use std::sync::{Arc, Weak};
 
 use serde_json::{Map, Value};
@@ -112,28 +113,27 @@ impl Session {
 
     /// What the conversation's answers cost so far.
     pub fn total_cost(&self) -> f64 {
-        self.with_messages(|messages| {
-            messages
-                .iter()
-                .map(|message| match message {
-                    AgentMessage::Assistant(answer) => answer.usage.cost.total,
-                    _ => 0.0,
-                })
-                .sum()
-        })
+        let mut total = 0.0;
+        self.shared().state().messages().each(&mut |message| {
+            if let AgentMessage::Assistant(answer) = message {
+                total += answer.usage.cost.total;
+            }
+        });
+        total
     }
 
-    /// Reads the conversation under the session's lock.
+    /// Reads the whole conversation under the session's lock (the messages a long session
+    /// keeps in its file are read for it).
     pub fn with_messages<R>(&self, read: impl FnOnce(&[AgentMessage]) -> R) -> R {
-        read(self.shared().state().messages())
+        read(&self.shared().state().messages().to_vec())
     }
 
     /// The conversation's last message when it is an answer.
     pub fn last_answer(&self) -> Option<AssistantMessage> {
-        self.with_messages(|messages| match messages.last() {
+        match self.shared().state().messages().last().as_deref() {
             Some(AgentMessage::Assistant(answer)) => Some(answer.clone()),
             _ => None,
-        })
+        }
     }
 
     /// Stops the session's MCP servers (the session is closing).

@@ -160,13 +160,13 @@ impl Session {
                 new_session_file(config.sessions_dir.as_deref(), config.session_id.as_deref());
             SessionFile::create(path, &id, &config.cwd, None)
         });
-        let context = store.context();
+        let context = store.held_context();
         let resumed = !context.messages.is_empty() || context.thinking_level.is_some();
         // A resumed session restores its model (unless one was asked for) and thinking level.
         let mut model = config.model;
         if resumed
             && !config.model_explicit
-            && let Some(saved) = switching::restored_model(&context, &models)
+            && let Some(saved) = switching::restored_model(&context, &store, &models)
         {
             model = Some(saved);
         }
@@ -249,7 +249,7 @@ impl Session {
         );
         // Tools `tool_search` loaded on the resumed branch stay loaded.
         mcp.mark_loaded(crate::agent::conversation::system_record::recorded_names(
-            state.messages(),
+            &state.messages(),
         ));
         let session = Session {
             shared: Arc::new(Shared {

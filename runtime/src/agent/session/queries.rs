@@ -6,6 +6,7 @@ use super::answers::{
     SessionTree, ThinkingLevels, TokenTotals, UserMessageList, UserMessageRef,
 };
 use super::*;
+use crate::agent::conversation::messages::Messages as _;
 use crate::agent::session::file::UnknownEntry;
 
 impl Session {
@@ -59,25 +60,23 @@ impl Session {
         let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
             (0u64, 0u64, 0u64, 0u64, 0f64);
         let mut last_context: Option<u64> = None;
-        for message in &state.messages {
-            match message {
-                AgentMessage::User(_) => users += 1,
-                AgentMessage::Assistant(a) => {
-                    assistants += 1;
-                    calls += a.tool_calls().count();
-                    input += a.usage.input;
-                    output += a.usage.output;
-                    cache_read += a.usage.cache_read;
-                    cache_write += a.usage.cache_write;
-                    cost += a.usage.cost.total;
-                    if a.usage.total_tokens > 0 {
-                        last_context = Some(a.usage.total_tokens);
-                    }
+        state.messages().each(&mut |message| match message {
+            AgentMessage::User(_) => users += 1,
+            AgentMessage::Assistant(a) => {
+                assistants += 1;
+                calls += a.tool_calls().count();
+                input += a.usage.input;
+                output += a.usage.output;
+                cache_read += a.usage.cache_read;
+                cache_write += a.usage.cache_write;
+                cost += a.usage.cost.total;
+                if a.usage.total_tokens > 0 {
+                    last_context = Some(a.usage.total_tokens);
                 }
-                AgentMessage::ToolResult(_) => results += 1,
-                _ => {}
             }
-        }
+            AgentMessage::ToolResult(_) => results += 1,
+            _ => {}
+        });
         let window = state.model.as_ref().map_or(0, |m| m.context_window);
         let tokens = last_context.unwrap_or(0);
         let percent = if window > 0 {
@@ -113,15 +112,19 @@ impl Session {
     /// `get_last_assistant_text`'s data: `{"text"}` or `{}`.
     pub fn last_assistant_text(&self) -> LastAssistantText {
         let state = self.shared.state();
-        let text = state.messages.iter().rev().find_map(|m| match m {
-            AgentMessage::Assistant(a)
-                if !(a.stop_reason == crate::agent::conversation::message::StopReason::Aborted
-                    && a.content.is_empty()) =>
-            {
-                Some(a.text())
-            }
-            _ => None,
-        });
+        let messages = state.messages();
+        let text = (0..messages.len())
+            .rev()
+            .find_map(|at| match messages.get(at).as_deref() {
+                Some(AgentMessage::Assistant(a))
+                    if !(a.stop_reason
+                        == crate::agent::conversation::message::StopReason::Aborted
+                        && a.content.is_empty()) =>
+                {
+                    Some(a.text())
+                }
+                _ => None,
+            });
         LastAssistantText {
             text: text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
         }

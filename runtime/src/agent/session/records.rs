@@ -13,7 +13,8 @@ impl Session {
         read: impl FnOnce(&SessionFile, Option<&str>, &[AgentMessage]) -> R,
     ) -> R {
         let state = self.shared.state();
-        read(&state.store, state.session_name.as_deref(), &state.messages)
+        let messages = crate::agent::conversation::messages::Messages::to_vec(&state.messages());
+        read(&state.store, state.session_name.as_deref(), &messages)
     }
 
     /// The session's working directory.

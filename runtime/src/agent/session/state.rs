@@ -1,5 +1,6 @@
 //! The session's configuration and conversation state.
 
+use crate::agent::session::file::held::{Held, HeldMessages};
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
@@ -197,10 +198,14 @@ impl RunMode {
     }
 }
 
+/// How many of the last messages a session keeps in memory after a run (the others are read
+/// back from the session file when needed).
+const KEPT_IN_MEMORY: usize = 64;
+
 /// The conversation state.
 pub struct State {
-    /// The current context.
-    pub(super) messages: Vec<AgentMessage>,
+    /// The current context (most of a long session's messages left in its file).
+    pub(super) messages: Vec<Held>,
     /// The entry id of each message (pi's short ids), parallel to `messages`.
     pub(super) entry_ids: Vec<String>,
     /// Counts the changes of `messages` other than appends (a reload, a dropped answer): a
@@ -296,9 +301,20 @@ impl State {
         self.thinking
     }
 
-    /// The conversation as the model sees it.
-    pub fn messages(&self) -> &[AgentMessage] {
-        &self.messages
+    /// The conversation as the model sees it (stored messages read when asked).
+    pub fn messages(&self) -> HeldMessages<'_> {
+        HeldMessages::new(&self.messages, &self.entry_ids, &self.store)
+    }
+
+    /// Lets the messages older than the last few go back to their lines in the session file
+    /// (after a run: a long-lived session holds what it recently added, not all of it).
+    pub fn settle_messages(&mut self) {
+        crate::agent::session::file::held::settle(
+            &mut self.messages,
+            &self.entry_ids,
+            &self.store,
+            KEPT_IN_MEMORY,
+        );
     }
 
     /// The generation of the conversation: the same while messages are only appended.
@@ -380,7 +396,7 @@ impl State {
         let window = self.window();
         self.auto_compaction
             && window > 0
-            && crate::agent::conversation::tokens::context_tokens(&self.messages)
+            && crate::agent::conversation::tokens::context_tokens(&self.messages())
                 > window.saturating_sub(self.compaction_policy().reserve_tokens)
     }
 
@@ -469,7 +485,13 @@ impl State {
     /// Appends a message to the conversation and the session file; returns its entry id.
     pub fn append(&mut self, message: AgentMessage) -> String {
         let id = self.store.append_message(&message);
-        self.messages.push(message);
+        // An extension's message is a `custom_message` entry, not its message's line.
+        self.messages
+            .push(if matches!(message, AgentMessage::Custom(_)) {
+                Held::kept(message)
+            } else {
+                Held::settling(message)
+            });
         self.entry_ids.push(id.clone());
         id
     }
@@ -478,12 +500,14 @@ impl State {
     /// session file, and a `context_edit` entry (pi 1.5's) takes it out of the context there
     /// too; returns that entry.
     pub fn drop_failed_answer(&mut self) -> Option<Value> {
-        if !matches!(self.messages.last(), Some(AgentMessage::Assistant(a)) if a.stop_reason == crate::agent::conversation::message::StopReason::Error)
+        if !matches!(self.messages.last().and_then(Held::parsed), Some(AgentMessage::Assistant(a)) if a.stop_reason == crate::agent::conversation::message::StopReason::Error)
         {
             return None;
         }
         self.messages_generation += 1;
-        if let Some(AgentMessage::Assistant(failed)) = self.messages.pop() {
+        if let Some(Held::Parsed { message, .. }) = self.messages.pop()
+            && let AgentMessage::Assistant(failed) = *message
+        {
             self.retry_failed = Some(failed);
         }
         let target = self.entry_ids.pop()?;
@@ -531,13 +555,13 @@ impl State {
     }
 
     /// Replaces the conversation with the session's context at its leaf.
-    pub(super) fn load_context(&mut self, context: crate::agent::session::file::Context) {
+    pub(super) fn load_context(&mut self, context: crate::agent::session::file::Context<Held>) {
         // A pi 1.5 session opened for a pi 0.73 host: its system records are not conversation.
         let keep_records = self.behaviour.system_message;
         let count = context.messages.len();
         let (mut ids, mut messages) = (Vec::with_capacity(count), Vec::with_capacity(count));
         for (id, message) in context.messages {
-            if keep_records || !matches!(message, AgentMessage::System(_)) {
+            if keep_records || !matches!(message.parsed(), Some(AgentMessage::System(_))) {
                 ids.push(id);
                 messages.push(message);
             }

@@ -4,6 +4,7 @@
 use super::answers::{ForkOutcome, SwitchOutcome};
 use super::*;
 use crate::agent::extensions::hooks::{SessionStartReason, ShutdownReason};
+use crate::agent::session::file::held::{self, Held};
 use crate::agent::tools::ToolSelection;
 use std::path::Path;
 
@@ -71,7 +72,7 @@ impl Session {
 
     /// Makes `store` the session: its context becomes the conversation.
     pub(super) fn replace_store(&self, state: &mut State, store: SessionFile) {
-        let context = store.context();
+        let context = store.held_context();
         state.session_id = store.id().to_string();
         state.session_name = store.name();
         state.store = store;
@@ -96,12 +97,12 @@ impl Session {
         self.shut_down_extensions(ShutdownReason::Resume, Some(full))
             .await;
         self.files_beside(full);
-        let context = store.context();
+        let context = store.held_context();
         let level = {
             let mut state = self.shared.state();
             state.steering.drain();
             state.follow_up.drain();
-            if let Some(model) = restored_model(&context, &self.shared.models()) {
+            if let Some(model) = restored_model(&context, &store, &self.shared.models()) {
                 let previous = state.model.replace(model.clone());
                 if previous.as_ref() != Some(&model) {
                     self.model_selected(
@@ -382,7 +383,8 @@ struct Carried {
 /// that one is gone (a virtual model whose extension is not loaded), the physical model that
 /// answered last, as pi falls back.
 pub(super) fn restored_model(
-    context: &crate::agent::session::file::Context,
+    context: &crate::agent::session::file::Context<Held>,
+    store: &SessionFile,
     models: &crate::agent::models::ModelRegistry,
 ) -> Option<Model> {
     let (provider, id) = context.model.as_ref()?;
@@ -391,19 +393,25 @@ pub(super) fn restored_model(
             .messages
             .iter()
             .rev()
-            .find_map(|(_, message)| match message {
-                AgentMessage::Assistant(answer)
-                    if !matches!(
-                        answer.stop_reason,
-                        crate::agent::conversation::message::StopReason::Error
-                            | crate::agent::conversation::message::StopReason::Aborted
-                    ) =>
-                {
-                    Some(answer)
+            .find_map(|(id, held)| {
+                let message = match held {
+                    Held::Parsed { message, .. } => std::borrow::Cow::Borrowed(&**message),
+                    Held::Stored => std::borrow::Cow::Owned(held::read_stored(store, id)?),
+                };
+                match message.as_ref() {
+                    AgentMessage::Assistant(answer)
+                        if !matches!(
+                            answer.stop_reason,
+                            crate::agent::conversation::message::StopReason::Error
+                                | crate::agent::conversation::message::StopReason::Aborted
+                        ) =>
+                    {
+                        Some((answer.provider.clone(), answer.model.clone()))
+                    }
+                    _ => None,
                 }
-                _ => None,
             })
-            .and_then(|answered| models.find_available(&answered.provider, &answered.model))
+            .and_then(|(provider, model)| models.find_available(&provider, &model))
             .filter(|model| !model.is_virtual())
     })
 }

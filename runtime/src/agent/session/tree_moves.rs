@@ -75,7 +75,7 @@ impl Session {
                 .store
                 .set_leaf(leaf.as_deref())
                 .map_err(|UnknownEntry(id)| SessionError::EntryNotFound(id))?;
-            let context = state.store.context();
+            let context = state.store.held_context();
             state.load_context(context);
         }
         let moved = json!({"newLeafId": leaf, "oldLeafId": old_leaf});

@@ -14,6 +14,9 @@ use crate::plugin_host::http_client::HttpResponse;
 pub use crate::plugin_host::http_client::{HttpClient, HttpTimeouts, client};
 use crate::plugin_host::sandbox::StoreState;
 
+/// What a provider hears instead of a response to a learning step's body (it is not sent).
+const LEARNED: &str = "the conversation's prefix was learned; this body is not sent";
+
 impl Host for StoreState {
     async fn send(&mut self, req: Request) -> Result<Resource<HttpResponse>, HttpError> {
         let url = reqwest::Url::parse(&req.url)
@@ -50,6 +53,10 @@ impl Host for StoreState {
                 ))
             })?;
             tracing::debug!(target: "pith::history_cache", bytes = whole.len(), "spliced");
+            if splice.learn_only {
+                // A learning step: the body taught the prefix; nothing goes out.
+                return Err(HttpError::Connection(LEARNED.to_string()));
+            }
             spliced = Some(whole);
         }
         // A provider's JSON body goes past the session's extensions, which may replace it.

@@ -7,16 +7,43 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::entry::Role;
+use super::held::{self, Held};
 use super::{AgentMessage, Context, Entry, SessionFile};
 
 impl SessionFile {
     /// The conversation at the leaf: compactions replace what they summarized.
     pub fn context(&self) -> Context {
+        let held = self.project(false);
+        Context {
+            messages: held
+                .messages
+                .into_iter()
+                .filter_map(|(id, held)| match held {
+                    Held::Parsed { message, .. } => Some((id, *message)),
+                    Held::Stored => None,
+                })
+                .collect(),
+            thinking_level: held.thinking_level,
+            model: held.model,
+        }
+    }
+
+    /// The conversation at the leaf as a session holds it: its unedited messages on disk are
+    /// left in the file, to be read when needed.
+    pub fn held_context(&self) -> Context<Held> {
+        self.project(true)
+    }
+
+    /// The conversation at the leaf; with `lazy`, the messages [`held::hold`] leaves in the
+    /// file are not read (only the last answer, for the model).
+    fn project(&self, lazy: bool) -> Context<Held> {
         let path = self.path_to(self.leaf.as_deref());
         let lines = self.lines();
         let mut context = Context {
             messages: Vec::with_capacity(path.len()),
-            ..Context::default()
+            thinking_level: None,
+            model: None,
         };
         let compaction = path.iter().rposition(|e| e.kind() == "compaction");
         // pi 1.5's `context_edit` entries take a message out of the context (`replacement`
@@ -32,8 +59,20 @@ impl SessionFile {
                 Some((target, body.remove("replacement").unwrap_or(Value::Null)))
             })
             .collect();
-        let include = |context: &mut Context, entry: &Entry| {
+        // The last answer left in the file, for the model in force.
+        let mut last_stored_answer: Option<String> = None;
+        let mut include = |context: &mut Context<Held>, entry: &Entry| {
             let id = entry.id().to_string();
+            if lazy
+                && !edits.contains_key(id.as_str())
+                && let Some(stored) = held::hold(entry)
+            {
+                if entry.role() == Role::Assistant {
+                    last_stored_answer = Some(id.clone());
+                }
+                context.messages.push((id, stored));
+                return;
+            }
             match entry.kind() {
                 "message" => {
                     // Read straight from the line into the typed message: a JSON tree in
@@ -54,8 +93,17 @@ impl SessionFile {
                     if let Some(message) = message {
                         if let AgentMessage::Assistant(a) = &message {
                             context.model = Some((a.provider.clone(), a.model.clone()));
+                            last_stored_answer = None;
                         }
-                        context.messages.push((id, message));
+                        let unedited = !edits.contains_key(id.as_str());
+                        context.messages.push((
+                            id,
+                            if unedited {
+                                Held::settling(message)
+                            } else {
+                                Held::kept(message)
+                            },
+                        ));
                     }
                 }
                 "custom_message" => {
@@ -72,7 +120,7 @@ impl SessionFile {
                         return;
                     };
                     if let Ok(message) = serde_json::from_value::<AgentMessage>(custom) {
-                        context.messages.push((id, message));
+                        context.messages.push((id, Held::kept(message)));
                     }
                 }
                 "branch_summary" => {
@@ -81,7 +129,7 @@ impl SessionFile {
                     if !summary.is_empty() {
                         let message = json!({"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId").cloned().unwrap_or(json!("root")), "timestamp": 0});
                         if let Ok(message) = serde_json::from_value(message) {
-                            context.messages.push((id, message));
+                            context.messages.push((id, Held::kept(message)));
                         }
                     }
                 }
@@ -127,14 +175,8 @@ impl SessionFile {
                 let kept_from = first_kept
                     .and_then(|id| path[..at].iter().position(|e| e.id() == id))
                     .unwrap_or(at);
-                let is_system = |entry: &Entry| {
-                    entry.kind() == "message"
-                        && lines
-                            .text(entry)
-                            .and_then(super::entry::message_role)
-                            .as_deref()
-                            == Some("system")
-                };
+                let is_system =
+                    |entry: &Entry| entry.kind() == "message" && entry.role() == Role::System;
                 // pi 1.5: the compaction's `systemMessage` leads the compacted context, and the
                 // system messages among the kept entries give way to it. An older entry without
                 // one keeps the `system` messages before the kept part in front: they are the
@@ -145,7 +187,9 @@ impl SessionFile {
                     .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok());
                 let has_leading = leading.is_some();
                 match leading {
-                    Some(system) => context.messages.push((compact_id.clone(), system)),
+                    Some(system) => context
+                        .messages
+                        .push((compact_id.clone(), Held::kept(system))),
                     None => {
                         for entry in path[..kept_from].iter().filter(|e| is_system(e)) {
                             include(&mut context, entry);
@@ -155,7 +199,7 @@ impl SessionFile {
                 let summary = json!({"role": "compactionSummary", "summary": compact.get("summary").cloned().unwrap_or(json!("")),
                     "tokensBefore": compact.get("tokensBefore").cloned().unwrap_or(json!(0)), "timestamp": 0});
                 if let Ok(message) = serde_json::from_value(summary) {
-                    context.messages.push((compact_id, message));
+                    context.messages.push((compact_id, Held::kept(message)));
                 }
                 for entry in path[kept_from..at]
                     .iter()
@@ -165,6 +209,12 @@ impl SessionFile {
                     include(&mut context, entry);
                 }
             }
+        }
+        if let Some(entry) = last_stored_answer.and_then(|id| self.entry(&id))
+            && let Some(line) = lines.read::<MessageLine>(entry)
+            && let AgentMessage::Assistant(a) = line.message
+        {
+            context.model = Some((a.provider, a.model));
         }
         context
     }

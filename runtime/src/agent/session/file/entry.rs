@@ -14,7 +14,35 @@ pub struct Entry {
     id: Box<str>,
     parent: Option<Box<str>>,
     timestamp: Box<str>,
+    /// A message entry's message role (read with the heads, so that a conversation can be
+    /// held without reading its messages).
+    role: Role,
     pub(super) line: Line,
+}
+
+/// The role of a message entry's message, as far as holding a conversation needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    /// Not a message entry, or a message without a role.
+    #[default]
+    None,
+    /// pi 1.5's system record.
+    System,
+    /// A model's answer.
+    Assistant,
+    /// Any other role.
+    Other,
+}
+
+impl Role {
+    fn of(role: Option<&str>) -> Role {
+        match role {
+            None => Role::None,
+            Some("system") => Role::System,
+            Some("assistant") => Role::Assistant,
+            Some(_) => Role::Other,
+        }
+    }
 }
 
 /// Where an entry's line is.
@@ -42,6 +70,15 @@ struct Heads<'a> {
     parent: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     timestamp: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    message: Option<RoleOnly<'a>>,
+}
+
+/// A message read for its role alone.
+#[derive(Deserialize)]
+struct RoleOnly<'a> {
+    #[serde(default, borrow)]
+    role: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl Entry {
@@ -56,6 +93,7 @@ impl Entry {
                 id: heads.id.into(),
                 parent: heads.parent.map(Into::into),
                 timestamp: heads.timestamp.unwrap_or_default().into(),
+                role: Role::of(heads.message.as_ref().and_then(|m| m.role.as_deref())),
                 line: place,
             }),
             // A repeated key (JSON allows it; the last one wins when read as a map), or a head
@@ -78,6 +116,11 @@ impl Entry {
             id: text("id")?.into(),
             parent: text("parentId").map(Into::into),
             timestamp: text("timestamp").unwrap_or("").into(),
+            role: Role::of(
+                map.get("message")
+                    .and_then(|m| m.get("role"))
+                    .and_then(Value::as_str),
+            ),
             line: Line::Held(line.into()),
         })
     }
@@ -95,6 +138,16 @@ impl Entry {
     /// The entry's `parentId`, unless it is null (a root).
     pub fn parent(&self) -> Option<&str> {
         self.parent.as_deref()
+    }
+
+    /// A message entry's message role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// True when the entry's line is in the session file (not only held in memory).
+    pub fn is_on_disk(&self) -> bool {
+        matches!(self.line, Line::OnDisk { .. })
     }
 
     /// The entry's `timestamp` (empty when it has none), for ordering siblings as pi does

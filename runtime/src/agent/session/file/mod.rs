@@ -19,19 +19,20 @@ use crate::time::{iso, now_millis};
 
 mod context;
 mod entry;
+pub mod held;
 pub mod lines;
 mod tree;
-pub use entry::Entry;
 use entry::Line;
+pub use entry::{Entry, Role};
 
 /// pi's session format version.
 pub const VERSION: u64 = 3;
 
 /// The conversation a session file describes at its leaf.
-#[derive(Debug, Default)]
-pub struct Context {
+#[derive(Debug)]
+pub struct Context<M = AgentMessage> {
     /// The messages, with their entry ids.
-    pub messages: Vec<(String, AgentMessage)>,
+    pub messages: Vec<(String, M)>,
     /// The last thinking level set on the path.
     pub thinking_level: Option<String>,
     /// The last model on the path (provider, id).

@@ -1,0 +1,287 @@
+//! The conversation at the leaf as a session holds it: most messages of a long session stay
+//! in the session file, as the lines they are, and are read back when a reader needs them
+//! (the messages after the cached provider prefix, the last answer, a compaction, an
+//! export). A message is held in memory when it is not the plain content of its line (a
+//! summary, an edited message, a system record, an entry not written yet) and while it is
+//! recent; [`settle`] lets the older ones go back to their lines.
+//!
+//! A line that is no longer where it was (the file was changed by another program) reads as
+//! missing: the message is left out, with a warning, as opening such a file does.
+
+use std::borrow::Cow;
+use std::io::{Read, Seek, SeekFrom};
+
+use serde::Deserialize;
+
+use super::SessionFile;
+use super::entry::{Entry, Line, Role};
+use crate::agent::conversation::message::AgentMessage;
+use crate::agent::conversation::messages::Messages;
+
+/// A message of the conversation at the leaf.
+#[derive(Debug, Clone)]
+pub enum Held {
+    /// In memory.
+    Parsed {
+        /// The message.
+        message: Box<AgentMessage>,
+        /// True when its entry's line holds exactly this message, so it may go back to it.
+        settles: bool,
+    },
+    /// Its entry's line, read when needed (a message entry on disk, not edited).
+    Stored,
+}
+
+impl Held {
+    /// A message held in memory that is not the plain content of a line.
+    pub fn kept(message: AgentMessage) -> Held {
+        Held::Parsed {
+            message: Box::new(message),
+            settles: false,
+        }
+    }
+
+    /// A message held in memory that its entry's line holds as it is (a system record stays:
+    /// readers find the records without reading).
+    pub fn settling(message: AgentMessage) -> Held {
+        let settles = !matches!(message, AgentMessage::System(_));
+        Held::Parsed {
+            message: Box::new(message),
+            settles,
+        }
+    }
+
+    /// The message, when in memory.
+    pub fn parsed(&self) -> Option<&AgentMessage> {
+        match self {
+            Held::Parsed { message, .. } => Some(message),
+            Held::Stored => None,
+        }
+    }
+}
+
+/// A session's conversation for reading: its messages and entry ids, and the file the stored
+/// ones are read from.
+#[derive(Clone, Copy)]
+pub struct HeldMessages<'a> {
+    held: &'a [Held],
+    ids: &'a [String],
+    file: &'a SessionFile,
+}
+
+impl<'a> HeldMessages<'a> {
+    /// The conversation `held` (entry ids `ids`, parallel) of `file`.
+    pub fn new(held: &'a [Held], ids: &'a [String], file: &'a SessionFile) -> HeldMessages<'a> {
+        HeldMessages { held, ids, file }
+    }
+}
+
+impl Messages for HeldMessages<'_> {
+    fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    fn get(&self, at: usize) -> Option<Cow<'_, AgentMessage>> {
+        match self.held.get(at)? {
+            Held::Parsed { message, .. } => Some(Cow::Borrowed(message)),
+            Held::Stored => read_stored(self.file, self.ids.get(at)?).map(Cow::Owned),
+        }
+    }
+
+    fn is_system(&self, at: usize) -> bool {
+        matches!(
+            self.held.get(at).and_then(Held::parsed),
+            Some(AgentMessage::System(_))
+        )
+    }
+
+    fn range(&self, range: std::ops::Range<usize>) -> Vec<Cow<'_, AgentMessage>> {
+        let range = range.start.min(self.held.len())..range.end.min(self.held.len());
+        let stored: Vec<&Entry> = range
+            .clone()
+            .filter(|&at| matches!(self.held[at], Held::Stored))
+            .filter_map(|at| self.file.entry(&self.ids[at]))
+            .collect();
+        let mut read = self.file.read_lines(&stored).into_iter();
+        let mut lost = 0;
+        let messages = range
+            .filter_map(|at| match &self.held[at] {
+                Held::Parsed { message, .. } => Some(Cow::Borrowed(&**message)),
+                Held::Stored => {
+                    let message = read.next().flatten().as_deref().and_then(read_message);
+                    lost += usize::from(message.is_none());
+                    message.map(Cow::Owned)
+                }
+            })
+            .collect();
+        if lost > 0 {
+            tracing::warn!(
+                "{lost} messages of the session file {} could not be read back (the file was \
+                 changed by another program) and were left out",
+                self.file
+                    .path()
+                    .map_or_else(String::new, |p| p.display().to_string())
+            );
+        }
+        messages
+    }
+}
+
+/// The message of the stored message entry `id`, read from its line.
+pub fn read_stored(file: &SessionFile, id: &str) -> Option<AgentMessage> {
+    read_message(&file.text_of(file.entry(id)?)?)
+}
+
+/// A message entry's line, read for its message only.
+#[derive(Deserialize)]
+struct MessageLine {
+    message: AgentMessage,
+}
+
+/// The message of a message entry's line.
+fn read_message(text: &str) -> Option<AgentMessage> {
+    serde_json::from_str::<MessageLine>(text)
+        .ok()
+        .map(|line| line.message)
+}
+
+/// How the conversation of a file opened for reading holds each message entry.
+pub(super) fn hold(entry: &Entry) -> Option<Held> {
+    (entry.kind() == "message" && entry.is_on_disk() && entry.role() != Role::System)
+        .then_some(Held::Stored)
+}
+
+/// Lets the messages held in memory that their lines hold as they are go back to their
+/// lines, all but the last `keep`.
+pub fn settle(held: &mut [Held], ids: &[String], file: &SessionFile, keep: usize) {
+    let end = held.len().saturating_sub(keep);
+    for (slot, id) in held[..end].iter_mut().zip(ids) {
+        if matches!(slot, Held::Parsed { settles: true, .. })
+            && file.entry(id).is_some_and(Entry::is_on_disk)
+        {
+            *slot = Held::Stored;
+        }
+    }
+}
+
+impl SessionFile {
+    /// The lines of `entries` (in the file, or held), read with one read of the part of the
+    /// file they span; `None` for a line that is no longer where it was.
+    pub fn read_lines(&self, entries: &[&Entry]) -> Vec<Option<String>> {
+        let places = entries.iter().filter_map(|entry| match entry.line {
+            Line::OnDisk { offset, len } => Some((offset, offset + u64::from(len))),
+            Line::Held(_) => None,
+        });
+        let span = places.fold(None, |span: Option<(u64, u64)>, (start, end)| {
+            Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))))
+        });
+        let text = span.and_then(|(start, end)| {
+            let path = self.path()?;
+            let read = || -> std::io::Result<Vec<u8>> {
+                let mut file = std::fs::File::open(path)?;
+                file.seek(SeekFrom::Start(start))?;
+                let mut bytes = vec![0; usize::try_from(end - start).unwrap_or(0)];
+                file.read_exact(&mut bytes)?;
+                Ok(bytes)
+            };
+            match read() {
+                Ok(bytes) => Some((start, bytes)),
+                Err(err) => {
+                    tracing::warn!("cannot read the session file {}: {err}", path.display());
+                    None
+                }
+            }
+        });
+        entries
+            .iter()
+            .map(|entry| match &entry.line {
+                Line::Held(text) => Some(text.to_string()),
+                Line::OnDisk { offset, len } => {
+                    let (start, bytes) = text.as_ref()?;
+                    let from = usize::try_from(offset - start).ok()?;
+                    let line = bytes.get(from..from.checked_add(*len as usize)?)?;
+                    let line = std::str::from_utf8(line).ok()?;
+                    entry.is_line(line).then(|| line.to_string())
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A session file of `turns` prompts and answers, with a system record first.
+    fn session(dir: &std::path::Path, turns: usize) -> std::path::PathBuf {
+        let path = dir.join("s.jsonl");
+        let mut lines = vec![
+            json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}),
+            json!({"type": "message", "id": "s0", "parentId": null, "timestamp": "2026-01-01T00:00:00.500Z",
+                "message": {"role": "system", "content": "", "sections": {"preamble": "p"}, "timestamp": 1}}),
+        ];
+        let mut parent = "s0".to_string();
+        for n in 0..turns {
+            let (user, answer) = (format!("u{n}"), format!("a{n}"));
+            lines.push(json!({"type": "message", "id": user, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": format!("question {n}")}], "timestamp": 1}}));
+            lines.push(json!({"type": "message", "id": answer, "parentId": user, "timestamp": "2026-01-01T00:00:02.000Z",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": format!("answer {n}")}], "api": "faux", "provider": "faux", "model": format!("m{n}"),
+                    "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                    "stopReason": "stop", "timestamp": 2}}));
+            parent = answer;
+        }
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn split(context: super::super::Context<Held>) -> (Vec<Held>, Vec<String>) {
+        context
+            .messages
+            .into_iter()
+            .map(|(id, held)| (held, id))
+            .unzip()
+    }
+
+    #[test]
+    fn a_held_conversation_reads_as_the_parsed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, _) = SessionFile::open(&session(dir.path(), 20)).unwrap();
+        let parsed = file.context();
+        let held = file.held_context();
+        assert_eq!(held.model, parsed.model, "the last answer's model");
+        assert_eq!(held.model, Some(("faux".into(), "m19".into())));
+        let (held, ids) = split(held);
+        assert!(held[0].parsed().is_some(), "a system record is held");
+        assert!(held[1..].iter().all(|h| matches!(h, Held::Stored)));
+        let messages = HeldMessages::new(&held, &ids, &file);
+        let expected: Vec<AgentMessage> = parsed.messages.into_iter().map(|(_, m)| m).collect();
+        assert_eq!(messages.to_vec(), expected);
+        assert_eq!(messages.get(7).as_deref(), Some(&expected[7]));
+        assert_eq!(messages.range(3..6).len(), 3);
+        assert!(messages.is_system(0) && !messages.is_system(1));
+    }
+
+    #[test]
+    fn settled_messages_go_back_to_their_lines_but_the_last_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut file, _) = SessionFile::open(&session(dir.path(), 3)).unwrap();
+        let (mut held, mut ids) = split(file.held_context());
+        for n in 0..4 {
+            let message: AgentMessage = serde_json::from_value(json!(
+                {"role": "user", "content": [{"type": "text", "text": format!("more {n}")}], "timestamp": 3}
+            ))
+            .unwrap();
+            ids.push(file.append_message(&message));
+            held.push(Held::settling(message));
+        }
+        let before = HeldMessages::new(&held, &ids, &file).to_vec();
+        settle(&mut held, &ids, &file, 2);
+        let parsed = held.iter().filter(|h| h.parsed().is_some()).count();
+        assert_eq!(parsed, 3, "the system record and the last two");
+        assert_eq!(HeldMessages::new(&held, &ids, &file).to_vec(), before);
+    }
+}

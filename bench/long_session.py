@@ -10,7 +10,9 @@ reopens a copy with `--session FILE` in RPC mode over pipes, and the script meas
   * the RSS after open (VmRSS);
   * the agent's CPU for one more prompt (a plain answer), prompt -> `agent_end`;
   * the agent's CPU for a run of 20 `bash` calls on top, and per turn;
-  * the peak RSS of the whole (VmHWM).
+  * the peak RSS of the whole (VmHWM);
+  * the agent's CPU for one more prompt after the session is closed and reopened by a new
+    process (pith takes the provider prefix it kept on disk; pi encodes it again).
 The model is an Anthropic Messages server on loopback in this script: it answers a prompt
 `run K` with K `bash` calls (`true`), one per turn, then a text; any other prompt with a text.
 Its own parsing of the (large) requests is not the agent's CPU.
@@ -150,37 +152,55 @@ def status_kb(pid, key):
     return 0
 
 
-def measure(command, env, session, work, calls):
-    """(open wall s, open CPU s, RSS after open KB, prompt CPU s, run CPU s, peak KB)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(command + ["--session", session], cwd=work, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = Output(proc.stdout.fileno())
-    try:
-        proc.stdin.write(b'{"id":"s","type":"get_state"}\n')
-        proc.stdin.flush()
-        out.until(b'{"id":"s"')
-        open_wall = time.perf_counter() - started
-        open_cpu = cpu_s(proc.pid)
-        rss = status_kb(proc.pid, "VmRSS:")
+class Agent:
+    """An agent reopening `session` in RPC mode over pipes, until closed."""
 
-        def prompt(text):
-            before = cpu_s(proc.pid)
-            proc.stdin.write((json.dumps({"type": "prompt", "message": text}) + "\n").encode())
-            proc.stdin.flush()
-            out.until(b'{"type":"agent_end"')
-            return cpu_s(proc.pid) - before
+    def __init__(self, command, env, session, work):
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(command + ["--session", session], cwd=work, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        self.out = Output(self.proc.stdout.fileno())
+        self.proc.stdin.write(b'{"id":"s","type":"get_state"}\n')
+        self.proc.stdin.flush()
+        self.out.until(b'{"id":"s"')
+        self.open_wall = time.perf_counter() - self.started
 
-        one = prompt("one more question")
-        run = prompt("run %d" % calls)
-        peak = status_kb(proc.pid, "VmHWM:")
-    finally:
-        proc.stdin.close()
+    def prompt(self, text):
+        """The agent's CPU for one prompt, prompt -> `agent_end`."""
+        before = cpu_s(self.proc.pid)
+        self.proc.stdin.write((json.dumps({"type": "prompt", "message": text}) + "\n").encode())
+        self.proc.stdin.flush()
+        self.out.until(b'{"type":"agent_end"')
+        return cpu_s(self.proc.pid) - before
+
+    def close(self):
+        self.proc.stdin.close()
         try:
-            proc.wait(timeout=60)
+            self.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            proc.kill()
-    return open_wall, open_cpu, rss, one, run, peak
+            self.proc.kill()
+
+
+def measure(command, env, session, work, calls):
+    """(open wall s, open CPU s, RSS after open KB, prompt CPU s, run CPU s, peak KB,
+    prompt CPU s after reopening)."""
+    agent = Agent(command, env, session, work)
+    try:
+        open_cpu = cpu_s(agent.proc.pid)
+        rss = status_kb(agent.proc.pid, "VmRSS:")
+        one = agent.prompt("one more question")
+        run = agent.prompt("run %d" % calls)
+        peak = status_kb(agent.proc.pid, "VmHWM:")
+    finally:
+        agent.close()
+    # The same session reopened by a new process (pith keeps the provider prefix it learned).
+    again = Agent(command, env, session, work)
+    try:
+        reopened = again.prompt("and one more")
+    finally:
+        again.close()
+    return agent.open_wall, open_cpu, rss, one, run, peak, reopened
 
 
 def main():
@@ -241,22 +261,23 @@ def main():
         return "%.0f MB" % (kb / 1024)
 
     print("| turns (file) | agent | open: wall / CPU | RSS after open | one more prompt: CPU "
-          "| run of %d calls: CPU (per turn) | peak RSS |" % args.calls)
-    print("|---|---|---|---|---|---|---|")
+          "| run of %d calls: CPU (per turn) | peak RSS | reopened, one more prompt: CPU |"
+          % args.calls)
+    print("|---|---|---|---|---|---|---|---|")
     for turns, size, figures in rows:
         for i, (name, _) in enumerate(agents):
             f = figures[name]
             label = "%d (%.1f MB)" % (turns, size / 1e6) if i == 0 else ""
-            print("| %s | %s | %s / %s | %s | %s | %s (%s) | %s |" % (
+            print("| %s | %s | %s / %s | %s | %s | %s (%s) | %s | %s |" % (
                 label, name, ms(f[0]), ms(f[1]), mb(f[2]), ms(f[3]), ms(f[4]),
-                ms(f[4] / (args.calls + 1)), mb(f[5])))
+                ms(f[4] / (args.calls + 1)), mb(f[5]), ms(f[6])))
         if len(agents) > 1:
             ours, theirs = figures["pith"], figures[agents[1][0]]
 
             def ratio(col):
                 return "%.1f×" % (theirs[col] / ours[col]) if ours[col] else "–"
-            print("| | pi / pith | %s / %s | %s | %s | %s | %s |" % (
-                ratio(0), ratio(1), ratio(2), ratio(3), ratio(4), ratio(5)))
+            print("| | pi / pith | %s / %s | %s | %s | %s | %s | %s |" % (
+                ratio(0), ratio(1), ratio(2), ratio(3), ratio(4), ratio(5), ratio(6)))
 
 
 if __name__ == "__main__":

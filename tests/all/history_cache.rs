@@ -147,3 +147,91 @@ async fn each_provider_sends_the_same_bytes_with_the_cache() {
         assert!(parsed.to_string().contains("third"), "{api}");
     }
 }
+
+/// The request bodies of `prompts` on `file` sent to `server` (anthropic-messages), and pith's
+/// debug lines, with the cache or without.
+async fn run_on(
+    server: &FakeLlm,
+    file: &std::path::Path,
+    prompts: &[&str],
+    cache: bool,
+) -> (Vec<String>, Vec<String>) {
+    let before = server.requests().len();
+    let mut options = reopening_with(
+        "anthropic-messages",
+        &server.url,
+        file,
+        json!({"compaction": {"enabled": false}}),
+    );
+    options
+        .env
+        .push(("PITH_LOG".into(), "pith::history_cache=debug".into()));
+    if !cache {
+        options
+            .env
+            .push(("PITH_NO_HISTORY_CACHE".into(), "1".into()));
+    }
+    options.capture_stderr = true;
+    let mut pith = Pith::spawn(options).await;
+    for (n, text) in prompts.iter().enumerate() {
+        let accepted = pith
+            .call(&format!("p{n}"), json!({"type": "prompt", "message": text}))
+            .await;
+        assert_eq!(accepted["success"], true, "{accepted}");
+        pith.until_agent_end().await;
+    }
+    let work = pith.work_dir().display().to_string();
+    let bodies = server
+        .requests()
+        .iter()
+        .skip(before)
+        .map(|r| r["body"].to_string().replace(&work, "<work>"))
+        .collect();
+    (bodies, pith.stderr_lines())
+}
+
+/// A session reopened by a second process takes its prefix from the file the first one left
+/// (no learning steps, the whole prefix from disk), and sends the bytes it sends without the
+/// cache; a changed session file is not served from it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reopened_session_takes_its_prefix_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.jsonl");
+    long_session(&file, 150);
+    // One server throughout: its URL is part of what the prefix is the encoding for.
+    let server = FakeLlm::start(json!([
+        {"text": "re one"}, {"text": "re two"}, {"text": "re three"},
+        {"text": "re three"}, {"text": "re four"}
+    ]))
+    .await;
+    let (_, first) = run_on(&server, &file, &["one", "two"], true).await;
+    assert!(!first.iter().any(|l| l.contains("prefix read from disk")));
+    // The same file, as another process finds it, beside a copy without the cache.
+    let copy = dir.path().join("copy.jsonl");
+    std::fs::copy(&file, &copy).unwrap();
+    let (cached, log) = run_on(&server, &file, &["three"], true).await;
+    let (whole, _) = run_on(&server, &copy, &["three"], false).await;
+    assert_eq!(cached, whole, "the bytes sent are those without the cache");
+    let read = log
+        .iter()
+        .map(|l| plain(l))
+        .find(|l| l.contains("prefix read from disk"))
+        .unwrap_or_else(|| panic!("{log:#?}"));
+    assert!(read.contains("messages="), "{read}");
+    assert!(plans(&log, true).is_empty(), "no learning step: {log:#?}");
+    let used = plans(&log, false);
+    assert!(used.len() == 1 && used[0] > 600, "{used:?}");
+    // Another program rewrites the file (an entry's line changes length): the prefix on disk
+    // does not match it, and the request learns again.
+    let text = std::fs::read_to_string(&file).unwrap().replacen(
+        "turn 3: list the files",
+        "turn 3: list the files, rewritten",
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    let (_, log) = run_on(&server, &file, &["four"], true).await;
+    assert!(
+        !log.iter().any(|l| l.contains("prefix read from disk")),
+        "{log:#?}"
+    );
+}

@@ -81,6 +81,23 @@ impl Prefix {
         })
     }
 
+    /// Its bytes after the first `from` (a comma at the cut left out): what it grew by since it
+    /// was `from` bytes long.
+    pub fn tail(&self, from: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len().saturating_sub(from));
+        let mut at = 0;
+        for part in self.parts() {
+            let end = at + part.len();
+            if end > from {
+                out.extend_from_slice(&part[from.saturating_sub(at)..]);
+            }
+            at = end;
+        }
+        let start = usize::from(out.first() == Some(&b','));
+        out.drain(..start);
+        out
+    }
+
     /// The prefix in one piece.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len());

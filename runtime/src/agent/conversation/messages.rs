@@ -21,6 +21,13 @@ pub trait Messages {
     /// True when the message at `at` is a system record (known without reading it).
     fn is_system(&self, at: usize) -> bool;
 
+    /// What identifies the message at `at` across processes (its entry and the place of its
+    /// line, or its content), for a prefix cache kept on disk; `None` for a conversation that
+    /// is not a session's.
+    fn identity(&self, _at: usize) -> Option<u64> {
+        None
+    }
+
     /// True when it has no message.
     fn is_empty(&self) -> bool {
         self.len() == 0

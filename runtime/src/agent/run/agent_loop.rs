@@ -635,6 +635,7 @@ async fn stream_turn(
                 cache: &shared.history_cache,
                 generation: state.messages_generation(),
                 provider,
+                session: state.session_file_path(),
             });
             (&held, history)
         };

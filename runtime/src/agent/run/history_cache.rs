@@ -17,11 +17,13 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
 use crate::agent::conversation::messages::Messages;
+use crate::agent::run::history_store::{self, Chain};
 use crate::content::Content;
 use crate::plugin_host::history_splice::{HistorySplice, Learned, Prefix};
 
@@ -72,6 +74,112 @@ struct CacheState {
     cached: Option<(Covers, Prefix)>,
     /// The prefix the last request is learning, until its body is sent.
     pending: Option<(Covers, Learned)>,
+    /// The prefix's file.
+    disk: Disk,
+}
+
+/// The prefix's file on disk (see `history_store`), and how far it is written.
+#[derive(Debug, Default)]
+struct Disk {
+    /// The session file the prefix file is for, and the prefix file.
+    file: Option<(PathBuf, PathBuf)>,
+    /// What the prefix file holds.
+    written: Option<Written>,
+    /// The key and generation a reading of the file was tried for.
+    tried: Option<(u64, u64)>,
+}
+
+/// What a prefix file holds: a prefix under a key, for a message generation, up to a chain.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    key: u64,
+    generation: u64,
+    chain: Chain,
+    /// The prefix's length in bytes.
+    len: usize,
+}
+
+impl Disk {
+    /// The prefix file of `session`.
+    fn location(&mut self, session: &Path) -> PathBuf {
+        match &self.file {
+            Some((known, file)) if known == session => file.clone(),
+            _ => {
+                let file = history_store::location(session);
+                self.file = Some((session.to_path_buf(), file.clone()));
+                self.written = None;
+                file
+            }
+        }
+    }
+
+    /// Writes what `prefix` (covering `covers` of `messages`) adds to the file.
+    fn keep(
+        &mut self,
+        session: Option<&Path>,
+        covers: Covers,
+        prefix: &Prefix,
+        messages: &dyn Messages,
+    ) {
+        let Some(session) = session else { return };
+        let file = self.location(session);
+        let continued = self.written.filter(|w| {
+            w.key == covers.key
+                && w.generation == covers.generation
+                && w.chain.messages <= covers.messages
+                && w.len <= prefix.len()
+        });
+        let start = continued.map_or(Chain::default(), |w| w.chain);
+        let Some(chain) = start.extended(messages, covers.messages) else {
+            return;
+        };
+        let items = match continued {
+            Some(w) => prefix.tail(w.len),
+            None => prefix.to_vec(),
+        };
+        history_store::append(&file, covers.key, continued.is_none(), &items, chain);
+        self.written = Some(Written {
+            key: covers.key,
+            generation: covers.generation,
+            chain,
+            len: prefix.len(),
+        });
+    }
+
+    /// The prefix the file holds for `messages` under `key`, read once per key and generation.
+    fn load(
+        &mut self,
+        session: Option<&Path>,
+        key: u64,
+        generation: u64,
+        messages: &dyn Messages,
+    ) -> Option<(Covers, Prefix)> {
+        let session = session?;
+        if self.tried == Some((key, generation)) {
+            return None;
+        }
+        self.tried = Some((key, generation));
+        let file = self.location(session);
+        let loaded = history_store::load(&file, key, messages)?;
+        tracing::debug!(
+            target: "pith::history_cache",
+            messages = loaded.chain.messages,
+            bytes = loaded.prefix.len(),
+            "prefix read from disk"
+        );
+        self.written = Some(Written {
+            key,
+            generation,
+            chain: loaded.chain,
+            len: loaded.prefix.len(),
+        });
+        let covers = Covers {
+            key,
+            generation,
+            messages: loaded.chain.messages,
+        };
+        Some((covers, loaded.prefix))
+    }
 }
 
 /// How many messages a learning step encodes, about: a conversation whose prefix is not
@@ -122,27 +230,38 @@ impl HistoryCache {
         generation: u64,
         messages: &dyn Messages,
         mode: Mode,
+        session: Option<&Path>,
     ) -> Option<Plan> {
-        if switched_off()
-            || self.refused.load(Ordering::Relaxed)
-            || text_bytes(messages) < MIN_BYTES
-        {
+        if switched_off() || self.refused.load(Ordering::Relaxed) {
             return None;
         }
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = &mut *state;
         if let Some((covers, learned)) = state.pending.take()
             && let Some(prefix) = learned.lock().unwrap_or_else(|p| p.into_inner()).take()
         {
+            if covers.key == key && covers.generation == generation {
+                state.disk.keep(session, covers, &prefix, messages);
+            }
             state.cached = Some((covers, prefix));
         }
-        let (from, cached) = match &state.cached {
-            Some((covers, prefix))
-                if covers.key == key
-                    && covers.generation == generation
-                    && covers.messages <= messages.len() =>
-            {
-                (covers.messages, prefix.clone())
+        let valid = |cached: &Option<(Covers, Prefix)>| {
+            matches!(cached, Some((covers, _)) if covers.key == key
+                && covers.generation == generation
+                && covers.messages <= messages.len())
+        };
+        if !valid(&state.cached) {
+            // A small conversation is handed over whole; a large one may have its prefix on
+            // disk, from an earlier process.
+            if text_bytes(messages) < MIN_BYTES {
+                return None;
             }
+            if let Some(loaded) = state.disk.load(session, key, generation, messages) {
+                state.cached = Some(loaded);
+            }
+        }
+        let (from, cached) = match &state.cached {
+            Some((covers, prefix)) if valid(&state.cached) => (covers.messages, prefix.clone()),
             _ => (0, Prefix::default()),
         };
         let boundary = match mode {
@@ -337,22 +456,34 @@ mod tests {
         let cache = HistoryCache::default();
         let small = conversation(2, 10);
         assert!(
-            cache.plan(1, 0, &small, Mode::Request).is_none(),
+            cache.plan(1, 0, &small, Mode::Request, None).is_none(),
             "a short conversation goes whole"
         );
         let mut messages = conversation(40, 8 * 1024);
         messages.push(user("next"));
-        let first = cache.plan(1, 0, &messages, Mode::Request).unwrap();
+        let first = cache.plan(1, 0, &messages, Mode::Request, None).unwrap();
         assert_eq!((first.from, first.boundary), (0, Some(80)));
         // The provider's body is spliced: the prefix is learned.
         *first.splice.learned.lock().unwrap() = Some(Prefix::from_items(b"{}"));
         messages.push(answer("done", StopReason::Stop));
         messages.push(user("more"));
-        let second = cache.plan(1, 0, &messages, Mode::Request).unwrap();
+        let second = cache.plan(1, 0, &messages, Mode::Request, None).unwrap();
         assert_eq!((second.from, second.boundary), (80, Some(82)));
         assert_eq!(second.splice.cached.to_vec(), b"{}");
         // Another model, or a changed conversation, starts over.
-        assert_eq!(cache.plan(2, 0, &messages, Mode::Request).unwrap().from, 0);
-        assert_eq!(cache.plan(1, 1, &messages, Mode::Request).unwrap().from, 0);
+        assert_eq!(
+            cache
+                .plan(2, 0, &messages, Mode::Request, None)
+                .unwrap()
+                .from,
+            0
+        );
+        assert_eq!(
+            cache
+                .plan(1, 1, &messages, Mode::Request, None)
+                .unwrap()
+                .from,
+            0
+        );
     }
 }

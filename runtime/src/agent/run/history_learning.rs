@@ -31,7 +31,8 @@ pub async fn learn(
     cancel: &CancellationToken,
     step: &Step<'_>,
 ) {
-    loop {
+    let mut stepped = false;
+    'steps: loop {
         let built = {
             let state = shared.state();
             let held = state.messages();
@@ -41,20 +42,22 @@ pub async fn learn(
                     cache: &shared.history_cache,
                     generation: state.messages_generation(),
                     provider,
+                    session: state.session_file_path(),
                 },
             )
         };
         let Ok(Some((request, Some(splice)))) = built else {
-            return;
+            break;
         };
         let Ok(mut stream) = shared.host.complete(request, None, Some(splice.clone())) else {
-            return;
+            break;
         };
+        stepped = true;
         // The provider hears that its body was not sent, and ends.
         loop {
             tokio::select! {
                 next = stream.next() => if next.is_none() { break },
-                _ = cancel.cancelled() => return,
+                _ = cancel.cancelled() => break 'steps,
             }
         }
         let learned = splice
@@ -63,7 +66,20 @@ pub async fn learn(
             .unwrap_or_else(|p| p.into_inner())
             .is_some();
         if !learned {
-            return;
+            break;
         }
+    }
+    if stepped {
+        give_back_freed_memory();
+    }
+}
+
+/// Returns the heap the steps freed to the system: each step's messages and bodies were
+/// freed, but glibc keeps freed heap in its arenas, where a long-lived session would hold it.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

@@ -6,6 +6,7 @@ pub mod agent_loop;
 pub mod escalation;
 pub mod history_cache;
 pub mod history_learning;
+pub mod history_store;
 pub mod overflow;
 pub mod request;
 pub mod retry;

@@ -51,6 +51,8 @@ pub struct History<'a> {
     pub generation: u64,
     /// The provider plugin's hash.
     pub provider: &'a str,
+    /// The session file (its prefix is kept on disk beside the cache).
+    pub session: Option<&'a std::path::Path>,
 }
 
 /// Why a turn's request could not be sent: its credentials, its model's environment, or the
@@ -101,9 +103,13 @@ pub fn request(parts: RequestParts<'_>, mode: Mode) -> Result<Option<Built>, Wir
             history.provider,
             std::env::var("PI_CACHE_RETENTION").ok(),
         ));
-        history
-            .cache
-            .plan(key, history.generation, parts.messages, mode)
+        history.cache.plan(
+            key,
+            history.generation,
+            parts.messages,
+            mode,
+            history.session,
+        )
     });
     // A learning step hands the conversation over up to its boundary's prompt.
     let count = match (mode, &plan) {

@@ -145,6 +145,14 @@ impl Entry {
         self.role
     }
 
+    /// Where the entry's line is in the session file (its offset and length), once written.
+    pub fn place(&self) -> Option<(u64, u32)> {
+        match self.line {
+            Line::OnDisk { offset, len } => Some((offset, len)),
+            Line::Held(_) => None,
+        }
+    }
+
     /// True when the entry's line is in the session file (not only held in memory).
     pub fn is_on_disk(&self) -> bool {
         matches!(self.line, Line::OnDisk { .. })

@@ -95,6 +95,24 @@ impl Messages for HeldMessages<'_> {
         )
     }
 
+    fn identity(&self, at: usize) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let id = self.ids.get(at)?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        id.hash(&mut hasher);
+        let place = self.file.entry(id).and_then(Entry::place);
+        match (&self.held[at], place) {
+            // A message its line holds as it is: the line's place says what it is.
+            (Held::Stored | Held::Parsed { settles: true, .. }, Some(place)) => {
+                place.hash(&mut hasher)
+            }
+            (held, _) => serde_json::to_string(held.parsed()?)
+                .ok()?
+                .hash(&mut hasher),
+        }
+        Some(hasher.finish())
+    }
+
     fn range(&self, range: std::ops::Range<usize>) -> Vec<Cow<'_, AgentMessage>> {
         let range = range.start.min(self.held.len())..range.end.min(self.held.len());
         let stored: Vec<&Entry> = range

@@ -73,6 +73,37 @@ impl Prefix {
         Prefix { segments }
     }
 
+    /// A prefix of these runs of items (each comma-separated, in order): runs of a segment's
+    /// size are shared (a prefix read back from disk), small ones gathered into segments.
+    pub fn from_runs(runs: impl IntoIterator<Item = Bytes>) -> Prefix {
+        let mut segments = Vec::new();
+        let mut gathered: Vec<u8> = Vec::new();
+        let flush = |gathered: &mut Vec<u8>, segments: &mut Vec<Bytes>| {
+            if !gathered.is_empty() {
+                segments.push(Bytes::from(std::mem::take(gathered)));
+            }
+        };
+        for run in runs {
+            if trim(&run).is_empty() {
+                continue;
+            }
+            if run.len() >= SEGMENT / 2 && trim(&run).len() == run.len() {
+                flush(&mut gathered, &mut segments);
+                segments.push(run);
+                continue;
+            }
+            if !gathered.is_empty() {
+                gathered.push(b',');
+            }
+            gathered.extend_from_slice(trim(&run));
+            if gathered.len() >= SEGMENT {
+                flush(&mut gathered, &mut segments);
+            }
+        }
+        flush(&mut gathered, &mut segments);
+        Prefix { segments }
+    }
+
     /// The segments with the commas between them, in order.
     fn parts(&self) -> impl Iterator<Item = Bytes> + '_ {
         self.segments.iter().enumerate().flat_map(|(n, segment)| {
@@ -485,6 +516,31 @@ mod tests {
         assert_eq!(
             String::from_utf8(spliced.to_vec()).unwrap(),
             format!(r#"{{"messages":[{expected},{}]}}"#, user("new"))
+        );
+    }
+
+    #[test]
+    fn a_prefix_read_back_in_runs_is_the_prefix_and_its_tail_what_it_grew_by() {
+        let big = user(&"z".repeat(SEGMENT));
+        let runs = [
+            user("a"),
+            format!("{},{}", user("b"), user("c")),
+            big.clone(),
+            user("d"),
+        ];
+        let prefix = Prefix::from_runs(runs.iter().map(|r| Bytes::from(r.clone())));
+        let whole = runs.join(",");
+        assert_eq!(String::from_utf8(prefix.to_vec()).unwrap(), whole);
+        assert_eq!(prefix.len(), whole.len());
+        assert_eq!(
+            prefix.segments.len(),
+            3,
+            "the big run is shared, the small ones gathered"
+        );
+        let grown = prefix.extended(user("e").as_bytes());
+        assert_eq!(
+            String::from_utf8(grown.tail(prefix.len())).unwrap(),
+            user("e")
         );
     }
 }

@@ -75,11 +75,11 @@ pub fn load(file: &Path, key: u64, messages: &dyn Messages) -> Option<Loaded> {
         .ok()?
         .read_to_end(&mut bytes)
         .ok()?;
+    let bytes = bytes::Bytes::from(bytes);
     let header = format!("{MAGIC} {key:016x}\n");
     let mut rest = bytes.strip_prefix(header.as_bytes())?;
-    let mut loaded: Option<Loaded> = None;
     let mut chain = Chain::default();
-    let mut prefix = Prefix::default();
+    let mut runs = Vec::new();
     while let Some((record, after)) = Record::read(rest) {
         if record.messages > messages.len() || record.messages < chain.messages {
             break;
@@ -88,14 +88,14 @@ pub fn load(file: &Path, key: u64, messages: &dyn Messages) -> Option<Loaded> {
             Some(next) if next.hash == record.hash => next,
             _ => break,
         };
-        prefix = prefix.extended(record.items);
-        loaded = Some(Loaded {
-            chain,
-            prefix: prefix.clone(),
-        });
+        // The file's bytes are shared by the prefix, not copied.
+        runs.push(bytes.slice_ref(record.items));
         rest = after;
     }
-    loaded
+    (!runs.is_empty()).then(|| Loaded {
+        chain,
+        prefix: Prefix::from_runs(runs),
+    })
 }
 
 /// Records that the prefix grew by `items` to cover `chain`: appended to `file` when it holds

@@ -132,7 +132,8 @@ async fn a_provider_held_to_a_small_limit_answers_a_long_session() {
 }
 
 /// The file pith reopens is the file it goes on writing: every old line stays as it was, byte
-/// for byte, and the new entries follow; `get_entries` gives every entry as the file holds it.
+/// for byte, and the new entries follow; `get_entries` gives every entry as the file holds it,
+/// and `get_messages` (written from the lines pith left in the file) every message.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reopened_long_session_keeps_its_lines_and_gives_them_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -174,4 +175,7 @@ async fn a_reopened_long_session_keeps_its_lines_and_gives_them_back() {
         appended.last().unwrap()["message"]["content"][0]["text"],
         "answered"
     );
+    let messages = pith.call("m", json!({"type": "get_messages"})).await;
+    let from_file: Vec<Value> = lines.iter().map(|entry| entry["message"].clone()).collect();
+    assert_eq!(messages["data"]["messages"].as_array().unwrap(), &from_file);
 }

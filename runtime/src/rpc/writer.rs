@@ -44,6 +44,13 @@ impl FrameSink {
         let _ = self.tx.send((line, Some(permit), None));
     }
 
+    /// Queues a frame rendered already (without its newline), holding `permit` until it is
+    /// written when one is given.
+    pub fn send_rendered(&self, mut line: Vec<u8>, permit: Option<OwnedSemaphorePermit>) {
+        line.push(b'\n');
+        let _ = self.tx.send((line, permit, None));
+    }
+
     /// Queues a rendered frame (ending in a newline), waiting while the streaming budget is
     /// used up.
     pub async fn send_streaming(&self, line: Vec<u8>) {

@@ -128,6 +128,22 @@ impl Session {
         read(&self.shared().state().messages().to_vec())
     }
 
+    /// Writes the conversation's messages as JSON, comma-separated, into `out`: read from the
+    /// session file a block at a time, so a long conversation is held once, as its text.
+    pub fn write_messages(&self, out: &mut Vec<u8>) {
+        let state = self.shared().state();
+        let mut first = true;
+        state.messages().each(&mut |message| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            if serde_json::to_writer(&mut *out, message).is_err() {
+                out.extend_from_slice(b"null");
+            }
+        });
+    }
+
     /// The conversation's last message when it is an answer.
     pub fn last_answer(&self) -> Option<AssistantMessage> {
         match self.shared().state().messages().last().as_deref() {

@@ -76,6 +76,32 @@ impl<'a> Command<'a> {
     }
 
     /// A success with `data`.
+    /// Answers with `{"messages": [...]}`, the items written by `write` straight into the
+    /// frame's line: a long conversation is not made a JSON tree first (pi 1.5's frames; the
+    /// older protocol's rewrite of the messages needs the tree).
+    pub fn messages_data(&self, write: impl FnOnce(&mut Vec<u8>)) {
+        const HOLE: &str = "\u{0}pith-messages\u{0}";
+        let frame = response(self.id, self.kind, Ok(Some(json!({ "messages": HOLE }))));
+        let text = serde_json::to_string(&frame).unwrap_or_default();
+        let quoted = serde_json::to_string(HOLE).unwrap_or_default();
+        let Some(at) = text.find(&quoted) else {
+            return self.respond(Err("the messages could not be written"));
+        };
+        let mut line = Vec::with_capacity(text.len() + 4096);
+        line.extend_from_slice(&text.as_bytes()[..at]);
+        line.push(b'[');
+        write(&mut line);
+        line.push(b']');
+        line.extend_from_slice(&text.as_bytes()[at + quoted.len()..]);
+        let place = self
+            .place
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        self.events.out().send_rendered(line, place);
+    }
+
+    /// Answers with `data`.
     pub fn data<T: serde::Serialize>(&self, data: T) {
         self.respond(Ok::<_, String>(data_of(data)));
     }

@@ -6,6 +6,7 @@ use super::{Command, as_json, data_of, rendered};
 use crate::agent::session::Session;
 use crate::agent::session::answers::MessageList;
 use crate::rpc::events::open_dialog_frames;
+use crate::rpc::profile::Protocol;
 
 /// `get_pending_ui_requests`: every open dialog as its `extension_ui_request` frame was sent,
 /// with `remainingMs` when it has a timeout, oldest first.
@@ -17,6 +18,10 @@ fn pending_ui_requests(session: &Session) -> Value {
 pub(super) fn handle(command: &Command<'_>) -> bool {
     let session = command.session;
     let data = match command.kind {
+        "get_messages" if command.events.protocol() == Protocol::Pi15 => {
+            command.messages_data(|out| session.write_messages(out));
+            return true;
+        }
         "get_state" => as_json(session.state()),
         "get_messages" => session.with_messages(|messages| as_json(MessageList { messages })),
         "get_session_stats" => as_json(session.stats()),

@@ -20,6 +20,9 @@ mod time;
 #[path = "../../runtime/src/agent/conversation/message.rs"]
 #[allow(dead_code, missing_docs)]
 mod message;
+#[path = "../../runtime/src/agent/conversation/messages.rs"]
+#[allow(dead_code, missing_docs)]
+mod messages;
 #[path = "../../runtime/src/agent/conversation/prompt_sections.rs"]
 #[allow(dead_code, missing_docs)]
 mod prompt_sections;
@@ -28,7 +31,7 @@ mod prompt_sections;
 mod session_file;
 mod agent {
     pub mod conversation {
-        pub(crate) use crate::{message, prompt_sections};
+        pub(crate) use crate::{message, messages, prompt_sections};
     }
     pub mod session {
         #[allow(unused_imports)]
@@ -50,6 +53,18 @@ fuzz_target!(|data: &[u8]| {
     let before = session.entries_since(None).map_or(0, |entries| entries.len());
     let _ = session.header();
     let _ = session.context();
+    // The conversation as a session holds it reads as the one read whole.
+    let (held, ids): (Vec<_>, Vec<_>) = session
+        .held_context()
+        .messages
+        .into_iter()
+        .map(|(id, held)| (held, id))
+        .unzip();
+    let read = messages::Messages::to_vec(&session_file::held::HeldMessages::new(
+        &held, &ids, &session,
+    ));
+    let whole: Vec<AgentMessage> = session.context().messages.into_iter().map(|(_, m)| m).collect();
+    assert_eq!(read, whole);
     let _ = session.tree();
     let _ = session.branch_entries();
     let _ = session.user_messages();

@@ -9,6 +9,7 @@ use pith::plugin_host::{HostOptions, PluginHost};
 use pith::settings::Settings;
 
 fn main() -> ExitCode {
+    large_allocations_return_to_the_system();
     faux_script_from_file();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -454,4 +455,15 @@ async fn ask_extensions_about_trust(
         }
     }
     Some(verdict.trusted)
+}
+
+/// Makes glibc give large blocks (a long session's request pieces and prefix segments) back to
+/// the system when they are freed: its default raises the threshold for doing so after each
+/// such block, and a long-lived process then keeps their pages in its heap.
+fn large_allocations_return_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets the allocator's threshold, before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
 }

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::entry::Role;
@@ -83,12 +82,7 @@ impl SessionFile {
                             .get("message")
                             .and_then(|original| edited(original, replacement))
                             .and_then(|m| serde_json::from_value::<AgentMessage>(m).ok()),
-                        None => lines
-                            .read::<MessageLine>(entry)
-                            .map(|line| line.message)
-                            .or_else(|| {
-                                AgentMessage::deserialize(lines.body(entry).get("message")?).ok()
-                            }),
+                        None => lines.text(entry).and_then(held::read_message),
                     };
                     if let Some(message) = message {
                         if let AgentMessage::Assistant(a) = &message {
@@ -211,19 +205,12 @@ impl SessionFile {
             }
         }
         if let Some(entry) = last_stored_answer.and_then(|id| self.entry(&id))
-            && let Some(line) = lines.read::<MessageLine>(entry)
-            && let AgentMessage::Assistant(a) = line.message
+            && let Some(AgentMessage::Assistant(a)) = lines.text(entry).and_then(held::read_message)
         {
             context.model = Some((a.provider, a.model));
         }
         context
     }
-}
-
-/// A message entry's line, read for its message only.
-#[derive(Deserialize)]
-struct MessageLine {
-    message: AgentMessage,
 }
 
 /// `message` as a `context_edit`'s `replacement` leaves it: `None` when the edit takes it

@@ -156,11 +156,18 @@ struct MessageLine {
     message: AgentMessage,
 }
 
-/// The message of a message entry's line.
-fn read_message(text: &str) -> Option<AgentMessage> {
+/// The message of a message entry's line: read straight into the typed message (a JSON tree
+/// in between doubles what reading a long session costs), or, for a line the typed reading
+/// refuses (a repeated key, which JSON allows: the last one wins), through the tree.
+pub(super) fn read_message(text: &str) -> Option<AgentMessage> {
     serde_json::from_str::<MessageLine>(text)
-        .ok()
         .map(|line| line.message)
+        .ok()
+        .or_else(|| {
+            let mut line: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(text).ok()?;
+            serde_json::from_value(line.remove("message")?).ok()
+        })
 }
 
 /// How the conversation of a file opened for reading holds each message entry.

@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 use std::io::{Read, Seek, SeekFrom};
-use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -17,7 +16,7 @@ use super::entry::{Entry, Line};
 /// Entries' lines, for reading many: the session file's text, read once.
 pub struct Lines<'a> {
     file: &'a SessionFile,
-    text: Option<Arc<[u8]>>,
+    text: Option<bytes::Bytes>,
     lost: std::cell::Cell<usize>,
 }
 

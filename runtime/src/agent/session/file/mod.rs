@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
@@ -22,8 +22,8 @@ mod entry;
 pub mod held;
 pub mod lines;
 mod tree;
+pub use entry::Entry;
 use entry::Line;
-pub use entry::{Entry, Role};
 
 /// pi's session format version.
 pub const VERSION: u64 = 3;
@@ -41,15 +41,15 @@ pub struct Context<M = AgentMessage> {
 
 /// The file's text as read at opening, kept for the first reading of many entries.
 #[derive(Debug, Default)]
-struct Warm(Mutex<Option<Arc<[u8]>>>);
+struct Warm(Mutex<Option<bytes::Bytes>>);
 
 impl Warm {
     /// Holds `text` for the first reading.
-    fn new(text: Arc<[u8]>) -> Warm {
+    fn new(text: bytes::Bytes) -> Warm {
         Warm(Mutex::new(Some(text)))
     }
 
-    fn take(&self) -> Option<Arc<[u8]>> {
+    fn take(&self) -> Option<bytes::Bytes> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -141,7 +141,8 @@ impl SessionFile {
     /// Opens a session file; bad lines after the header are skipped and returned as problems.
     pub fn open(path: &Path) -> Result<(SessionFile, Vec<String>), OpenError> {
         let shown = path.display().to_string();
-        let text: Arc<[u8]> = match std::fs::read(path) {
+        // Held as read (a `Vec` made an `Arc<[u8]>` would be copied: twice the file at once).
+        let text: bytes::Bytes = match std::fs::read(path) {
             Ok(bytes) => bytes.into(),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Err(OpenError::Missing(shown));
@@ -314,23 +315,13 @@ impl SessionFile {
 
     /// Every user message in the whole file (all branches), in file order: (entry id, text).
     pub fn user_messages(&self) -> Vec<(String, String)> {
-        #[derive(serde::Deserialize)]
-        struct MessageLine {
-            message: AgentMessage,
-        }
         let lines = self.lines();
         self.entries
             .iter()
             .filter(|e| e.kind() == "message")
-            .filter_map(|e| {
-                let message = match lines.read::<MessageLine>(e) {
-                    Some(line) => line.message,
-                    None => serde_json::from_value(lines.body(e).remove("message")?).ok()?,
-                };
-                match message {
-                    AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
-                    _ => None,
-                }
+            .filter_map(|e| match lines.text(e).and_then(held::read_message)? {
+                AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
+                _ => None,
             })
             .filter(|(_, text)| !text.is_empty())
             .collect()

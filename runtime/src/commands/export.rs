@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::agent::session::file::SessionFile;
+use crate::agent::session::file::held::HeldMessages;
 use crate::export;
 
 /// Writes the page of `session` to `output` (`pith-session-<stem>.html` in the current
@@ -28,13 +29,10 @@ pub fn run(session: &Path, output: Option<&Path>) -> ExitCode {
 /// The page's path and the damaged lines that were left out.
 fn write(session: &Path, output: Option<&Path>) -> Result<(PathBuf, Vec<String>), String> {
     let (store, skipped) = SessionFile::open(session).map_err(|err| err.to_string())?;
-    let messages: Vec<_> = store
-        .context()
-        .messages
-        .into_iter()
-        .map(|(_, message)| message)
-        .collect();
-    let html = export::render(&store, store.name().as_deref(), &messages);
+    // The conversation as its lines: only its system records are read (for the prompt and
+    // tools in force); the entries are copied into the page line by line.
+    let (held, ids) = store.held_context().into_columns();
+    let messages = HeldMessages::new(&held, &ids, &store);
     let target = output.map_or_else(
         || {
             let stem = session
@@ -45,11 +43,6 @@ fn write(session: &Path, output: Option<&Path>) -> Result<(PathBuf, Vec<String>)
         },
         Path::to_path_buf,
     );
-    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
-    }
-    std::fs::write(&target, html)
-        .map_err(|err| format!("Cannot write {}: {err}", target.display()))?;
+    export::write_file(&target, &store, store.name().as_deref(), &messages)?;
     Ok((target, skipped))
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::agent::extensions::session_hooks::{self, UserBashAnswer};
+use crate::agent::session::file::held::HeldMessages;
 use crate::agent::session::user_bash::BashResult;
 
 impl Session {
@@ -10,11 +11,14 @@ impl Session {
     /// its leaf (the export page is rendered from them; a run goes on meanwhile).
     pub fn read_record<R>(
         &self,
-        read: impl FnOnce(&SessionFile, Option<&str>, &[AgentMessage]) -> R,
+        read: impl FnOnce(&SessionFile, Option<&str>, &HeldMessages<'_>) -> R,
     ) -> R {
         let state = self.shared.state();
-        let messages = crate::agent::conversation::messages::Messages::to_vec(&state.messages());
-        read(&state.store, state.session_name.as_deref(), &messages)
+        read(
+            &state.store,
+            state.session_name.as_deref(),
+            &state.messages(),
+        )
     }
 
     /// The session's working directory.

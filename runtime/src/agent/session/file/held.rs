@@ -263,14 +263,6 @@ mod tests {
         path
     }
 
-    fn split(context: super::super::Context<Held>) -> (Vec<Held>, Vec<String>) {
-        context
-            .messages
-            .into_iter()
-            .map(|(id, held)| (held, id))
-            .unzip()
-    }
-
     #[test]
     fn a_held_conversation_reads_as_the_parsed_one() {
         let dir = tempfile::tempdir().unwrap();
@@ -279,7 +271,7 @@ mod tests {
         let held = file.held_context();
         assert_eq!(held.model, parsed.model, "the last answer's model");
         assert_eq!(held.model, Some(("faux".into(), "m19".into())));
-        let (held, ids) = split(held);
+        let (held, ids) = held.into_columns();
         assert!(held[0].parsed().is_some(), "a system record is held");
         assert!(held[1..].iter().all(|h| matches!(h, Held::Stored)));
         let messages = HeldMessages::new(&held, &ids, &file);
@@ -294,7 +286,7 @@ mod tests {
     fn settled_messages_go_back_to_their_lines_but_the_last_ones() {
         let dir = tempfile::tempdir().unwrap();
         let (mut file, _) = SessionFile::open(&session(dir.path(), 3)).unwrap();
-        let (mut held, mut ids) = split(file.held_context());
+        let (mut held, mut ids) = file.held_context().into_columns();
         for n in 0..4 {
             let message: AgentMessage = serde_json::from_value(json!(
                 {"role": "user", "content": [{"type": "text", "text": format!("more {n}")}], "timestamp": 3}

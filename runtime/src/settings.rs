@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The keys only the agent directory's settings may set: pith's sandbox, and pi's
-/// agent-directory-only keys.
-const AGENT_DIR_ONLY: [&str; 4] = [
+/// The keys only the agent directory's settings may set: pith's sandbox and session host caps,
+/// and pi's agent-directory-only keys.
+const AGENT_DIR_ONLY: [&str; 5] = [
     "sandbox",
+    "sessionHost",
     "defaultProjectTrust",
     "httpProxy",
     "cacheWarming",

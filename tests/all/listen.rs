@@ -372,3 +372,78 @@ async fn a_file_that_is_not_a_socket_is_never_replaced() {
     );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_whose_client_leaves_is_parked_after_its_grace_and_resumes() {
+    let script = json!([{"text": "first"}, {"text": "second"}]);
+    let (pith, socket) = listening(support::rpc::persistent(script, &[])).await;
+    let work = pith.work_dir().canonicalize().unwrap();
+    let mut first = Client::unix(&socket).await;
+    first.next().await.unwrap();
+    let opened = first
+        .call(
+            "o",
+            json!({"type": "open_session", "sessionId": "kept", "cwd": work,
+                   "parkOnDisconnectMs": 300}),
+        )
+        .await;
+    assert_eq!(opened["success"], true, "{opened}");
+    // Another session without the field stays open whoever leaves.
+    first
+        .call("o2", json!({"type": "open_session", "sessionId": "stays"}))
+        .await;
+    let answer = first
+        .call(
+            "p",
+            json!({"type": "prompt", "sessionId": "kept", "message": "hi"}),
+        )
+        .await;
+    assert_eq!(answer["sessionId"], "kept", "{answer}");
+    first
+        .wait_for(|f| f["type"] == "agent_end" && f["sessionId"] == "kept")
+        .await;
+    drop(first);
+
+    let mut second = Client::unix(&socket).await;
+    second.next().await.unwrap();
+    let state_of = |listed: &Value, id: &str| {
+        listed["data"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionId"] == id)
+            .map(|s| s["state"].clone())
+    };
+    let listed = second
+        .call("l1", json!({"type": "list_sessions", "scope": "host"}))
+        .await;
+    assert_eq!(
+        state_of(&listed, "kept"),
+        Some(json!("idle")),
+        "within the grace: {listed}"
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let listed = second
+        .call("l2", json!({"type": "list_sessions", "scope": "host"}))
+        .await;
+    assert_eq!(state_of(&listed, "kept"), Some(json!("parked")), "{listed}");
+    assert_eq!(state_of(&listed, "stays"), Some(json!("idle")), "{listed}");
+    // Naming it resumes it, with its conversation (the scripted model answers by the number
+    // of answers before: "second").
+    second
+        .call(
+            "p2",
+            json!({"type": "prompt", "sessionId": "kept", "message": "again"}),
+        )
+        .await;
+    let end = second
+        .wait_for(|f| f["type"] == "agent_end" && f["sessionId"] == "kept")
+        .await;
+    let texts: Vec<&str> = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["again", "second"], "{end}");
+}

@@ -74,6 +74,7 @@ mod sandbox_toolchains;
 mod search_tools;
 mod session_catalog;
 mod session_folders;
+mod session_host;
 mod session_tree_moves;
 mod sessions;
 mod system_prompt;

@@ -130,7 +130,7 @@ async fn sessions_are_listed_newest_first_by_page_and_deleted_by_path() {
         (
             "e3",
             json!({"scope": "nope"}),
-            "Unknown scope \"nope\": use \"cwd\" or \"all\"",
+            "Unknown scope \"nope\": use \"cwd\" or \"all\" (the saved sessions), or \"host\" (the sessions this process holds)",
         ),
     ] {
         let failed = list(&mut pith, id, args).await;

@@ -94,7 +94,7 @@ pub async fn serve(
     };
     let (sink, writer) = crate::rpc::writer::spawn(output);
     let events = Arc::new(crate::rpc::events::RpcEvents::new(
-        sink,
+        sink.clone(),
         args.legacy_events,
         protocol(args, settings).unwrap_or_default(),
     ));
@@ -107,12 +107,14 @@ pub async fn serve(
         agent_dir: agent_dir.clone(),
         host: host.clone(),
     };
-    let slot = crate::rpc::slot::SessionSlot::new(session, start, events.clone());
-    let reloaded = Arc::downgrade(&slot);
+    let sessions =
+        crate::rpc::host::SessionHost::new(session, start, events, sink, args.legacy_events);
+    let slot = sessions.default_session().slot.clone();
+    let reloaded = Arc::downgrade(&sessions);
     let watched = Arc::downgrade(&host);
     let _watching = match watch::watch(host.clone(), move |report| {
-        if let Some(slot) = reloaded.upgrade() {
-            slot.plugins_reloaded(&watched, report);
+        if let Some(sessions) = reloaded.upgrade() {
+            sessions.plugins_reloaded(&watched, report);
         }
     }) {
         Ok(watcher) => Some(watcher),
@@ -138,22 +140,29 @@ pub async fn serve(
         });
     }
     let Some(listener) = listening else {
-        return crate::rpc::serve(slot, events, tokio::io::stdin(), writer).await;
+        drop(slot);
+        return crate::rpc::serve(sessions, tokio::io::stdin(), writer).await;
     };
     eprintln!("pith: listening on {}", listener.describe());
+    let host_of_sessions = Arc::downgrade(&sessions);
+    hub.on_detach(Box::new(move |client| {
+        if let Some(sessions) = host_of_sessions.upgrade() {
+            sessions.client_left(client);
+        }
+    }));
     // The clients' commands reach the RPC loop through this pipe; it never ends (the agent
     // outlives its clients): `shutdown` or a signal stops it.
     let (input, feed) = tokio::io::duplex(1 << 16);
     let accepting = tokio::spawn(crate::rpc::listen::accept(
         listener,
         hub.clone(),
-        slot.clone(),
+        slot,
         feed,
     ));
     // The clients hold the session weakly, so the loop's flush ends once it lets go; then every
     // client is sent what is queued for it (the answer to `shutdown` included), and the
     // listener and the clients stop (dropping the listener removes the socket).
-    let code = crate::rpc::serve(slot, events, input, writer).await;
+    let code = crate::rpc::serve(sessions, input, writer).await;
     hub.drain(std::time::Duration::from_secs(1)).await;
     accepting.abort();
     let _ = accepting.await;

@@ -6,6 +6,7 @@ pub mod envelope;
 pub mod events;
 pub mod fields;
 pub mod framing;
+pub mod host;
 pub mod listen;
 pub mod profile;
 pub mod recover;
@@ -20,21 +21,18 @@ use serde_json::Value;
 use envelope::{parse_error_frame, parse_frame};
 use events::RpcEvents;
 use framing::{Line, LineReader};
-use slot::SessionSlot;
+use host::{SessionHost, Target};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-/// Serves the protocol on `input`/`output` until the input closes, then lets the run in flight
-/// finish, fails pending host-tool calls, and flushes.
-pub async fn serve<R>(
-    slot: Arc<SessionSlot>,
-    events: Arc<RpcEvents>,
-    input: R,
-    writer: writer::WriterHandle,
-) -> ExitCode
+/// Serves the protocol on `input`/`output` until the input closes, then lets the runs in
+/// flight finish, fails pending host-tool calls, and flushes.
+pub async fn serve<R>(host: Arc<SessionHost>, input: R, writer: writer::WriterHandle) -> ExitCode
 where
     R: tokio::io::AsyncRead + Unpin,
 {
+    let events = host.default_session().events.clone();
+    let slot = host.default_session().slot.clone();
     // SIGTERM and SIGINT end the serve loop.
     let mut terminations = crate::signals::Signals::listen(
         (crate::signals::Ending::Terminate, 143),
@@ -55,7 +53,7 @@ where
             line = reader.next_line() => line,
             _ = terminations.next() => {
                 terminated = true;
-                slot.current().abort().await;
+                host.abort_all().await;
                 break;
             }
             // `shutdown` answered: stop reading, as at the end of stdin.
@@ -67,24 +65,20 @@ where
         match line {
             Ok(Some(line)) => {
                 tokio::select! {
-                    _ = handle_line(&slot, &events, &intake, line) => {}
+                    _ = handle_line(&host, &intake, line) => {}
                     _ = terminations.next() => {
                         terminated = true;
-                        slot.current().abort().await;
+                        host.abort_all().await;
                         break;
                     }
                 }
             }
             Ok(None) => {
-                slot.settled().await;
-                let session = slot.current();
-                session.host_tools().close();
-                session.cancel_dialogs();
                 tokio::select! {
-                    _ = async { session.wait_idle().await; session.quit().await } => {}
+                    _ = host.finish() => {}
                     _ = terminations.next() => {
                         terminated = true;
-                        session.abort().await;
+                        host.abort_all().await;
                     }
                 }
                 break;
@@ -96,14 +90,11 @@ where
         }
     }
     if shut_down {
-        let session = slot.current();
-        session.host_tools().close();
-        session.cancel_dialogs();
-        session.wait_idle().await;
-        session.quit().await;
+        host.finish().await;
     }
     drop(events);
     drop(slot);
+    drop(host);
     if terminated {
         // A host that stopped reading cannot hold pith past the grace period.
         let _ = tokio::time::timeout(TERMINATION_GRACE, writer.finished()).await;
@@ -130,40 +121,82 @@ struct Intake {
     priority: Arc<Semaphore>,
 }
 
-/// Reads one line and starts its command. The command first takes a place among the commands
-/// in flight of its kind ([`MAX_IN_FLIGHT`], or [`MAX_PRIORITY_IN_FLIGHT`] for the priority
-/// ones): when none is free (the host is not reading the responses), reading waits, so pith's
-/// memory stays bounded whatever is piped in.
-async fn handle_line(
-    slot: &Arc<SessionSlot>,
-    events: &Arc<RpcEvents>,
-    intake: &Intake,
-    line: Line,
-) {
-    let frame = match parse_frame(line) {
+/// Reads one line and starts its command, on the session it names ([`SessionHost::target`]).
+/// The command first takes a place among the commands in flight of its kind ([`MAX_IN_FLIGHT`],
+/// or [`MAX_PRIORITY_IN_FLIGHT`] for the priority ones): when none is free (the host is not
+/// reading the responses), reading waits, so pith's memory stays bounded whatever is piped in.
+async fn handle_line(host: &Arc<SessionHost>, intake: &Intake, line: Line) {
+    let mut frame = match parse_frame(line) {
         Ok(frame) => frame,
-        Err((id, message)) => return parse_error(events, id, message),
+        Err((id, message)) => {
+            return parse_error(&host.default_session().events, id, message);
+        }
     };
-    if commands::side_channel(&slot.current(), events, &frame) {
-        return;
-    }
+    let target = host.target(&mut frame);
     let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
     let pool = if commands::PRIORITY.contains(&kind) {
         &intake.priority
     } else {
         &intake.commands
     };
-    let place = pool.clone().acquire_owned().await.ok();
-    // Counted as read, so the commands read after it run on the session it leaves.
-    let replacing = commands::REPLACING
-        .contains(&kind)
-        .then(|| slot.replacing());
-    tokio::spawn(commands::command(
-        slot.clone(),
-        events.clone(),
-        frame,
-        (place, replacing),
-    ));
+    match target {
+        Target::Answered => {}
+        Target::Host(frame, leaving) => {
+            let place = intake.commands.clone().acquire_owned().await.ok();
+            tokio::spawn(host::commands::run(host.clone(), frame, leaving, place));
+        }
+        Target::Ready(routed) => {
+            if commands::side_channel(&routed.slot.current(), &routed.events, &frame) {
+                return;
+            }
+            let place = pool.clone().acquire_owned().await.ok();
+            if let Err(error) = host.check_run(&routed, kind) {
+                return refuse(&routed.events, &frame, error);
+            }
+            // Counted as read, so the commands read after it run on the session it leaves.
+            let replacing = commands::REPLACING
+                .contains(&kind)
+                .then(|| routed.slot.replacing());
+            tokio::spawn(commands::command(
+                routed.slot,
+                routed.events,
+                frame,
+                (place, replacing),
+            ));
+        }
+        Target::Opening(id, opening) => {
+            let place = pool.clone().acquire_owned().await.ok();
+            let host = host.clone();
+            // The session is resumed apart from the reading: the other sessions' commands go on.
+            tokio::spawn(async move {
+                let routed = match host.arrive(&id, &opening).await {
+                    Ok(routed) => routed,
+                    Err(error) => {
+                        let out = host.default_session().events.out().tagged(&id);
+                        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+                        out.send(&envelope::response(frame.get("id"), kind, Err(error)));
+                        return;
+                    }
+                };
+                if commands::side_channel(&routed.slot.current(), &routed.events, &frame) {
+                    return;
+                }
+                let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+                if let Err(error) = host.check_run(&routed, kind) {
+                    return refuse(&routed.events, &frame, error);
+                }
+                commands::command(routed.slot, routed.events, frame, (place, None)).await;
+            });
+        }
+    }
+}
+
+/// Answers a command with an error before it runs.
+fn refuse(events: &RpcEvents, frame: &serde_json::Map<String, Value>, error: String) {
+    let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
+    events
+        .out()
+        .send(&envelope::response(frame.get("id"), kind, Err(error)));
 }
 
 /// Commands read and not yet answered (their responses not yet written), at most.

@@ -15,18 +15,19 @@ use crate::agent::session::file::SessionFile;
 use crate::agent::session::{Session, SessionError};
 use crate::plugin_host::PluginHost;
 use crate::plugin_host::reload::ReloadReport;
-use crate::workspaces::hosts::WorkspaceHosts;
+use crate::workspaces::hosts::{OnReload, WorkspaceHosts};
 use crate::workspaces::{PlaceError, StartFolder, canonical};
 
 /// The session served, and what a session of another folder is made from.
 pub struct SessionSlot {
     current: RwLock<Session>,
-    start: StartFolder,
-    hosts: WorkspaceHosts,
+    start: Arc<StartFolder>,
+    hosts: Arc<WorkspaceHosts>,
+    /// What a reload of a folder's plugins reaches (every session of the process).
+    on_reload: OnReload,
     events: Arc<RpcEvents>,
     /// Commands that replace the session, under way.
     replacing: tokio::sync::watch::Sender<usize>,
-    this: Weak<SessionSlot>,
 }
 
 /// Why `switch_session` to another folder's file failed; the session is unchanged.
@@ -65,15 +66,22 @@ impl Drop for Replacing {
 }
 
 impl SessionSlot {
-    /// The slot of `session`, the start folder's.
-    pub fn new(session: Session, start: StartFolder, events: Arc<RpcEvents>) -> Arc<SessionSlot> {
-        let slot = Arc::new_cyclic(|this| SessionSlot {
+    /// The slot of `session`; sessions of other folders are made from `start` on the plugin
+    /// hosts of `hosts` (shared by the sessions of a process).
+    pub fn new(
+        session: Session,
+        start: Arc<StartFolder>,
+        hosts: Arc<WorkspaceHosts>,
+        events: Arc<RpcEvents>,
+        on_reload: OnReload,
+    ) -> Arc<SessionSlot> {
+        let slot = Arc::new(SessionSlot {
             current: RwLock::new(session),
             start,
-            hosts: WorkspaceHosts::default(),
+            hosts,
+            on_reload,
             events: events.clone(),
             replacing: tokio::sync::watch::Sender::new(0),
-            this: this.clone(),
         });
         // An extension's `switch-session` moves the session as the `switch_session` command
         // does, to another folder too; the commands read meanwhile wait for it.
@@ -166,18 +174,9 @@ impl SessionSlot {
     ) -> Result<SwitchOutcome, SwitchError> {
         let place = self.start.place(cwd, self.start.args.trust_flag)?;
         self.start.host.deferred_settled().await;
-        let slot = self.this.clone();
         let (host, plugin_notices) = self
             .hosts
-            .host_for(
-                &self.start,
-                &place,
-                Arc::new(move |host, report| {
-                    if let Some(slot) = slot.upgrade() {
-                        slot.plugins_reloaded(host, report);
-                    }
-                }),
-            )
+            .host_for(&self.start, &place, self.on_reload.clone())
             .await;
         let (mut config, models) = self
             .start

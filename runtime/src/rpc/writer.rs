@@ -16,9 +16,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 /// Bytes of streaming frames that may wait in the queue.
 pub const STREAMING_BUDGET: usize = 4 << 20;
 
+/// Where a streaming frame was queued: its sink's discard counter and its value then (the frame
+/// is dropped unwritten once the counter has moved on).
+type Epoch = (Arc<AtomicU64>, u64);
+
 /// A line, the streaming budget it holds until written, and for a streaming frame the discard
 /// epoch it was queued in.
-type Frame = (Vec<u8>, Option<OwnedSemaphorePermit>, Option<u64>);
+type Frame = (Vec<u8>, Option<OwnedSemaphorePermit>, Option<Epoch>);
 
 /// A handle for sending frames to the writer.
 #[derive(Clone)]
@@ -26,27 +30,67 @@ pub struct FrameSink {
     tx: mpsc::UnboundedSender<Frame>,
     budget: Arc<Semaphore>,
     discard: Arc<AtomicU64>,
+    /// `"sessionId":"…"`, put first in every frame of a multi-session host's session.
+    tag: Option<Arc<[u8]>>,
 }
 
 impl FrameSink {
+    /// A handle on the same writer whose frames carry `"sessionId": session_id` as their first
+    /// key (a multi-session host's session); its streaming frames are discarded apart from the
+    /// other sessions'.
+    pub fn tagged(&self, session_id: &str) -> FrameSink {
+        let mut tag = b"\"sessionId\":".to_vec();
+        // A string always serializes.
+        let _ = serde_json::to_writer(&mut tag, session_id);
+        FrameSink {
+            tx: self.tx.clone(),
+            budget: self.budget.clone(),
+            discard: Arc::new(AtomicU64::new(0)),
+            tag: Some(tag.into()),
+        }
+    }
+
+    /// True for a session's handle of a multi-session host ([`FrameSink::tagged`]).
+    pub fn is_tagged(&self) -> bool {
+        self.tag.is_some()
+    }
+
+    /// The frame's line as sent: `line` with the session's tag first when this sink has one.
+    fn tagged_line(&self, line: Vec<u8>) -> Vec<u8> {
+        let Some(tag) = &self.tag else { return line };
+        if line.first() != Some(&b'{') {
+            return line;
+        }
+        let mut tagged = Vec::with_capacity(line.len() + tag.len() + 1);
+        tagged.push(b'{');
+        tagged.extend_from_slice(tag);
+        if line.get(1) != Some(&b'}') {
+            tagged.push(b',');
+        }
+        tagged.extend_from_slice(&line[1..]);
+        tagged
+    }
+
     /// Queues a frame; frames sent after the writer stopped are dropped.
     pub fn send(&self, frame: &Value) {
-        let mut line = serde_json::to_vec(frame).unwrap_or_else(|_| b"{}".to_vec());
-        line.push(b'\n');
-        let _ = self.tx.send((line, None, None));
+        self.send_line(frame, None);
     }
 
     /// Queues a frame that holds `permit` until it is written (a command's response holds its
     /// place among the commands in flight).
     pub fn send_holding(&self, frame: &Value, permit: OwnedSemaphorePermit) {
-        let mut line = serde_json::to_vec(frame).unwrap_or_else(|_| b"{}".to_vec());
-        line.push(b'\n');
-        let _ = self.tx.send((line, Some(permit), None));
+        self.send_line(frame, Some(permit));
+    }
+
+    fn send_line(&self, frame: &Value, permit: Option<OwnedSemaphorePermit>) {
+        let line = serde_json::to_vec(frame).unwrap_or_else(|_| b"{}".to_vec());
+        self.send_rendered(line, permit);
     }
 
     /// Queues a frame rendered already (without its newline), holding `permit` until it is
     /// written when one is given.
-    pub fn send_rendered(&self, mut line: Vec<u8>, permit: Option<OwnedSemaphorePermit>) {
+    pub fn send_rendered(&self, line: Vec<u8>, permit: Option<OwnedSemaphorePermit>) {
+        let mut line = self.tagged_line(line);
         line.push(b'\n');
         let _ = self.tx.send((line, permit, None));
     }
@@ -54,14 +98,17 @@ impl FrameSink {
     /// Queues a rendered frame (ending in a newline), waiting while the streaming budget is
     /// used up.
     pub async fn send_streaming(&self, line: Vec<u8>) {
+        let line = self.tagged_line(line);
         let units = line.len().div_ceil(1024).clamp(1, STREAMING_BUDGET / 1024) as u32;
         let permit = self.budget.clone().acquire_many_owned(units).await.ok();
         let epoch = self.discard.load(Ordering::SeqCst);
-        let _ = self.tx.send((line, permit, Some(epoch)));
+        let _ = self
+            .tx
+            .send((line, permit, Some((self.discard.clone(), epoch))));
     }
 
-    /// Drops the streaming frames queued so far and not yet written (an aborted answer's
-    /// updates); frames sent with [`FrameSink::send`] are kept.
+    /// Drops the streaming frames this sink queued so far and not yet written (an aborted
+    /// answer's updates); frames sent with [`FrameSink::send`] are kept.
     pub fn discard_streaming(&self) {
         self.discard.fetch_add(1, Ordering::SeqCst);
     }
@@ -120,9 +167,11 @@ fn write_lines(out: &mut impl Write, lines: &[&[u8]]) -> std::io::Result<()> {
 pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
     let (done_tx, done) = tokio::sync::oneshot::channel();
-    let discard = Arc::new(AtomicU64::new(0));
-    let current = discard.clone();
-    let stale = move |epoch: Option<u64>| epoch.is_some_and(|e| e < current.load(Ordering::SeqCst));
+    let stale = |epoch: &Option<Epoch>| {
+        epoch
+            .as_ref()
+            .is_some_and(|(counter, at)| *at < counter.load(Ordering::SeqCst))
+    };
     let spawned = std::thread::Builder::new()
         .name("pith-stdout".into())
         .spawn(move || {
@@ -139,7 +188,7 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
                 }
                 let lines: Vec<&[u8]> = batch
                     .iter()
-                    .filter(|(_, _, epoch)| !stale(*epoch))
+                    .filter(|(_, _, epoch)| !stale(epoch))
                     .map(|(line, _, _)| line.as_slice())
                     .collect();
                 let result = write_lines(&mut out, &lines).and_then(|()| out.flush());
@@ -166,7 +215,8 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
         FrameSink {
             tx,
             budget,
-            discard,
+            discard: Arc::new(AtomicU64::new(0)),
+            tag: None,
         },
         WriterHandle { done },
     )

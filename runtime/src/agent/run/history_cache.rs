@@ -222,6 +222,12 @@ pub struct Plan {
 }
 
 impl HistoryCache {
+    /// The bytes of the encoded prefix held (for a session's footprint).
+    pub fn held_bytes(&self) -> usize {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.cached.as_ref().map_or(0, |(_, prefix)| prefix.len())
+    }
+
     /// The plan for a request of `messages` (the session's, of message generation
     /// `generation`) under `key`; `None` when the whole conversation is handed over.
     pub fn plan(

@@ -72,8 +72,11 @@ pub enum SessionError {
     /// `list_sessions` / `delete_session` of a session kept in memory.
     #[error("This session is not saved (--no-session): there is no sessions directory")]
     NotSaved,
-    /// `list_sessions` with a scope other than `cwd` or `all`.
-    #[error("Unknown scope {0:?}: use \"cwd\" or \"all\"")]
+    /// `list_sessions` with a scope other than `cwd`, `all` (or `host`, which the RPC session
+    /// host answers).
+    #[error(
+        "Unknown scope {0:?}: use \"cwd\" or \"all\" (the saved sessions), or \"host\" (the sessions this process holds)"
+    )]
     UnknownScope(String),
     /// `list_sessions` with a page size out of range.
     #[error("limit must be 1 to {max}, got {got}")]

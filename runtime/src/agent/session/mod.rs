@@ -43,6 +43,7 @@ mod controls;
 pub mod error;
 mod extension_access;
 pub mod file;
+pub mod footprint;
 pub mod front_end;
 pub mod index;
 pub mod input;

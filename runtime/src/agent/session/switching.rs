@@ -53,6 +53,16 @@ impl Session {
             .cancelled()
     }
 
+    /// The session file's path, when it has one (not an in-memory session).
+    pub fn file(&self) -> Option<std::path::PathBuf> {
+        self.shared.state().store.path().map(Path::to_path_buf)
+    }
+
+    /// The session's id (its file's).
+    pub fn id(&self) -> String {
+        self.shared.state().session_id.clone()
+    }
+
     /// The current session file's path, if it has one.
     pub(super) fn session_file(&self) -> Option<String> {
         self.shared

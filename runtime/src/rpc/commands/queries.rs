@@ -22,7 +22,16 @@ pub(super) fn handle(command: &Command<'_>) -> bool {
             command.messages_data(|out| session.write_messages(out));
             return true;
         }
-        "get_state" => as_json(session.state()),
+        "get_state" => {
+            let mut state = as_json(session.state());
+            // A multi-session host's session also says what it holds in memory.
+            if command.events.out().is_tagged()
+                && let Value::Object(fields) = &mut state
+            {
+                fields.insert("memory".into(), as_json(session.footprint()));
+            }
+            state
+        }
         "get_messages" => session.with_messages(|messages| as_json(MessageList { messages })),
         "get_session_stats" => as_json(session.stats()),
         "get_last_assistant_text" => as_json(session.last_assistant_text()),

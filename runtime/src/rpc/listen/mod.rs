@@ -42,6 +42,8 @@ const ROUTE_MARK: char = '\u{1}';
 pub struct Hub {
     clients: Mutex<Vec<Slot>>,
     next_client: AtomicU64,
+    /// Hears of each client that goes.
+    left: std::sync::OnceLock<Box<dyn Fn(u64) + Send + Sync>>,
 }
 
 /// One client's outgoing queue.
@@ -90,12 +92,20 @@ impl Hub {
         outbox
     }
 
-    /// Forgets a client.
+    /// Forgets a client, and tells what [`Hub::on_detach`] set.
     pub(crate) fn detach(&self, id: u64) {
         self.clients
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|slot| slot.id != id);
+        if let Some(left) = self.left.get() {
+            left(id);
+        }
+    }
+
+    /// Sets what hears of each client that goes (the session host parks its sessions).
+    pub fn on_detach(&self, left: Box<dyn Fn(u64) + Send + Sync>) {
+        let _ = self.left.set(left);
     }
 
     /// Sends a frame to one client.
@@ -222,6 +232,11 @@ fn untag(id: &Value) -> Option<(u64, Option<Value>)> {
     Some((client, Some(serde_json::from_str(original).ok()?)))
 }
 
+/// The client a routed command came from (its tagged id); `None` for a command read on stdio.
+pub(crate) fn client_of(id: &Value) -> Option<u64> {
+    untag(id).map(|(client, _)| client)
+}
+
 /// True when `id` looks like a tag (a client may not send one: it could forge another
 /// client's answers).
 pub(crate) fn looks_tagged(id: &Value) -> bool {
@@ -251,8 +266,10 @@ pub(crate) fn untagged_answer(
 /// that is not the answer to a tagged command (an event: for everyone).
 fn route(line: &[u8]) -> Option<(u64, Arc<[u8]>)> {
     // Only the head is searched: a tagged id is the first key of a response and the second
-    // of a command's progress frame.
-    let head = &line[..line.len().min(96)];
+    // of a command's progress frame, after a multi-session host's `sessionId` when it has one.
+    let head = &line[..line
+        .len()
+        .min(96 + 2 * crate::rpc::host::lookup::MAX_ID_LEN)];
     let marker = br#""id":"\u0001"#;
     head.windows(marker.len()).position(|w| w == marker)?;
     let mut frame: serde_json::Map<String, Value> = serde_json::from_slice(line).ok()?;

@@ -195,6 +195,22 @@ pub(super) fn message_role(text: &str) -> Option<String> {
         .map(std::borrow::Cow::into_owned)
 }
 
+impl Entry {
+    /// The bytes this entry holds in memory (its heads, and its line when it is not on disk).
+    pub fn held_bytes(&self) -> usize {
+        let text = |t: &str| t.len();
+        std::mem::size_of::<Entry>()
+            + text(&self.kind)
+            + text(&self.id)
+            + self.parent.as_deref().map_or(0, text)
+            + text(&self.timestamp)
+            + match &self.line {
+                Line::Held(line) => line.len(),
+                Line::OnDisk { .. } => 0,
+            }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

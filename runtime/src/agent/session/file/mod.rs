@@ -441,6 +441,20 @@ impl SessionFile {
             .collect())
     }
 
+    /// The bytes the index of the file holds in memory, estimated: each entry's heads, its line
+    /// when not on disk, and its place in the id index (the file's text read at opening, kept
+    /// until the first reading of many entries, included).
+    pub fn held_bytes(&self) -> usize {
+        let index = self.index.capacity() * (std::mem::size_of::<(String, usize)>() + 1)
+            + self.index.keys().map(String::len).sum::<usize>();
+        let warm = self
+            .warm
+            .0
+            .lock()
+            .map_or(0, |text| text.as_ref().map_or(0, |t| t.len()));
+        self.entries.iter().map(Entry::held_bytes).sum::<usize>() + index + warm
+    }
+
     /// Every entry, in file order.
     pub fn all_entries(&self) -> &[Entry] {
         &self.entries

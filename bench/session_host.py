@@ -69,6 +69,32 @@ def resources(pid):
             children(pid))
 
 
+def thread_names(pid):
+    """`pid`'s threads, as (id, name)."""
+    names = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, task)) as f:
+                names.append((task, f.read().strip()))
+        except OSError:
+            pass
+    return names
+
+
+def fd_kinds(pid):
+    """The kinds of `pid`'s file descriptors (socket, pipe, anon_inode:…, file), counted."""
+    kinds = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        kind = target.split(":[")[0] if ":[" in target else (
+            "file " + target if target.startswith("/") else target)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 class Lines:
     """An agent's stdout read as JSON frames."""
 
@@ -109,7 +135,7 @@ def is_delta(frame):
     return frame.get("type") == "message_update" and event.get("type") == "text_delta"
 
 
-def measure_pith(env, work, sessions, streaming):
+def measure_pith(env, work, sessions, streaming, idle_wait):
     proc = subprocess.Popen([PITH, "--mode", "rpc", "--provider", "fake", "--model", "fake-model",
                              "--session-dir", os.path.join(work, "sessions")],
                             cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -118,6 +144,8 @@ def measure_pith(env, work, sessions, streaming):
     send(proc, {"id": "s", "type": "get_state"})
     out.until(lambda f: f.get("id") == "s")
     before = resources(proc.pid)
+    print("pith fds before the sessions: %r" % fd_kinds(proc.pid), file=sys.stderr)
+    threads_before = thread_names(proc.pid)
     rss_before = status_kb(proc.pid, "VmRSS:")
     opens = []
     for n in range(sessions):
@@ -146,8 +174,14 @@ def measure_pith(env, work, sessions, streaming):
         send(proc, {"id": "c%d" % n, "type": "close_session", "sessionId": "s%d" % n})
     for n in range(sessions):
         out.until(lambda f: f.get("id", "").startswith("c"))
-    time.sleep(1)
+    # Idle worker threads of the blocking pool end after 10 s; idle HTTP connections stay
+    # pooled for the next request (16 at most, each closed after 90 s idle: --idle-wait 95
+    # sees them go).
+    time.sleep(idle_wait)
     after = resources(proc.pid)
+    print("pith fds after closing: %r" % fd_kinds(proc.pid), file=sys.stderr)
+    print("pith threads started meanwhile and still there: %r" % sorted(
+        set(thread_names(proc.pid)) - set(threads_before)), file=sys.stderr)
     rss_closed = status_kb(proc.pid, "VmRSS:")
     proc.stdin.close()
     proc.wait(timeout=60)
@@ -208,6 +242,8 @@ def main():
     ap.add_argument("--pi-processes", type=int, default=20)
     ap.add_argument("--pi15", help="a pi 1.5.2 executable")
     ap.add_argument("--pith-only", action="store_true")
+    ap.add_argument("--idle-wait", type=float, default=12,
+                    help="seconds to wait after closing the sessions before counting")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp()
     body = stream_body(5)
@@ -220,7 +256,7 @@ def main():
     work = os.path.join(scratch, "work")
     for n in range(FOLDERS):
         os.makedirs(os.path.join(work, "folder-%d" % n))
-    pith = measure_pith(env, work, args.sessions, args.streaming)
+    pith = measure_pith(env, work, args.sessions, args.streaming, args.idle_wait)
     print("pith: %r" % pith, file=sys.stderr)
     pi = None
     pi15 = pi15_command(args.pi15)

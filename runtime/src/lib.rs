@@ -17,6 +17,7 @@ pub mod file_search;
 pub mod images;
 pub mod js;
 pub mod mcp;
+pub mod memory;
 pub mod model;
 pub mod plugin_host;
 pub mod print;

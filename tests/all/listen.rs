@@ -405,7 +405,12 @@ async fn a_session_whose_client_leaves_is_parked_after_its_grace_and_resumes() {
     drop(first);
 
     let mut second = Client::unix(&socket).await;
-    second.next().await.unwrap();
+    let attached = second.next().await.unwrap();
+    assert_eq!(
+        attached["openSessions"],
+        json!(["kept", "stays"]),
+        "{attached}"
+    );
     let state_of = |listed: &Value, id: &str| {
         listed["data"]["sessions"]
             .as_array()

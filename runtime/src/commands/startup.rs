@@ -153,10 +153,11 @@ pub async fn serve(
     // The clients' commands reach the RPC loop through this pipe; it never ends (the agent
     // outlives its clients): `shutdown` or a signal stops it.
     let (input, feed) = tokio::io::duplex(1 << 16);
+    drop(slot);
     let accepting = tokio::spawn(crate::rpc::listen::accept(
         listener,
         hub.clone(),
-        slot,
+        sessions.clone(),
         feed,
     ));
     // The clients hold the session weakly, so the loop's flush ends once it lets go; then every

@@ -51,12 +51,18 @@ pub struct HttpClient {
     proxy: Option<String>,
 }
 
+/// Idle connections kept per host for the next request.
+pub const IDLE_CONNECTIONS_PER_HOST: usize = 16;
+
 impl HttpClient {
     /// The client, built on first use.
     pub(super) fn get(&self) -> &reqwest::Client {
         self.client.get_or_init(|| {
             let mut builder = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
+                // A multi-session host's many streams to one provider leave at most this many
+                // idle connections behind (each closes after 90 s idle).
+                .pool_max_idle_per_host(IDLE_CONNECTIONS_PER_HOST)
                 .connect_timeout(Duration::from_millis(
                     self.timeouts.connect_timeout_ms.max(1),
                 ));

@@ -205,6 +205,7 @@ impl SessionSlot {
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = session.clone();
         drop(current);
+        self.hosts.release_unused().await;
         session.start_extensions_resumed(previous).await;
         Ok(SwitchOutcome { cancelled: false })
     }

@@ -117,15 +117,6 @@ impl FrameSink {
 /// Bursts (counted in flushes) after which the writer gives freed memory back to the system.
 const TRIM_AFTER_FRAMES: usize = 10_000;
 
-/// Returns freed heap memory to the system (glibc keeps it otherwise).
-fn return_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory at the top of the heaps.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// The writer thread; [`WriterHandle::finished`] resolves once everything queued is written.
 pub struct WriterHandle {
     done: tokio::sync::oneshot::Receiver<()>,
@@ -201,7 +192,7 @@ pub fn spawn<W: Write + Send + 'static>(out: W) -> (FrameSink, WriterHandle) {
                 if written >= TRIM_AFTER_FRAMES {
                     // The queue ran empty after a burst: give its memory back.
                     written = 0;
-                    return_memory();
+                    crate::memory::return_freed();
                 }
             }
             let _ = out.flush();

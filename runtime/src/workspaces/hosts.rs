@@ -1,8 +1,9 @@
 //! The plugin hosts of sessions in other folders than the one pith started in: one per folder
 //! ([`PluginHost::for_workspace`]: that folder's project plugins, settings and sandbox, the
-//! compiled code shared), made for the first session there and kept while the process runs.
-//! Each is watched, so a change to its project plugins or to the user's reaches the sessions
-//! that use it.
+//! compiled code shared), made for the first session there and kept while a session uses it
+//! ([`WorkspaceHosts::release_unused`] lets the others go, and their watchers stop). Each is
+//! watched, so a change to its project plugins or to the user's reaches the sessions that use
+//! it.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -25,6 +26,8 @@ pub struct WorkspaceHosts {
 struct Held {
     host: Arc<PluginHost>,
     _watcher: Option<watch::PluginWatcher>,
+    /// The holders of `host` when no session has it (this entry and its watcher's task).
+    unused_at: usize,
 }
 
 impl WorkspaceHosts {
@@ -70,13 +73,25 @@ impl WorkspaceHosts {
                 None
             }
         };
+        // Held here and by the watcher's task; the clone returned is the caller's.
+        let unused_at = Arc::strong_count(&host);
         hosts.insert(
             place.cwd.clone(),
             Held {
                 host: host.clone(),
                 _watcher: watcher,
+                unused_at,
             },
         );
         (host, notices)
+    }
+
+    /// Lets go of the hosts no session holds any more (a multi-session host closed or parked
+    /// the last session of their folder): their instances are freed and their watchers stop.
+    pub async fn release_unused(&self) {
+        self.hosts
+            .lock()
+            .await
+            .retain(|_, held| Arc::strong_count(&held.host) > held.unused_at);
     }
 }

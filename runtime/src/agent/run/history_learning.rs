@@ -70,16 +70,6 @@ pub async fn learn(
         }
     }
     if stepped {
-        give_back_freed_memory();
-    }
-}
-
-/// Returns the heap the steps freed to the system: each step's messages and bodies were
-/// freed, but glibc keeps freed heap in its arenas, where a long-lived session would hold it.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` only releases free memory of the allocator's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
+        crate::memory::return_freed();
     }
 }

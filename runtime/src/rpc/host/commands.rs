@@ -55,8 +55,8 @@ pub async fn run(
             Ok(id) => {
                 let park = kind == "park_session";
                 let result = let_go(&host, id, leaving.as_ref(), park).await;
-                if let Some(leaving) = &leaving {
-                    host.end_leaving(leaving);
+                if let Some(leaving) = leaving {
+                    host.end_leaving(leaving).await;
                 }
                 result
             }
@@ -255,6 +255,9 @@ async fn open(
         host.default.events.protocol(),
     ));
     let session = Session::new(plugins, events.clone(), models, config);
+    if host.announcing.load(std::sync::atomic::Ordering::SeqCst) {
+        session.announce_dialog_answers();
+    }
     for notice in place.notices.iter().chain(&plugin_notices) {
         session.notify(notice, "warning");
     }

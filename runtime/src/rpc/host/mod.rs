@@ -32,6 +32,10 @@ use crate::workspaces::StartFolder;
 use crate::workspaces::hosts::WorkspaceHosts;
 use lookup::SessionsRoot;
 
+/// How long after a session is let go its freed memory is returned to the system (a host closing
+/// many at once pays for one return).
+const TRIM_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A session and the sink its frames go to.
 #[derive(Clone)]
 pub struct Routed {
@@ -140,6 +144,10 @@ pub struct SessionHost {
     leaving: Mutex<HashMap<String, tokio::sync::watch::Receiver<bool>>>,
     /// The sessions parked when their `--listen` client goes.
     owners: Mutex<HashMap<String, Owner>>,
+    /// Set while a return of freed memory is due.
+    trimming: std::sync::atomic::AtomicBool,
+    /// Set when the sessions announce dialog answers (`--listen`).
+    announcing: std::sync::atomic::AtomicBool,
     this: Weak<SessionHost>,
 }
 
@@ -186,6 +194,8 @@ impl SessionHost {
                 parked: Mutex::new(HashMap::new()),
                 leaving: Mutex::new(HashMap::new()),
                 owners: Mutex::new(HashMap::new()),
+                trimming: std::sync::atomic::AtomicBool::new(false),
+                announcing: std::sync::atomic::AtomicBool::new(false),
                 this: this.clone(),
             }
         })
@@ -208,15 +218,27 @@ impl SessionHost {
         all
     }
 
-    /// The sessions open now (not those being opened), by id.
+    /// The sessions open now (not those being opened), by id, in the order of their ids.
     pub fn open(&self) -> Vec<(String, Open)> {
-        lock(&self.table)
+        let mut open: Vec<(String, Open)> = lock(&self.table)
             .iter()
             .filter_map(|(id, cell)| match cell.get() {
                 Some(Ok(open)) => Some((id.clone(), open.clone())),
                 _ => None,
             })
-            .collect()
+            .collect();
+        open.sort_by(|a, b| a.0.cmp(&b.0));
+        open
+    }
+
+    /// Every session tells the host each dialog answer from now on (clients attached over
+    /// `--listen` see the answers of the others), those opened later too.
+    pub fn announce_dialog_answers(&self) {
+        self.announcing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for routed in self.all() {
+            routed.slot.current().announce_dialog_answers();
+        }
     }
 
     /// Sessions running now, the process's own included.
@@ -301,16 +323,42 @@ impl SessionHost {
         Some(Leaving { id, cell, done })
     }
 
-    /// Marks `leaving` as let go: the commands waiting for it go on.
-    fn end_leaving(&self, leaving: &Leaving) {
-        let mut all = lock(&self.leaving);
-        if all
-            .get(&leaving.id)
-            .is_some_and(|waiting| waiting.same_channel(&leaving.done.subscribe()))
+    /// Marks `leaving` as let go: the commands waiting for it go on, and its folder's plugin host
+    /// goes with its last session.
+    async fn end_leaving(&self, leaving: Leaving) {
         {
-            all.remove(&leaving.id);
+            let mut all = lock(&self.leaving);
+            if all
+                .get(&leaving.id)
+                .is_some_and(|waiting| waiting.same_channel(&leaving.done.subscribe()))
+            {
+                all.remove(&leaving.id);
+            }
         }
         leaving.done.send_replace(true);
+        drop(leaving);
+        self.hosts.release_unused().await;
+        self.return_memory_soon();
+    }
+
+    /// Gives the memory of the sessions let go back to the system, once the closing or parking
+    /// going on has settled (at most once per [`TRIM_AFTER`]).
+    fn return_memory_soon(&self) {
+        if self
+            .trimming
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let host = self.this.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(TRIM_AFTER).await;
+            if let Some(host) = host.upgrade() {
+                host.trimming
+                    .store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+            tokio::task::spawn_blocking(crate::memory::return_freed);
+        });
     }
 
     /// A `--listen` client went away: each session it was the last to name and that asked for
@@ -337,8 +385,8 @@ impl SessionHost {
                 frame.insert("sessionId".into(), Value::String(id.clone()));
                 let leaving = host.begin_leaving(&frame);
                 let parked = commands::let_go(&host, &id, leaving.as_ref(), true).await;
-                if let Some(leaving) = &leaving {
-                    host.end_leaving(leaving);
+                if let Some(leaving) = leaving {
+                    host.end_leaving(leaving).await;
                 }
                 match parked {
                     Ok(_) => eprintln!("pith: session {id} parked: its client left"),

@@ -25,8 +25,8 @@ const HELLO_WITHIN: Duration = Duration::from_secs(10);
 /// What every client shares.
 pub(crate) struct Context {
     pub hub: Arc<Hub>,
-    /// The session's slot, held weakly: the clients never keep it (and its output) alive.
-    pub slot: std::sync::Weak<crate::rpc::slot::SessionSlot>,
+    /// The sessions, held weakly: the clients never keep them (and their output) alive.
+    pub sessions: std::sync::Weak<crate::rpc::host::SessionHost>,
     pub feed: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
     pub token: Option<String>,
     /// Places for connections waiting for their hello.
@@ -52,11 +52,18 @@ pub(crate) async fn serve(context: Context, (read, mut write): super::endpoint::
         }
         lines.set_limit(crate::rpc::framing::MAX_LINE);
     }
-    let Some(slot) = context.slot.upgrade() else {
+    let Some(sessions) = context.sessions.upgrade() else {
         return;
     };
-    let outbox = context.hub.attach(&slot.current());
-    drop(slot);
+    let opened: Vec<_> = sessions
+        .open()
+        .into_iter()
+        .map(|(id, open)| (id, open.routed.slot.current()))
+        .collect();
+    let outbox = context
+        .hub
+        .attach(&sessions.default_session().slot.current(), &opened);
+    drop((sessions, opened));
     let id = outbox.id;
     // Aborted with this task (a stopped listener stops its clients' writers too).
     let writer = AbortOnDrop(tokio::spawn(deliver(outbox, write)));

@@ -29,7 +29,7 @@ use tokio::sync::{Notify, mpsc};
 pub use endpoint::{Endpoint, Listener};
 
 use crate::agent::session::Session;
-use crate::rpc::slot::SessionSlot;
+use crate::rpc::host::SessionHost;
 
 /// Bytes that may wait for one client before it is dropped as lagging.
 pub const QUEUE_LIMIT: usize = 16 << 20;
@@ -67,7 +67,7 @@ pub(crate) struct Outbox {
 impl Hub {
     /// Registers a client and queues its snapshot first (under the lock the broadcasts take,
     /// so every frame after the snapshot reaches it and none comes before it).
-    pub(crate) fn attach(&self, session: &Session) -> Outbox {
+    pub(crate) fn attach(&self, session: &Session, opened: &[(String, Session)]) -> Outbox {
         let id = self.next_client.fetch_add(1, Ordering::SeqCst) + 1;
         let (queue, frames) = mpsc::unbounded_channel();
         let slot = Slot {
@@ -78,7 +78,7 @@ impl Hub {
             wake: Arc::new(Notify::new()),
         };
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        for frame in snapshot(session, id) {
+        for frame in snapshot(session, id, opened) {
             push(&slot, line_of(&frame));
         }
         let outbox = Outbox {
@@ -192,25 +192,54 @@ fn line_of(frame: &Value) -> Arc<[u8]> {
 }
 
 /// The frames a client gets first: `attached`, then the open dialogs and waiting host-tool
-/// calls as they were sent.
-fn snapshot(session: &Session, client: u64) -> Vec<Value> {
-    let dialogs = crate::rpc::events::open_dialog_frames(session);
-    let calls: Vec<Value> = session
-        .host_tools()
-        .pending_calls()
-        .iter()
-        .map(|call| serde_json::to_value(call).unwrap_or(Value::Null))
-        .collect();
-    let mut frames = vec![json!({
+/// calls as they were sent; then those of the sessions a multi-session host opened (`opened`),
+/// tagged with their ids, after an `openSessions` list in `attached`.
+fn snapshot(session: &Session, client: u64, opened: &[(String, Session)]) -> Vec<Value> {
+    let waiting = |session: &Session| {
+        let dialogs = crate::rpc::events::open_dialog_frames(session);
+        let calls: Vec<Value> = session
+            .host_tools()
+            .pending_calls()
+            .iter()
+            .map(|call| serde_json::to_value(call).unwrap_or(Value::Null))
+            .collect();
+        (dialogs, calls)
+    };
+    let (dialogs, calls) = waiting(session);
+    let mut attached = json!({
         "type": "attached",
         "clientId": client,
         "state": session.state(),
         "pendingUiRequests": dialogs,
         "pendingHostToolCalls": calls,
-    })];
+    });
+    if !opened.is_empty() {
+        let ids: Vec<&str> = opened.iter().map(|(id, _)| id.as_str()).collect();
+        attached["openSessions"] = json!(ids);
+    }
+    let mut frames = vec![attached];
     frames.extend(dialogs);
     frames.extend(calls);
+    for (id, session) in opened {
+        let (dialogs, calls) = waiting(session);
+        frames.extend(
+            dialogs
+                .into_iter()
+                .chain(calls)
+                .map(|frame| tagged(id, frame)),
+        );
+    }
     frames
+}
+
+/// `frame` with `"sessionId"` first (a multi-session host's session's frame).
+fn tagged(id: &str, frame: Value) -> Value {
+    let mut tagged = serde_json::Map::new();
+    tagged.insert("sessionId".into(), json!(id));
+    if let Value::Object(fields) = frame {
+        tagged.extend(fields);
+    }
+    Value::Object(tagged)
 }
 
 /// Tags a frame's id with the client it came from; a frame without an id gets a tag with
@@ -324,14 +353,14 @@ impl Write for HubOutput {
 pub async fn accept(
     listener: Listener,
     hub: Arc<Hub>,
-    slot: Arc<SessionSlot>,
+    sessions: Arc<SessionHost>,
     feed: tokio::io::DuplexStream,
 ) {
-    slot.current().announce_dialog_answers();
+    sessions.announce_dialog_answers();
     // Held weakly from here on (the RPC loop's flush waits for every holder to let go).
-    let slot = {
-        let weak = Arc::downgrade(&slot);
-        drop(slot);
+    let sessions = {
+        let weak = Arc::downgrade(&sessions);
+        drop(sessions);
         weak
     };
     let feed = Arc::new(tokio::sync::Mutex::new(feed));
@@ -352,7 +381,7 @@ pub async fn accept(
         };
         let context = client::Context {
             hub: hub.clone(),
-            slot: slot.clone(),
+            sessions: sessions.clone(),
             feed: feed.clone(),
             token: token.clone(),
             greeting: greeting.clone(),

@@ -391,3 +391,64 @@ async fn the_caps_refuse_with_a_clear_error() {
         .await;
     assert_eq!(state["success"], true, "still open: {state}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_session_has_its_own_dialogs_and_parking_cancels_them_with_a_notice() {
+    let plugins = crate::support::plugins_dir_with(&["testing/ext-probe"]);
+    let mut pith = Pith::spawn(Options {
+        plugins_dir: Some(plugins.path().to_path_buf()),
+        ..persistent(json!([]), &[])
+    })
+    .await;
+    let work = pith.work_dir().canonicalize().unwrap();
+    open(&mut pith, "left", &work).await;
+    open(&mut pith, "right", &work).await;
+    let dialog = |session: &'static str, method: &'static str| {
+        move |f: &Value| {
+            f["sessionId"] == session
+                && f["type"] == "extension_ui_request"
+                && f["method"] == method
+        }
+    };
+    pith.send(json!({"type": "prompt", "sessionId": "left", "message": "/ask confirm"}))
+        .await;
+    let confirm = pith.wait_for(dialog("left", "confirm")).await;
+    pith.send(json!({"type": "prompt", "sessionId": "right", "message": "/ask select"}))
+        .await;
+    let select = pith.wait_for(dialog("right", "select")).await;
+    // Each dialog is answered within its session; the other session has no such dialog.
+    let wrong = pith
+        .call(
+            "wrong",
+            json!({"type": "extension_ui_response", "sessionId": "left", "id": select["id"], "value": "green"}),
+        )
+        .await;
+    assert_eq!(wrong["success"], false, "{wrong}");
+    assert_eq!(wrong["sessionId"], "left");
+    pith.send(json!({"type": "extension_ui_response", "sessionId": "right", "id": select["id"], "value": "green"}))
+        .await;
+    let answered = pith
+        .wait_for(|f| {
+            f["sessionId"] == "right"
+                && f["method"] == "notify"
+                && f["message"] == "answer: Some(\"green\")"
+        })
+        .await;
+    assert_eq!(answered["sessionId"], "right");
+    // Parking the left session cancels its open dialog, says so, and answers how many.
+    let parked = pith
+        .call("park", json!({"type": "park_session", "sessionId": "left"}))
+        .await;
+    assert_eq!(parked["data"]["cancelledDialogs"], 1, "{parked}");
+    let notice = pith
+        .since(0)
+        .iter()
+        .find(|f| {
+            f["sessionId"] == "left"
+                && f["method"] == "notify"
+                && f["message"].as_str().is_some_and(|m| m.contains("parked"))
+        })
+        .cloned();
+    assert!(notice.is_some(), "a notice of the cancelled dialog");
+    assert!(confirm["id"].is_string());
+}

@@ -1,6 +1,7 @@
 //! The stdio RPC mode: framing, the single stdout writer, command dispatch and response
 //! envelopes. Every response echoes the request's `id`, errors included.
 
+pub mod client_ids;
 pub mod commands;
 pub mod envelope;
 pub mod events;

@@ -191,7 +191,10 @@ async fn open_session(host: &Arc<SessionHost>, fields: &Fields<'_>) -> Result<Va
         }
     };
     // A `--listen` client's session may be parked once the client has been gone that long.
-    let client = fields.0.get("id").and_then(crate::rpc::listen::client_of);
+    let client = fields
+        .0
+        .get("id")
+        .and_then(crate::rpc::client_ids::client_of);
     if let (Some(client), Some(grace)) = (client, park_after) {
         lock(&host.owners).insert(id.clone(), super::Owner { client, grace });
     }

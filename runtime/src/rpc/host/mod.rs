@@ -286,7 +286,7 @@ impl SessionHost {
             return Target::Answered;
         }
         // A `--listen` client naming a session takes it over.
-        if let Some(client) = frame.get("id").and_then(super::listen::client_of)
+        if let Some(client) = frame.get("id").and_then(super::client_ids::client_of)
             && let Some(owner) = lock(&self.owners).get_mut(&id)
         {
             owner.client = client;

@@ -255,7 +255,11 @@ fn classify(
             if text.contains("concurrent") && text.contains("limit") {
                 CallError::Instantiate {
                     plugin,
-                    reason: text,
+                    reason: format!(
+                        "{text} (every instance slot of the engine is in use: open sessions \
+                         with extensions each hold one; raise engine.poolInstances in \
+                         settings.json, or park idle sessions)"
+                    ),
                 }
             } else {
                 CallError::Trap {

@@ -14,10 +14,17 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// The largest wasm stack a call may use: 1 MiB, as a native thread's default on many systems;
 /// deep recursion in a guest traps instead of overflowing pith's own stack.
 pub const MAX_WASM_STACK: usize = 1 << 20;
-/// Instances the pooling allocator keeps slots for (concurrent calls across all plugins): far
-/// more than a session runs at once (parallel tool calls, a provider, extensions), while the
-/// reserved address space stays within what a 64-bit process has.
-pub const POOL_INSTANCES: u32 = 128;
+/// Instance slots for calls in flight across all plugins: far more than a session runs at once
+/// (parallel tool calls, a provider, its codemode engine).
+pub const CALL_SLOTS: u32 = 128;
+/// Instance slots for the open sessions' extensions, which each keep an instance while their
+/// session is open: as many as a multi-session host opens by default (its
+/// `sessionHost.maxOpenSessions`, which raises it).
+pub const SESSION_SLOTS: u32 = 1000;
+/// Instances the pooling allocator keeps slots for by default: the calls' and the sessions'.
+/// Each slot costs address space only until used (about 0.9 MB of RSS per 1,000 slots), and
+/// the reservation stays within what a 64-bit process has.
+pub const POOL_INSTANCES: u32 = CALL_SLOTS + SESSION_SLOTS;
 
 /// The engine's settings (`engine` in settings.json).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -31,6 +38,31 @@ pub struct EngineSettings {
     pub pool_instances: u32,
     /// The largest wasm stack, KiB.
     pub max_wasm_stack_kb: usize,
+}
+
+impl EngineSettings {
+    /// The settings' `engine` section; without `poolInstances`, the pool holds a slot for each
+    /// session a multi-session host may open (`sessionHost.maxOpenSessions`) beside the calls'.
+    pub fn from_settings(settings: &crate::settings::Settings) -> Result<EngineSettings, String> {
+        let mut engine = match settings.get("engine") {
+            None => EngineSettings::default(),
+            Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
+                format!("settings engine: {err} (keys: pooling, poolInstances, maxWasmStackKb)")
+            })?,
+        };
+        let explicit = settings
+            .get("engine")
+            .is_some_and(|engine| engine.get("poolInstances").is_some());
+        let sessions = settings
+            .get("sessionHost")
+            .and_then(|host| host.get("maxOpenSessions"))
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok());
+        if !explicit && let Some(sessions) = sessions {
+            engine.pool_instances = CALL_SLOTS.saturating_add(sessions.max(SESSION_SLOTS));
+        }
+        Ok(engine)
+    }
 }
 
 impl Default for EngineSettings {
@@ -182,5 +214,26 @@ mod tests {
             ..EngineSettings::default()
         };
         assert!(PluginEngine::with_settings(on_demand).is_ok());
+    }
+
+    #[test]
+    fn the_pool_holds_a_slot_per_session_the_host_may_open() {
+        use crate::settings::Settings;
+        let pool = |value: serde_json::Value| {
+            EngineSettings::from_settings(&Settings::from_value(value))
+                .unwrap()
+                .pool_instances
+        };
+        assert_eq!(pool(serde_json::json!({})), CALL_SLOTS + SESSION_SLOTS);
+        let more = serde_json::json!({"sessionHost": {"maxOpenSessions": 5000}});
+        assert_eq!(pool(more), CALL_SLOTS + 5000);
+        let fewer = serde_json::json!({"sessionHost": {"maxOpenSessions": 10}});
+        assert_eq!(pool(fewer), POOL_INSTANCES, "never fewer than the default");
+        let explicit = serde_json::json!({"engine": {"poolInstances": 64}, "sessionHost": {"maxOpenSessions": 5000}});
+        assert_eq!(pool(explicit), 64, "the user's own size wins");
+        let bad = EngineSettings::from_settings(&Settings::from_value(
+            serde_json::json!({"engine": {"pool": true}}),
+        ));
+        assert!(bad.unwrap_err().contains("poolInstances"));
     }
 }

@@ -107,14 +107,8 @@ impl PluginHost {
         options: HostOptions,
         defer: bool,
     ) -> wasmtime::Result<(PluginHost, Vec<LoadError>)> {
-        let engine_settings = match options.settings.get("engine") {
-            None => engine::EngineSettings::default(),
-            Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
-                wasmtime::Error::msg(format!(
-                    "settings engine: {err} (keys: pooling, poolInstances, maxWasmStackKb)"
-                ))
-            })?,
-        };
+        let engine_settings = engine::EngineSettings::from_settings(&options.settings)
+            .map_err(wasmtime::Error::msg)?;
         let mut http_timeouts = match options.settings.get("http") {
             None => http_client::HttpTimeouts::default(),
             Some(value) => serde_json::from_value(value.clone()).map_err(|err| {

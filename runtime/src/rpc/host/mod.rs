@@ -67,9 +67,10 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// By default: 1,000 open sessions, 64 running.
+    /// By default: 1,000 open sessions (the engine keeps an instance slot for each one's
+    /// extension), 64 running.
     pub const DEFAULT: Limits = Limits {
-        max_open: 1000,
+        max_open: crate::plugin_host::engine::SESSION_SLOTS as usize,
         max_running: 64,
     };
 

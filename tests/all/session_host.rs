@@ -452,3 +452,32 @@ async fn each_session_has_its_own_dialogs_and_parking_cancels_them_with_a_notice
     assert!(notice.is_some(), "a notice of the cancelled dialog");
     assert!(confirm["id"].is_string());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_envelope_works_under_the_pi_073_profile_too() {
+    let mut options = Options::faux(json!([{"text": "answered", "chunks": 3}]));
+    options.args.extend(["--pi-protocol".into(), "0.73".into()]);
+    let mut pith = Pith::spawn(options).await;
+    let info = pith
+        .call("info", json!({"type": "get_protocol_info"}))
+        .await;
+    assert_eq!(info["data"]["protocol"], "0.73", "{info}");
+    let work = pith.work_dir().canonicalize().unwrap();
+    open(&mut pith, "old-host", &work).await;
+    pith.call(
+        "p",
+        json!({"type": "prompt", "sessionId": "old-host", "message": "hi"}),
+    )
+    .await;
+    let end = pith.wait_for(|f| f["type"] == "agent_end").await;
+    assert_eq!(end["sessionId"], "old-host");
+    // pi 0.73's frames inside the session: its message_update carries the partial message.
+    let update = pith
+        .since(0)
+        .iter()
+        .find(|f| f["type"] == "message_update")
+        .cloned()
+        .unwrap();
+    assert_eq!(update["sessionId"], "old-host");
+    assert!(update.get("message").is_some(), "{update}");
+}

@@ -169,6 +169,10 @@ async fn open_session(host: &Arc<SessionHost>, fields: &Fields<'_>) -> Result<Va
             }
         }
     };
+    // One being parked is let go first; one that could not be is answered as open.
+    if fresh && let Some(kept) = host.left(&id, &cell).await {
+        return Ok(opened_data(&id, &kept.routed.slot.current(), false, true));
+    }
     // A session saved under the id is resumed, in the folder it was saved in.
     let saved = fresh.then(|| host.sessions_root.find(&id)).flatten();
     let resumed = saved.is_some();
@@ -198,14 +202,23 @@ async fn open_session(host: &Arc<SessionHost>, fields: &Fields<'_>) -> Result<Va
     if let (Some(client), Some(grace)) = (client, park_after) {
         lock(&host.owners).insert(id.clone(), super::Owner { client, grace });
     }
-    let session = open.routed.slot.current();
-    Ok(json!({
+    Ok(opened_data(
+        &id,
+        &open.routed.slot.current(),
+        resumed,
+        !fresh,
+    ))
+}
+
+/// `open_session`'s answer.
+fn opened_data(id: &str, session: &Session, resumed: bool, already_open: bool) -> Value {
+    json!({
         "sessionId": id,
         "cwd": session.cwd().display().to_string(),
         "sessionFile": session.file().map(|f| f.display().to_string()),
         "resumed": resumed,
-        "alreadyOpen": !fresh,
-    }))
+        "alreadyOpen": already_open,
+    })
 }
 
 /// Resumes the session saved in `file` under the id `id`, in the folder it was saved in.
@@ -317,6 +330,7 @@ pub(super) async fn let_go(
              (close_session) or open sessions with a file."
         ));
     }
+    lock(&host.owners).remove(&id);
     let dropped = session.clear_queue();
     let dialogs = session.open_dialogs().len();
     if dialogs > 0 {

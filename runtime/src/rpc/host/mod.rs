@@ -414,16 +414,8 @@ impl SessionHost {
     /// Waits for the session `id` being opened or resumed by `cell`: a session that is not open
     /// is resumed from its file; `Err` says why it cannot be (and takes it off the table).
     pub async fn arrive(&self, id: &str, cell: &Opening) -> Result<Routed, String> {
-        let waiting = lock(&self.leaving).get(id).cloned();
-        if let Some(mut waiting) = waiting {
-            let _ = waiting.wait_for(|done| *done).await;
-            // A session that could not be let go is back on the table: it serves the command.
-            let kept = lock(&self.table).get(id).cloned();
-            if let Some(kept) = kept.filter(|kept| !Arc::ptr_eq(kept, cell))
-                && let Some(Ok(open)) = kept.get()
-            {
-                return Ok(open.routed.clone());
-            }
+        if let Some(kept) = self.left(id, cell).await {
+            return Ok(kept.routed);
         }
         let opened = cell
             .get_or_init(|| async {
@@ -443,6 +435,22 @@ impl SessionHost {
                 self.forget(id, cell);
                 Err(error.clone())
             }
+        }
+    }
+
+    /// Waits until the session `id` being parked or closed is let go (its file is complete), so
+    /// that `cell` can resume it; a session that could not be let go is back on the table and
+    /// is returned (it serves the command).
+    async fn left(&self, id: &str, cell: &Opening) -> Option<Open> {
+        let mut waiting = lock(&self.leaving).get(id).cloned()?;
+        let _ = waiting.wait_for(|done| *done).await;
+        let kept = lock(&self.table).get(id).cloned()?;
+        if Arc::ptr_eq(&kept, cell) {
+            return None;
+        }
+        match kept.get() {
+            Some(Ok(open)) => Some(open.clone()),
+            _ => None,
         }
     }
 

@@ -91,6 +91,19 @@ impl PluginHost {
         body: CallBody<'_, R>,
     ) -> Result<R, CallError> {
         let cancel = options.cancel.clone();
+        // Every session's calls wait in one line for the engine's slots (an abort ends the wait).
+        let engine = &self.wasm(plugin)?.engine;
+        let _admitted = match &cancel {
+            Some(cancel) => tokio::select! {
+                admitted = engine.admit() => admitted,
+                () = cancel.cancelled() => {
+                    return Err(CallError::Cancelled {
+                        plugin: plugin.manifest.id.clone(),
+                    });
+                }
+            },
+            None => engine.admit().await,
+        };
         let mut store = self.new_store(plugin, options)?;
         self.drive(&mut store, plugin, cancel, body).await
     }

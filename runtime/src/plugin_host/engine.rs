@@ -75,12 +75,24 @@ impl Default for EngineSettings {
     }
 }
 
-/// The engine and its epoch ticker.
+/// How long a call waits for one of the calls' instance slots before it goes ahead anyway (a
+/// call nested in another — a codemode script's tool call — must never wait on its parent for
+/// good); without a free slot it then fails with an error saying how to make room.
+pub const ADMISSION_WAIT: Duration = Duration::from_secs(10);
+
+/// The engine, its epoch ticker, and the admission of calls to its instance slots.
 #[derive(Clone)]
 pub struct PluginEngine {
     engine: Engine,
     ticker: Arc<Ticker>,
+    /// The calls' share of the pool's slots, handed out first come, first served (every session
+    /// of a multi-session host waits in one line); `None` when instances are allocated on
+    /// demand (no slot to wait for).
+    admission: Option<Arc<tokio::sync::Semaphore>>,
 }
+
+/// A call's place among the calls in flight, held until it ends.
+pub type Admitted = Option<tokio::sync::OwnedSemaphorePermit>;
 
 struct Ticker {
     active: Arc<AtomicUsize>,
@@ -112,6 +124,7 @@ impl PluginEngine {
         super::codegen::configure_codegen(&mut config);
         config.max_wasm_stack(stack);
         config.async_stack_size(stack + (512 << 10));
+        let mut admission = None;
         let engine = if settings.pooling {
             let instances = settings.pool_instances.max(1);
             let mut pool = PoolingAllocationConfig::default();
@@ -123,7 +136,11 @@ impl PluginEngine {
                 .max_memory_size((super::manifest::Limits::MAX_MEMORY_MB as usize) << 20);
             config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
             match Engine::new(&config) {
-                Ok(engine) => engine,
+                Ok(engine) => {
+                    let slots = CALL_SLOTS.min(instances) as usize;
+                    admission = Some(Arc::new(tokio::sync::Semaphore::new(slots)));
+                    engine
+                }
                 Err(err) => {
                     tracing::warn!(
                         "the pooling allocator is unavailable ({err:#}); allocating on demand"
@@ -147,7 +164,34 @@ impl PluginEngine {
             active,
             thread: handle.thread().clone(),
         });
-        Ok(PluginEngine { engine, ticker })
+        Ok(PluginEngine {
+            engine,
+            ticker,
+            admission,
+        })
+    }
+
+    /// Waits, first come first served, for a place among the calls in flight (the pooling
+    /// allocator's slots for calls); after [`ADMISSION_WAIT`] the call goes ahead without one.
+    pub async fn admit(&self) -> Admitted {
+        self.admit_within(ADMISSION_WAIT).await
+    }
+
+    async fn admit_within(&self, wait: Duration) -> Admitted {
+        let slots = self.admission.clone()?;
+        if let Ok(place) = slots.clone().try_acquire_owned() {
+            return Some(place);
+        }
+        match tokio::time::timeout(wait, slots.acquire_owned()).await {
+            Ok(place) => place.ok(),
+            Err(_) => {
+                tracing::warn!(
+                    "a call waited {wait:?} for one of the {CALL_SLOTS} places of calls in flight; \
+                     it goes ahead without one"
+                );
+                None
+            }
+        }
     }
 
     /// The wasmtime engine.
@@ -214,6 +258,44 @@ mod tests {
             ..EngineSettings::default()
         };
         assert!(PluginEngine::with_settings(on_demand).is_ok());
+    }
+
+    #[tokio::test]
+    async fn calls_beyond_the_slots_wait_in_line_and_never_forever() {
+        let settings = EngineSettings {
+            pool_instances: 2,
+            ..EngineSettings::default()
+        };
+        let engine = PluginEngine::with_settings(settings).unwrap();
+        let first = engine.admit().await;
+        let second = engine.admit().await;
+        assert!(first.is_some() && second.is_some());
+        // A third waits for a place, and gets the first one given back.
+        let waiting = {
+            let engine = engine.clone();
+            tokio::spawn(async move { engine.admit().await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "no place is free");
+        drop(first);
+        let third = waiting.await.unwrap();
+        assert!(third.is_some());
+        // With every place held, a call goes ahead without one after its wait.
+        let started = std::time::Instant::now();
+        assert!(
+            engine
+                .admit_within(Duration::from_millis(50))
+                .await
+                .is_none()
+        );
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        // On-demand allocation has no places to wait for.
+        let on_demand = EngineSettings {
+            pooling: false,
+            ..EngineSettings::default()
+        };
+        let engine = PluginEngine::with_settings(on_demand).unwrap();
+        assert!(engine.admit().await.is_none());
     }
 
     #[test]

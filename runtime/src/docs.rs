@@ -51,6 +51,16 @@ pub const TOPICS: &[Topic] = &[
         text: include_str!("../../docs/attach.md"),
     },
     Topic {
+        name: "hosting",
+        summary: "many sessions in one process: open, park and resume by id; a fleet of hosts",
+        text: include_str!("../../docs/hosting.md"),
+    },
+    Topic {
+        name: "codemode",
+        summary: "codemode: scripts that call the tools, in a sandboxed script engine",
+        text: include_str!("../../docs/codemode.md"),
+    },
+    Topic {
         name: "architecture",
         summary: "how the runtime is put together",
         text: include_str!("../../docs/architecture.md"),
@@ -87,5 +97,21 @@ mod tests {
         assert!(show(Some("mcp")).unwrap().starts_with('#'));
         let err = show(Some("nope")).unwrap_err();
         assert!(err.contains("readme, plugins"), "{err}");
+    }
+
+    #[test]
+    fn every_guide_in_docs_is_a_topic() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|ext| ext == "md") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    TOPICS.iter().any(|topic| topic.text == text),
+                    "{} is not built in: add it to TOPICS",
+                    path.display()
+                );
+            }
+        }
     }
 }

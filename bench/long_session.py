@@ -41,7 +41,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_home import agent_env, pi15_command  # noqa: E402
 from instant_llm import handler  # noqa: E402
-from vs_pi import PITH, Output  # noqa: E402
+from vs_pi import PITH, Output, status_kb  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 RESULT = ("x" * 79 + "\n") * 26  # about 2 KB of tool output
@@ -143,14 +143,6 @@ def cpu_s(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def status_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1])
-    return 0
 
 
 class Agent:

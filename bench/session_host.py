@@ -35,17 +35,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_home import agent_env, pi15_command  # noqa: E402
 from instant_llm import handler, stream_body  # noqa: E402
-from vs_pi import PITH  # noqa: E402
+from vs_pi import PITH, status_kb  # noqa: E402
 
 FOLDERS = 10
-
-
-def status_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1])
-    return 0
 
 
 def children(pid):

@@ -50,15 +50,20 @@ def models_json(port):
         "models": [{"id": "fake-model", "name": "Fake Model", "contextWindow": 200000, "maxTokens": 8192}]}}}
 
 
-def peak_kb(pid):
+def status_kb(pid, key):
+    """A `/proc/<pid>/status` figure in KB (`VmRSS:`, `VmHWM:`); 0 once the process is gone."""
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def peak_kb(pid):
+    return status_kb(pid, "VmHWM:")
 
 
 class Output:

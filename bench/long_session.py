@@ -44,6 +44,7 @@ from instant_llm import handler  # noqa: E402
 from vs_pi import PITH, Output, status_kb  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
+COMPACT = (",", ":")  # pi writes its lines with JSON.stringify: no spaces
 RESULT = ("x" * 79 + "\n") * 26  # about 2 KB of tool output
 
 
@@ -115,10 +116,12 @@ def write_session(path, turns, cwd):
             # pi's ids are 8 hex digits; counted, so that no two collide (a collision makes a cycle).
             eid = "%08x" % next(ids)
             f.write(json.dumps(dict({"type": kind, "id": eid, "parentId": parent,
-                                     "timestamp": "2026-11-22T01:53:01.546Z"}, **fields)) + "\n")
+                                     "timestamp": "2026-11-22T01:53:01.546Z"}, **fields),
+                               separators=COMPACT) + "\n")
             return eid
         f.write(json.dumps({"type": "session", "version": 3, "id": str(uuid.uuid4()),
-                            "timestamp": "2026-11-22T01:53:01.530Z", "cwd": cwd}) + "\n")
+                            "timestamp": "2026-11-22T01:53:01.530Z", "cwd": cwd},
+                           separators=COMPACT) + "\n")
         parent = entry("model_change", None, provider="fake", modelId="fake-model")
         usage = {"input": 1000, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1005,
                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}

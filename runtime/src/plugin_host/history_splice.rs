@@ -20,160 +20,11 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use serde_json::Value;
 
+pub use super::history_prefix::{Prefix, Segment, SplicedBody};
+use super::history_prefix::{trim, trim_end, trim_start};
+
 /// Where a splice puts the prefix it learned.
 pub type Learned = Arc<Mutex<Option<Prefix>>>;
-
-/// A segment of a prefix is merged with the next items while it is smaller than this: a
-/// prefix is a few dozen segments, and a turn copies at most this much.
-const SEGMENT: usize = 1 << 20;
-
-/// An encoded conversation prefix: the conversation array's items, comma-separated, held as
-/// segments that the requests sending them share (a request copies none of them).
-#[derive(Debug, Clone, Default)]
-pub struct Prefix {
-    /// Non-empty runs of comma-separated items; a comma goes between two segments.
-    segments: Vec<Bytes>,
-}
-
-impl Prefix {
-    /// A prefix of these items (comma-separated; empty for none).
-    pub fn from_items(items: &[u8]) -> Prefix {
-        Prefix::default().extended(items)
-    }
-
-    /// Its length in bytes, the commas between segments included.
-    pub fn len(&self) -> usize {
-        let bytes: usize = self.segments.iter().map(Bytes::len).sum();
-        bytes + self.segments.len().saturating_sub(1)
-    }
-
-    /// True when it holds no item.
-    pub fn is_empty(&self) -> bool {
-        self.segments.is_empty()
-    }
-
-    /// This prefix followed by `items` (comma-separated; nothing added when empty). A small
-    /// last segment is merged with them; the others are shared.
-    pub fn extended(&self, items: &[u8]) -> Prefix {
-        let items = trim(items);
-        let mut segments = self.segments.clone();
-        if items.is_empty() {
-            return Prefix { segments };
-        }
-        match segments.last_mut() {
-            Some(last) if last.len() < SEGMENT => {
-                let mut merged = Vec::with_capacity(last.len() + 1 + items.len());
-                merged.extend_from_slice(last);
-                merged.push(b',');
-                merged.extend_from_slice(items);
-                *last = Bytes::from(merged);
-            }
-            _ => segments.push(Bytes::copy_from_slice(items)),
-        }
-        Prefix { segments }
-    }
-
-    /// A prefix of these runs of items (each comma-separated, in order): runs of a segment's
-    /// size are shared (a prefix read back from disk), small ones gathered into segments.
-    pub fn from_runs(runs: impl IntoIterator<Item = Bytes>) -> Prefix {
-        let mut segments = Vec::new();
-        let mut gathered: Vec<u8> = Vec::new();
-        let flush = |gathered: &mut Vec<u8>, segments: &mut Vec<Bytes>| {
-            if !gathered.is_empty() {
-                segments.push(Bytes::from(std::mem::take(gathered)));
-            }
-        };
-        for run in runs {
-            if trim(&run).is_empty() {
-                continue;
-            }
-            if run.len() >= SEGMENT / 2 && trim(&run).len() == run.len() {
-                flush(&mut gathered, &mut segments);
-                segments.push(run);
-                continue;
-            }
-            if !gathered.is_empty() {
-                gathered.push(b',');
-            }
-            gathered.extend_from_slice(trim(&run));
-            if gathered.len() >= SEGMENT {
-                flush(&mut gathered, &mut segments);
-            }
-        }
-        flush(&mut gathered, &mut segments);
-        Prefix { segments }
-    }
-
-    /// The segments with the commas between them, in order.
-    fn parts(&self) -> impl Iterator<Item = Bytes> + '_ {
-        self.segments.iter().enumerate().flat_map(|(n, segment)| {
-            let comma = (n > 0).then(|| Bytes::from_static(b","));
-            comma.into_iter().chain(std::iter::once(segment.clone()))
-        })
-    }
-
-    /// Its bytes after the first `from` (a comma at the cut left out): what it grew by since it
-    /// was `from` bytes long.
-    pub fn tail(&self, from: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len().saturating_sub(from));
-        let mut at = 0;
-        for part in self.parts() {
-            let end = at + part.len();
-            if end > from {
-                out.extend_from_slice(&part[from.saturating_sub(at)..]);
-            }
-            at = end;
-        }
-        let start = usize::from(out.first() == Some(&b','));
-        out.drain(..start);
-        out
-    }
-
-    /// The prefix in one piece.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len());
-        self.parts().for_each(|part| out.extend_from_slice(&part));
-        out
-    }
-}
-
-/// A spliced body: its pieces in order, the cached prefix's segments shared, not copied.
-#[derive(Debug, Clone, Default)]
-pub struct SplicedBody {
-    parts: Vec<Bytes>,
-}
-
-impl SplicedBody {
-    fn push(&mut self, part: Bytes) {
-        if !part.is_empty() {
-            self.parts.push(part);
-        }
-    }
-
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.parts.iter().map(Bytes::len).sum()
-    }
-
-    /// True when it has no byte.
-    pub fn is_empty(&self) -> bool {
-        self.parts.is_empty()
-    }
-
-    /// Its pieces, to be written in order.
-    pub fn into_parts(self) -> Vec<Bytes> {
-        self.parts
-    }
-
-    /// The body in one piece (for a hook that reads or replaces it).
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len());
-        self.parts
-            .iter()
-            .for_each(|part| out.extend_from_slice(part));
-        out
-    }
-}
 
 /// What a provider call's body gets spliced with, and where the learned prefix goes.
 #[derive(Debug)]
@@ -226,7 +77,7 @@ impl HistorySplice {
             .into_iter();
         let start = items.next().ok_or(SpliceError::MarkerLost)?;
         let end = items.next();
-        let range = |part: &[u8]| body.slice_ref(part);
+        let range = |part: &[u8]| Segment::Held(body.slice_ref(part));
         let before = trim_end(&body[..start.start]);
         let (middle, after) = match &end {
             Some(end) => (
@@ -241,50 +92,27 @@ impl HistorySplice {
         }
         let mut out = SplicedBody::default();
         out.push(range(before));
-        let mut items: Vec<Bytes> = self.cached.parts().collect();
+        let comma = || Segment::Held(Bytes::from_static(b","));
+        let mut items: Vec<Segment> = self.cached.parts().collect();
         if !middle.is_empty() {
             if !items.is_empty() {
-                items.push(Bytes::from_static(b","));
+                items.push(comma());
             }
             items.push(range(middle));
         }
         let closes = after.first() == Some(&b']');
         let opened = matches!(before.last(), Some(b'['));
         if !items.is_empty() && !opened {
-            out.push(Bytes::from_static(b","));
+            out.push(comma());
         }
         let had_items = !items.is_empty();
         items.into_iter().for_each(|item| out.push(item));
         if !closes && (had_items || !opened) {
-            out.push(Bytes::from_static(b","));
+            out.push(comma());
         }
         out.push(range(after));
         Ok(out)
     }
-}
-
-fn is_separator(byte: &u8) -> bool {
-    byte.is_ascii_whitespace() || *byte == b','
-}
-
-fn trim_end(bytes: &[u8]) -> &[u8] {
-    let end = bytes
-        .iter()
-        .rposition(|b| !is_separator(b))
-        .map_or(0, |i| i + 1);
-    &bytes[..end]
-}
-
-fn trim_start(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !is_separator(b))
-        .unwrap_or(bytes.len());
-    &bytes[start..]
-}
-
-fn trim(bytes: &[u8]) -> &[u8] {
-    trim_start(trim_end(bytes))
 }
 
 /// For each marker, the range of the item of the body's outermost array that holds it, when
@@ -431,7 +259,8 @@ mod tests {
         let out = splice(&cached, None)
             .apply(body.into_bytes())
             .unwrap()
-            .to_vec();
+            .to_vec()
+            .unwrap();
         let expected = format!(
             r#"{{"model":"m","messages":[{{"role":"system","content":"s, [x]"}},{},{},{}],"stream":true}}"#,
             user("a"),
@@ -451,7 +280,7 @@ mod tests {
             user("tail")
         );
         let splice = splice(&user("a"), Some("M2"));
-        let out = splice.apply(body.into_bytes()).unwrap().to_vec();
+        let out = splice.apply(body.into_bytes()).unwrap().to_vec().unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             format!(
@@ -461,7 +290,14 @@ mod tests {
                 user("tail")
             )
         );
-        let learned = splice.learned.lock().unwrap().clone().unwrap().to_vec();
+        let learned = splice
+            .learned
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap()
+            .to_vec()
+            .unwrap();
         assert_eq!(
             String::from_utf8(learned).unwrap(),
             format!("{},{}", user("a"), user("b"))
@@ -472,7 +308,7 @@ mod tests {
     fn with_nothing_cached_the_marker_goes_and_the_ends_are_kept() {
         let body = format!(r#"{{"input":[{},{}]}}"#, user("M1"), user("M2"));
         let splice = splice("", Some("M2"));
-        let out = splice.apply(body.into_bytes()).unwrap().to_vec();
+        let out = splice.apply(body.into_bytes()).unwrap().to_vec().unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), r#"{"input":[]}"#);
         assert!(splice.learned.lock().unwrap().as_ref().unwrap().is_empty());
     }
@@ -483,7 +319,7 @@ mod tests {
         assert_eq!(
             splice("", None)
                 .apply(merged.as_bytes().to_vec())
-                .map(|b| b.to_vec()),
+                .map(|b| b.to_vec().unwrap()),
             Err(SpliceError::MarkerLost)
         );
         let joined = r#"{"messages":[{"role":"user","content":"M1\nhi"}]}"#;
@@ -493,7 +329,7 @@ mod tests {
     }
 
     #[test]
-    fn a_prefix_grows_in_shared_segments() {
+    fn a_body_spliced_from_several_segments_is_the_whole_conversation() {
         let item = user(&"y".repeat(4000));
         let mut prefix = Prefix::default();
         let mut expected = Vec::new();
@@ -502,10 +338,6 @@ mod tests {
             expected.push(item.clone());
         }
         let expected = expected.join(",");
-        assert_eq!(prefix.to_vec(), expected.as_bytes());
-        assert_eq!(prefix.len(), expected.len());
-        assert!(prefix.segments.len() >= 2 && prefix.segments.len() <= 4);
-        // Spliced from several segments, the body is the whole conversation.
         let body = format!(r#"{{"messages":[{},{}]}}"#, user("M1"), user("new"));
         let spliced = HistorySplice {
             cached: prefix,
@@ -514,33 +346,8 @@ mod tests {
         .apply(body.into_bytes())
         .unwrap();
         assert_eq!(
-            String::from_utf8(spliced.to_vec()).unwrap(),
+            String::from_utf8(spliced.to_vec().unwrap()).unwrap(),
             format!(r#"{{"messages":[{expected},{}]}}"#, user("new"))
-        );
-    }
-
-    #[test]
-    fn a_prefix_read_back_in_runs_is_the_prefix_and_its_tail_what_it_grew_by() {
-        let big = user(&"z".repeat(SEGMENT));
-        let runs = [
-            user("a"),
-            format!("{},{}", user("b"), user("c")),
-            big.clone(),
-            user("d"),
-        ];
-        let prefix = Prefix::from_runs(runs.iter().map(|r| Bytes::from(r.clone())));
-        let whole = runs.join(",");
-        assert_eq!(String::from_utf8(prefix.to_vec()).unwrap(), whole);
-        assert_eq!(prefix.len(), whole.len());
-        assert_eq!(
-            prefix.segments.len(),
-            3,
-            "the big run is shared, the small ones gathered"
-        );
-        let grown = prefix.extended(user("e").as_bytes());
-        assert_eq!(
-            String::from_utf8(grown.tail(prefix.len())).unwrap(),
-            user("e")
         );
     }
 }

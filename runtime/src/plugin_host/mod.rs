@@ -20,6 +20,7 @@ pub mod extension;
 mod extension_v1;
 pub mod grants;
 pub mod guarded_fs;
+pub mod history_prefix;
 pub mod history_splice;
 mod host;
 pub mod http_client;

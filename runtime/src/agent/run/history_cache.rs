@@ -23,8 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::conversation::message::{AgentMessage, AssistantBlock, StopReason, UserContent};
 use crate::agent::conversation::messages::Messages;
-use crate::agent::run::history_store::{self, Chain};
+use crate::agent::run::history_store::{self, Chain, PrefixFile};
 use crate::content::Content;
+use crate::plugin_host::history_prefix::StoredRun;
 use crate::plugin_host::history_splice::{HistorySplice, Learned, Prefix};
 
 /// The wire formats whose first-party providers encode a marker message as a message of its
@@ -83,8 +84,8 @@ struct CacheState {
 struct Disk {
     /// The session file the prefix file is for, and the prefix file.
     file: Option<(PathBuf, PathBuf)>,
-    /// What the prefix file holds.
-    written: Option<Written>,
+    /// What the prefix file holds, and the file, open.
+    written: Option<(Written, PrefixFile)>,
     /// The key and generation a reading of the file was tried for.
     tried: Option<(u64, u64)>,
 }
@@ -113,37 +114,58 @@ impl Disk {
         }
     }
 
-    /// Writes what `prefix` (covering `covers` of `messages`) adds to the file.
+    /// Writes what `prefix` (covering `covers` of `messages`) adds to the file; the prefix
+    /// with what it added read from there (`None` when it could not be written: the prefix
+    /// stays in memory).
     fn keep(
         &mut self,
         session: Option<&Path>,
         covers: Covers,
         prefix: &Prefix,
         messages: &dyn Messages,
-    ) {
-        let Some(session) = session else { return };
-        let file = self.location(session);
-        let continued = self.written.filter(|w| {
+    ) -> Option<Prefix> {
+        let session = session?;
+        let path = self.location(session);
+        let continued = self.written.take().filter(|(w, _)| {
             w.key == covers.key
                 && w.generation == covers.generation
                 && w.chain.messages <= covers.messages
                 && w.len <= prefix.len()
         });
-        let start = continued.map_or(Chain::default(), |w| w.chain);
-        let Some(chain) = start.extended(messages, covers.messages) else {
-            return;
-        };
-        let items = match continued {
-            Some(w) => prefix.tail(w.len),
-            None => prefix.to_vec(),
-        };
-        history_store::append(&file, covers.key, continued.is_none(), &items, chain);
-        self.written = Some(Written {
-            key: covers.key,
-            generation: covers.generation,
-            chain,
-            len: prefix.len(),
-        });
+        let (start, from) = continued
+            .as_ref()
+            .map_or((Chain::default(), 0), |(w, _)| (w.chain, w.len));
+        let chain = start.extended(messages, covers.messages)?;
+        let written = (|| -> std::io::Result<(PrefixFile, StoredRun)> {
+            let file = match continued {
+                Some((_, file)) => file,
+                None => PrefixFile::create(&path, covers.key)?,
+            };
+            let run = file.append(&prefix.tail(from)?, chain)?;
+            Ok((file, run))
+        })();
+        match written {
+            Ok((file, run)) => {
+                let stored = prefix.with_stored_tail(from, run);
+                self.written = Some((
+                    Written {
+                        key: covers.key,
+                        generation: covers.generation,
+                        chain,
+                        len: stored.len(),
+                    },
+                    file,
+                ));
+                Some(stored)
+            }
+            Err(err) => {
+                tracing::warn!(
+                    "cannot keep the conversation's provider prefix in {}: {err}",
+                    path.display()
+                );
+                None
+            }
+        }
     }
 
     /// The prefix the file holds for `messages` under `key`, read once per key and generation.
@@ -159,19 +181,25 @@ impl Disk {
             return None;
         }
         self.tried = Some((key, generation));
-        let file = self.location(session);
-        let loaded = history_store::load(&file, key, messages)?;
+        let path = self.location(session);
+        let (file, loaded) = history_store::load(&path, key, messages)?;
         tracing::debug!(
             target: "pith::history_cache",
             messages = loaded.chain.messages,
             bytes = loaded.prefix.len(),
             "prefix read from disk"
         );
-        self.written = Some(Written {
-            key,
-            generation,
-            chain: loaded.chain,
-            len: loaded.prefix.len(),
+        // A file with records past the ones taken is written anew by the next growth.
+        self.written = loaded.whole.then(|| {
+            (
+                Written {
+                    key,
+                    generation,
+                    chain: loaded.chain,
+                    len: loaded.prefix.len(),
+                },
+                file,
+            )
         });
         let covers = Covers {
             key,
@@ -185,7 +213,7 @@ impl Disk {
 /// How many messages a learning step encodes, about: a conversation whose prefix is not
 /// cached is handed to the provider in steps of this many messages, so that neither the
 /// provider nor the runtime holds more than a step of it at once.
-pub const LEARNING_STEP: usize = 2048;
+pub const LEARNING_STEP: usize = 512;
 
 /// The learning step: [`LEARNING_STEP`], or `PITH_HISTORY_LEARNING_STEP` messages (to measure
 /// other steps, or to test the learning on a short conversation).
@@ -222,10 +250,14 @@ pub struct Plan {
 }
 
 impl HistoryCache {
-    /// The bytes of the encoded prefix held (for a session's footprint).
+    /// The bytes of the encoded prefix held in memory (for a session's footprint; the part
+    /// written to the prefix file is not held).
     pub fn held_bytes(&self) -> usize {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.cached.as_ref().map_or(0, |(_, prefix)| prefix.len())
+        state
+            .cached
+            .as_ref()
+            .map_or(0, |(_, prefix)| prefix.held_bytes())
     }
 
     /// The plan for a request of `messages` (the session's, of message generation
@@ -246,9 +278,14 @@ impl HistoryCache {
         if let Some((covers, learned)) = state.pending.take()
             && let Some(prefix) = learned.lock().unwrap_or_else(|p| p.into_inner()).take()
         {
-            if covers.key == key && covers.generation == generation {
-                state.disk.keep(session, covers, &prefix, messages);
-            }
+            let prefix = if covers.key == key && covers.generation == generation {
+                state
+                    .disk
+                    .keep(session, covers, &prefix, messages)
+                    .unwrap_or(prefix)
+            } else {
+                prefix
+            };
             state.cached = Some((covers, prefix));
         }
         let valid = |cached: &Option<(Covers, Prefix)>| {
@@ -368,8 +405,10 @@ fn first_boundary(messages: &dyn Messages, from: usize) -> Option<usize> {
     (from.max(1)..messages.len()).find(|&at| is_boundary(messages, at))
 }
 
-/// About how many bytes of text `messages` hold (counted up to [`MIN_BYTES`]).
+/// About how many bytes of text `messages` hold (counted up to [`MIN_BYTES`]; read a block
+/// of messages at a time, as reading stored messages one by one opens the file for each).
 fn text_bytes(messages: &dyn Messages) -> usize {
+    const BLOCK: usize = 64;
     let content = |blocks: &[Content]| -> usize {
         blocks
             .iter()
@@ -380,30 +419,29 @@ fn text_bytes(messages: &dyn Messages) -> usize {
             .sum()
     };
     let mut total = 0;
-    for at in 0..messages.len() {
-        let Some(message) = messages.get(at) else {
-            continue;
-        };
-        total += match &*message {
-            AgentMessage::User(user) => match &user.content {
-                UserContent::Blocks(blocks) => content(blocks),
-                UserContent::Text(text) => text.len(),
-            },
-            AgentMessage::ToolResult(result) => content(&result.content),
-            AgentMessage::Assistant(answer) => answer
-                .content
-                .iter()
-                .map(|block| match block {
-                    AssistantBlock::Text { text, .. } => text.len(),
-                    AssistantBlock::Thinking { thinking, .. } => thinking.len(),
-                    AssistantBlock::ToolCall { arguments, .. } => arguments.to_string().len(),
-                })
-                .sum(),
-            _ => 0,
-        };
-        if total >= MIN_BYTES {
-            break;
+    let mut at = 0;
+    while at < messages.len() && total < MIN_BYTES {
+        let end = (at + BLOCK).min(messages.len());
+        for message in messages.range(at..end) {
+            total += match &*message {
+                AgentMessage::User(user) => match &user.content {
+                    UserContent::Blocks(blocks) => content(blocks),
+                    UserContent::Text(text) => text.len(),
+                },
+                AgentMessage::ToolResult(result) => content(&result.content),
+                AgentMessage::Assistant(answer) => answer
+                    .content
+                    .iter()
+                    .map(|block| match block {
+                        AssistantBlock::Text { text, .. } => text.len(),
+                        AssistantBlock::Thinking { thinking, .. } => thinking.len(),
+                        AssistantBlock::ToolCall { arguments, .. } => arguments.to_string().len(),
+                    })
+                    .sum(),
+                _ => 0,
+            };
         }
+        at = end;
     }
     total
 }
@@ -475,7 +513,7 @@ mod tests {
         messages.push(user("more"));
         let second = cache.plan(1, 0, &messages, Mode::Request, None).unwrap();
         assert_eq!((second.from, second.boundary), (80, Some(82)));
-        assert_eq!(second.splice.cached.to_vec(), b"{}");
+        assert_eq!(second.splice.cached.to_vec().unwrap(), b"{}");
         // Another model, or a changed conversation, starts over.
         assert_eq!(
             cache

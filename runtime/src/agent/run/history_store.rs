@@ -10,13 +10,18 @@
 //! chain at its count is the same; the first one that differs ends what is used. Files are
 //! appended to as the prefix grows (a turn writes what it added) and the least recently
 //! written ones beyond [`KEPT_FILES`] are removed.
+//!
+//! The prefix a session holds is the file's records, read when a request is sent (see
+//! `plugin_host::history_prefix`): a long session's prefix costs no memory.
 
+use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::agent::conversation::messages::Messages;
-use crate::plugin_host::history_splice::Prefix;
+use crate::plugin_host::history_prefix::{Prefix, Segment, StoredRun};
 
 /// How many sessions' prefixes the cache directory keeps.
 pub const KEPT_FILES: usize = 32;
@@ -64,69 +69,131 @@ impl Chain {
 pub struct Loaded {
     /// The chain at its end.
     pub chain: Chain,
-    /// The items.
+    /// The items (runs of the file, not read).
     pub prefix: Prefix,
+    /// True when every record of the file was taken (one that no longer matches the
+    /// conversation leaves the file to be written anew).
+    pub whole: bool,
 }
 
-/// Reads the longest prefix of `file` stored under `key` whose chain is the conversation's.
-pub fn load(file: &Path, key: u64, messages: &dyn Messages) -> Option<Loaded> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .ok()?
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let bytes = bytes::Bytes::from(bytes);
-    let header = format!("{MAGIC} {key:016x}\n");
-    let mut rest = bytes.strip_prefix(header.as_bytes())?;
-    let mut chain = Chain::default();
-    let mut runs = Vec::new();
-    while let Some((record, after)) = Record::read(rest) {
-        if record.messages > messages.len() || record.messages < chain.messages {
-            break;
-        }
-        chain = match chain.extended(messages, record.messages) {
-            Some(next) if next.hash == record.hash => next,
-            _ => break,
-        };
-        // The file's bytes are shared by the prefix, not copied.
-        runs.push(bytes.slice_ref(record.items));
-        rest = after;
-    }
-    (!runs.is_empty()).then(|| Loaded {
-        chain,
-        prefix: Prefix::from_runs(runs),
-    })
+/// A session's prefix file, open: appended to as the prefix grows, and read by the prefix's
+/// stored runs.
+#[derive(Debug, Clone)]
+pub struct PrefixFile {
+    file: Arc<File>,
 }
 
-/// Records that the prefix grew by `items` to cover `chain`: appended to `file` when it holds
-/// the prefix under `key` up to where this one grew from (`fresh` false), else written anew.
-pub fn append(file: &Path, key: u64, fresh: bool, items: &[u8], chain: Chain) {
-    let written = (|| -> std::io::Result<()> {
-        if let Some(dir) = file.parent() {
+impl PrefixFile {
+    /// A new prefix file at `path` under `key`, empty. It is written beside the path and moved
+    /// there, so that the runs of a file it replaces stay readable.
+    pub fn create(path: &Path, key: u64) -> io::Result<PrefixFile> {
+        if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut out = if fresh {
-            let mut out = std::fs::File::create(file)?;
-            out.write_all(format!("{MAGIC} {key:016x}\n").as_bytes())?;
-            forget_old(file);
-            out
-        } else {
-            std::fs::OpenOptions::new().append(true).open(file)?
-        };
-        let mut record = Vec::with_capacity(items.len() + 25);
+        let fresh = path.with_extension("prefix.new");
+        let _ = std::fs::remove_file(&fresh);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .open(&fresh)?;
+        file.write_all(format!("{MAGIC} {key:016x}\n").as_bytes())?;
+        std::fs::rename(&fresh, path)?;
+        forget_old(path);
+        Ok(PrefixFile {
+            file: Arc::new(file),
+        })
+    }
+
+    /// Records that the prefix grew by `items` to cover `chain`; the items' place in the file.
+    pub fn append(&self, items: &[u8], chain: Chain) -> io::Result<StoredRun> {
+        let mut record = Vec::with_capacity(items.len() + RECORD_HEAD);
         record.push(b'R');
         record.extend_from_slice(&(chain.messages as u64).to_le_bytes());
         record.extend_from_slice(&chain.hash.to_le_bytes());
         record.extend_from_slice(&(items.len() as u64).to_le_bytes());
         record.extend_from_slice(items);
-        out.write_all(&record)
-    })();
-    if let Err(err) = written {
-        tracing::warn!(
-            "cannot keep the conversation's provider prefix in {}: {err}",
-            file.display()
-        );
+        let end = self.file.metadata()?.len();
+        (&*self.file).write_all(&record)?;
+        Ok(StoredRun {
+            file: self.file.clone(),
+            offset: end + RECORD_HEAD as u64,
+            len: items.len(),
+        })
     }
+}
+
+/// A record's head: `R`, the message count, the chain's hash, the items' length.
+const RECORD_HEAD: usize = 25;
+
+/// Reads the longest prefix of the file at `path` stored under `key` whose chain is the
+/// conversation's: the records' heads are read, their items left in the file.
+pub fn load(path: &Path, key: u64, messages: &dyn Messages) -> Option<(PrefixFile, Loaded)> {
+    let file = Arc::new(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .ok()?,
+    );
+    let size = file.metadata().ok()?.len();
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, &*file);
+    let header = format!("{MAGIC} {key:016x}\n");
+    let mut head = vec![0; header.len()];
+    reader.read_exact(&mut head).ok()?;
+    if head != header.as_bytes() {
+        return None;
+    }
+    let mut at = header.len() as u64;
+    let mut chain = Chain::default();
+    let mut runs = Vec::new();
+    let mut whole = true;
+    let mut record = [0u8; RECORD_HEAD];
+    while at < size {
+        whole = false;
+        if reader.read_exact(&mut record).is_err() || record[0] != b'R' {
+            break;
+        }
+        let word =
+            |from: usize| u64::from_le_bytes(record[from..from + 8].try_into().unwrap_or_default());
+        let (count, hash, len) = (word(1), word(9), word(17));
+        let Some(end) = (at + RECORD_HEAD as u64)
+            .checked_add(len)
+            .filter(|&end| end <= size)
+        else {
+            break; // a record cut short (a write that did not finish)
+        };
+        let (Ok(count), Ok(len)) = (usize::try_from(count), usize::try_from(len)) else {
+            break;
+        };
+        if count > messages.len() || count < chain.messages {
+            break;
+        }
+        chain = match chain.extended(messages, count) {
+            Some(next) if next.hash == hash => next,
+            _ => break,
+        };
+        runs.push(Segment::Stored(StoredRun {
+            file: file.clone(),
+            offset: at + RECORD_HEAD as u64,
+            len,
+        }));
+        if reader.seek_relative(i64::try_from(len).ok()?).is_err() {
+            break;
+        }
+        at = end;
+        whole = true;
+    }
+    (!runs.is_empty()).then(|| {
+        (
+            PrefixFile { file },
+            Loaded {
+                chain,
+                prefix: Prefix::from_segments(runs),
+                whole,
+            },
+        )
+    })
 }
 
 /// Removes the least recently written prefix files beyond [`KEPT_FILES`] (other than `kept`).
@@ -148,38 +215,5 @@ fn forget_old(kept: &Path) {
     let surplus = files.len() + 1 - KEPT_FILES;
     for (_, path) in files.into_iter().take(surplus) {
         let _ = std::fs::remove_file(path);
-    }
-}
-
-/// One record as stored.
-struct Record<'a> {
-    messages: usize,
-    hash: u64,
-    items: &'a [u8],
-}
-
-impl Record<'_> {
-    /// The record at the start of `bytes` and what follows it; `None` at the end or at a
-    /// record cut short (a write that did not finish).
-    fn read(bytes: &[u8]) -> Option<(Record<'_>, &[u8])> {
-        let word = |at: usize| -> Option<u64> {
-            Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
-        };
-        if bytes.first() != Some(&b'R') {
-            return None;
-        }
-        let messages = usize::try_from(word(1)?).ok()?;
-        let hash = word(9)?;
-        let len = usize::try_from(word(17)?).ok()?;
-        let end = 25usize.checked_add(len)?;
-        let items = bytes.get(25..end)?;
-        Some((
-            Record {
-                messages,
-                hash,
-                items,
-            },
-            &bytes[end..],
-        ))
     }
 }

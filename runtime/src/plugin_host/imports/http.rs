@@ -62,7 +62,11 @@ impl Host for StoreState {
         // A provider's JSON body goes past the session's extensions, which may replace it.
         if let Some(hooks) = &self.provider_hooks {
             if let Some(whole) = spliced.take() {
-                body = Some(whole.to_vec());
+                body = Some(whole.to_vec().map_err(|err| {
+                    HttpError::Connection(format!(
+                        "cannot read the conversation's cached prefix: {err}"
+                    ))
+                })?);
             }
             if let Some(sent) = &body
                 && let Ok(text) = std::str::from_utf8(sent)
@@ -73,11 +77,15 @@ impl Host for StoreState {
             }
         }
         if let Some(whole) = spliced {
-            // Written piece by piece: the cached prefix is shared, not copied into one buffer.
+            // Written piece by piece: the cached prefix is shared or read from its file, never
+            // copied into one buffer.
             let length = whole.len();
-            let pieces = futures_util::stream::iter(
-                whole.into_parts().into_iter().map(Ok::<_, std::io::Error>),
-            );
+            let refused = self
+                .history_splice
+                .as_ref()
+                .map(|splice| splice.refused.clone())
+                .unwrap_or_default();
+            let pieces = whole.into_stream(refused);
             builder = builder
                 .header(reqwest::header::CONTENT_LENGTH, length)
                 .body(reqwest::Body::wrap_stream(pieces));

@@ -30,6 +30,10 @@ pub enum Role {
     System,
     /// A model's answer.
     Assistant,
+    /// A user turn.
+    User,
+    /// A tool's result.
+    ToolResult,
     /// Any other role.
     Other,
 }
@@ -40,6 +44,8 @@ impl Role {
             None => Role::None,
             Some("system") => Role::System,
             Some("assistant") => Role::Assistant,
+            Some("user") => Role::User,
+            Some("toolResult") => Role::ToolResult,
             Some(_) => Role::Other,
         }
     }
@@ -167,9 +173,16 @@ impl Entry {
     /// True when `text` can be this entry's line: it names the entry's id (a file changed by
     /// another program since it was read shifts what is at the place).
     pub(super) fn is_line(&self, text: &str) -> bool {
-        let named = serde_json::to_string(self.id())
-            .is_ok_and(|quoted| text.contains(&format!("\"id\":{quoted}")));
-        // A line written by hand (`"id": "x"`) is read to be sure.
+        // `"id":"x"`, or `"id": "x"` as other writers space it.
+        let named = serde_json::to_string(self.id()).is_ok_and(|quoted| {
+            text.match_indices("\"id\"").any(|(at, key)| {
+                text[at + key.len()..]
+                    .trim_start()
+                    .strip_prefix(':')
+                    .is_some_and(|value| value.trim_start().starts_with(&quoted))
+            })
+        });
+        // Anything else (an id with escapes written another way) is read to be sure.
         named
             || Entry::on_disk(text, 0)
                 .is_some_and(|entry| entry.id() == self.id() && entry.kind() == self.kind())

@@ -126,7 +126,12 @@ impl Messages for HeldMessages<'_> {
             .filter_map(|at| match &self.held[at] {
                 Held::Parsed { message, .. } => Some(Cow::Borrowed(&**message)),
                 Held::Stored => {
-                    let message = read.next().flatten().as_deref().and_then(read_message);
+                    let role = self
+                        .file
+                        .entry(&self.ids[at])
+                        .map_or(Role::None, Entry::role);
+                    let line = read.next().flatten();
+                    let message = line.as_deref().and_then(|text| read_message(text, role));
                     lost += usize::from(message.is_none());
                     message.map(Cow::Owned)
                 }
@@ -147,27 +152,39 @@ impl Messages for HeldMessages<'_> {
 
 /// The message of the stored message entry `id`, read from its line.
 pub fn read_stored(file: &SessionFile, id: &str) -> Option<AgentMessage> {
-    read_message(&file.text_of(file.entry(id)?)?)
+    let entry = file.entry(id)?;
+    read_message(&file.text_of(entry)?, entry.role())
 }
 
 /// A message entry's line, read for its message only.
 #[derive(Deserialize)]
-struct MessageLine {
-    message: AgentMessage,
+struct MessageLine<T> {
+    message: T,
 }
 
-/// The message of a message entry's line: read straight into the typed message (a JSON tree
-/// in between doubles what reading a long session costs), or, for a line the typed reading
-/// refuses (a repeated key, which JSON allows: the last one wins), through the tree.
-pub(super) fn read_message(text: &str) -> Option<AgentMessage> {
-    serde_json::from_str::<MessageLine>(text)
-        .map(|line| line.message)
-        .ok()
-        .or_else(|| {
-            let mut line: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(text).ok()?;
-            serde_json::from_value(line.remove("message")?).ok()
-        })
+/// The message of a message entry's line, whose message has `role` (as its entry read it):
+/// read straight into the typed message (a JSON tree in between doubles what reading a long
+/// session costs; for the common roles, straight into that role's message, as reading by
+/// the tag first buffers the whole message), or, for a line the typed reading refuses (a
+/// repeated key, which JSON allows: the last one wins), through the tree.
+pub(super) fn read_message(text: &str, role: Role) -> Option<AgentMessage> {
+    fn typed<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+        serde_json::from_str::<MessageLine<T>>(text)
+            .ok()
+            .map(|line| line.message)
+    }
+    match role {
+        Role::User => typed(text).map(AgentMessage::User),
+        Role::Assistant => typed(text).map(AgentMessage::Assistant),
+        Role::ToolResult => typed(text).map(AgentMessage::ToolResult),
+        _ => None,
+    }
+    .or_else(|| typed::<AgentMessage>(text))
+    .or_else(|| {
+        let mut line: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).ok()?;
+        serde_json::from_value(line.remove("message")?).ok()
+    })
 }
 
 /// How the conversation of a file opened for reading holds each message entry.

@@ -1,10 +1,11 @@
-//! Reading entries' lines back: one read of its place for one entry, the file read once for
-//! many ([`Lines`]). The text read when the session was opened serves the first reading (the
-//! conversation), so opening a session reads its file once. A line that is no longer where it
-//! was (the file was cut or rewritten by another program) reads as missing, and is reported
-//! once per reading.
+//! Reading entries' lines back: one read of its place for one entry, a window of the file at
+//! a time for many ([`Lines`]), so that a reading of the whole file in order takes a few large
+//! reads and holds a window, never the file. A line that is no longer where it was (the file
+//! was cut or rewritten by another program) reads as missing, and is reported once per
+//! reading.
 
 use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
 use std::io::{Read, Seek, SeekFrom};
 
 use serde::de::DeserializeOwned;
@@ -13,35 +14,74 @@ use serde_json::{Map, Value};
 use super::SessionFile;
 use super::entry::{Entry, Line};
 
-/// Entries' lines, for reading many: the session file's text, read once.
+/// How much of the file a reading of many entries holds at once.
+const WINDOW: usize = 256 * 1024;
+
+/// Entries' lines, for reading many: the session file read a window at a time.
 pub struct Lines<'a> {
     file: &'a SessionFile,
-    text: Option<bytes::Bytes>,
-    lost: std::cell::Cell<usize>,
+    window: RefCell<Window>,
+    lost: Cell<usize>,
+}
+
+/// The part of the session file a reading holds.
+#[derive(Default)]
+struct Window {
+    /// The file, once opened.
+    handle: Option<std::fs::File>,
+    /// True once it could not be opened (not tried again).
+    failed: bool,
+    /// Where the part starts in the file.
+    start: u64,
+    /// The part (its buffer is kept from one window to the next).
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    /// The `len` bytes at `offset` of the file at `path`, reading the window there when they
+    /// are not in the one held.
+    fn line(&mut self, path: &std::path::Path, offset: u64, len: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(u64::try_from(len).ok()?)?;
+        let held_end = self.start + self.bytes.len() as u64;
+        if offset < self.start || end > held_end {
+            self.fill(path, offset, len.max(WINDOW))?;
+        }
+        let from = usize::try_from(offset - self.start).ok()?;
+        self.bytes.get(from..from.checked_add(len)?)
+    }
+
+    fn fill(&mut self, path: &std::path::Path, offset: u64, size: usize) -> Option<()> {
+        if self.handle.is_none() && !self.failed {
+            match std::fs::File::open(path) {
+                Ok(file) => self.handle = Some(file),
+                Err(err) => {
+                    self.failed = true;
+                    tracing::warn!("cannot read the session file {}: {err}", path.display());
+                }
+            }
+        }
+        let file = self.handle.as_mut()?;
+        self.bytes.clear();
+        self.start = offset;
+        let read = file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| file.take(size as u64).read_to_end(&mut self.bytes));
+        if let Err(err) = read {
+            tracing::warn!("cannot read the session file {}: {err}", path.display());
+            self.bytes.clear();
+            return None;
+        }
+        Some(())
+    }
 }
 
 impl SessionFile {
-    /// For reading many entries' bodies: the file read once (or the text read at opening).
+    /// For reading many entries' lines: the file read a window at a time.
     pub fn lines(&self) -> Lines<'_> {
-        let on_disk = || {
-            self.entries
-                .iter()
-                .any(|entry| matches!(entry.line, Line::OnDisk { .. }))
-        };
-        let text = self.warm.take().or_else(|| {
-            let path = self.path.as_ref().filter(|_| on_disk())?;
-            match std::fs::read(path) {
-                Ok(bytes) => Some(bytes.into()),
-                Err(err) => {
-                    tracing::warn!("cannot read the session file {}: {err}", path.display());
-                    None
-                }
-            }
-        });
         Lines {
             file: self,
-            text,
-            lost: std::cell::Cell::new(0),
+            window: RefCell::default(),
+            lost: Cell::new(0),
         }
     }
 
@@ -89,16 +129,19 @@ impl SessionFile {
 
 impl Lines<'_> {
     /// The entry's line as the file holds it.
-    pub fn text<'b>(&'b self, entry: &'b Entry) -> Option<&'b str> {
+    pub fn text<'b>(&'b self, entry: &'b Entry) -> Option<Cow<'b, str>> {
         let text = match &entry.line {
-            Line::Held(text) => return Some(text),
-            Line::OnDisk { offset, len } => self.text.as_ref().and_then(|all| {
-                let start = usize::try_from(*offset).ok()?;
-                let bytes = all.get(start..start.checked_add(*len as usize)?)?;
-                std::str::from_utf8(bytes).ok()
-            }),
+            Line::Held(text) => return Some(Cow::Borrowed(text)),
+            Line::OnDisk { offset, len } => {
+                let path = self.file.path.as_ref()?;
+                let mut window = self.window.borrow_mut();
+                window
+                    .line(path, *offset, *len as usize)
+                    .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                    .filter(|text| entry.is_line(text))
+                    .map(|text| Cow::Owned(text.to_string()))
+            }
         };
-        let text = text.filter(|text| entry.is_line(text));
         if text.is_none() {
             self.lost.set(self.lost.get() + 1);
         }
@@ -107,7 +150,7 @@ impl Lines<'_> {
 
     /// The entry's line read into `T` (a struct naming the keys it needs).
     pub fn read<T: DeserializeOwned>(&self, entry: &Entry) -> Option<T> {
-        serde_json::from_str(self.text(entry)?).ok()
+        serde_json::from_str(&self.text(entry)?).ok()
     }
 
     /// The entry as a JSON object (empty when its line cannot be read back).

@@ -10,7 +10,6 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
@@ -24,6 +23,9 @@ pub mod lines;
 mod tree;
 pub use entry::Entry;
 use entry::Line;
+
+/// The buffer a session file is read through when opened.
+const READ_BUFFER: usize = 256 * 1024;
 
 /// pi's session format version.
 pub const VERSION: u64 = 3;
@@ -46,31 +48,6 @@ impl<M> Context<M> {
             .into_iter()
             .map(|(id, message)| (message, id))
             .unzip()
-    }
-}
-
-/// The file's text as read at opening, kept for the first reading of many entries.
-#[derive(Debug, Default)]
-struct Warm(Mutex<Option<bytes::Bytes>>);
-
-impl Warm {
-    /// Holds `text` for the first reading.
-    fn new(text: bytes::Bytes) -> Warm {
-        Warm(Mutex::new(Some(text)))
-    }
-
-    fn take(&self) -> Option<bytes::Bytes> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
-    }
-}
-
-impl Clone for Warm {
-    /// A copy of a session reads its own file when it needs to.
-    fn clone(&self) -> Warm {
-        Warm::default()
     }
 }
 
@@ -103,8 +80,6 @@ pub struct SessionFile {
     index: HashMap<String, usize>,
     leaf: Option<String>,
     written: bool,
-    /// The file's text as read at opening, until the first reading of many entries.
-    warm: Warm,
 }
 
 impl SessionFile {
@@ -131,7 +106,6 @@ impl SessionFile {
             index: HashMap::new(),
             leaf: None,
             written: false,
-            warm: Warm::default(),
         }
     }
 
@@ -149,26 +123,42 @@ impl SessionFile {
     }
 
     /// Opens a session file; bad lines after the header are skipped and returned as problems.
+    /// The file is read as a stream, a line at a time: only the entries' heads are kept.
     pub fn open(path: &Path) -> Result<(SessionFile, Vec<String>), OpenError> {
+        use std::io::BufRead;
         let shown = path.display().to_string();
-        // Held as read (a `Vec` made an `Arc<[u8]>` would be copied: twice the file at once).
-        let text: bytes::Bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes.into(),
+        let unreadable =
+            |err: std::io::Error| OpenError::Unreadable(shown.clone(), err.to_string());
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Err(OpenError::Missing(shown));
             }
-            Err(err) => return Err(OpenError::Unreadable(shown, err.to_string())),
+            Err(err) => return Err(unreadable(err)),
         };
-        // Each line with its place: split at newlines, a carriage return before one dropped.
-        let mut offset = 0usize;
-        let mut lines = text.split(|byte| *byte == b'\n').map(|line| {
+        let mut reader = std::io::BufReader::with_capacity(READ_BUFFER, file);
+        let mut line = Vec::new();
+        // Each line with its place; a carriage return before the newline dropped.
+        let mut offset = 0u64;
+        let mut next_line = |line: &mut Vec<u8>| -> Result<Option<u64>, OpenError> {
+            line.clear();
+            let read = reader.read_until(b'\n', line).map_err(unreadable)?;
+            if read == 0 {
+                return Ok(None);
+            }
             let at = offset;
-            offset += line.len() + 1;
-            (at as u64, line.strip_suffix(b"\r").unwrap_or(line))
-        });
-        let header: Map<String, Value> = lines
-            .next()
-            .and_then(|(_, line)| std::str::from_utf8(line).ok())
+            offset += read as u64;
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            Ok(Some(at))
+        };
+        next_line(&mut line)?;
+        let header: Map<String, Value> = std::str::from_utf8(&line)
+            .ok()
             .and_then(|line| serde_json::from_str::<Map<String, Value>>(line).ok())
             .filter(|h| {
                 h.get("type").and_then(Value::as_str) == Some("session") && h.get("id").is_some()
@@ -176,19 +166,18 @@ impl SessionFile {
             .ok_or_else(|| OpenError::Invalid(shown.clone()))?;
         let mut entries = Vec::new();
         let mut problems = Vec::new();
-        for (number, (at, line)) in lines.enumerate() {
+        let mut number = 1;
+        while let Some(at) = next_line(&mut line)? {
+            number += 1;
             if line.trim_ascii().is_empty() {
                 continue;
             }
-            match std::str::from_utf8(line)
+            match std::str::from_utf8(&line)
                 .ok()
                 .and_then(|line| Entry::on_disk(line, at))
             {
                 Some(entry) => entries.push(entry),
-                None => problems.push(format!(
-                    "{shown}:{}: not a session entry, skipped",
-                    number + 2
-                )),
+                None => problems.push(format!("{shown}:{number}: not a session entry, skipped")),
             }
         }
         let leaf = entries.last().map(|entry| entry.id().to_string());
@@ -201,7 +190,6 @@ impl SessionFile {
                 index,
                 leaf,
                 written: true,
-                warm: Warm::new(text),
             },
             problems,
         ))
@@ -329,9 +317,14 @@ impl SessionFile {
         self.entries
             .iter()
             .filter(|e| e.kind() == "message")
-            .filter_map(|e| match lines.text(e).and_then(held::read_message)? {
-                AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
-                _ => None,
+            .filter_map(|e| {
+                match lines
+                    .text(e)
+                    .and_then(|text| held::read_message(&text, e.role()))?
+                {
+                    AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
+                    _ => None,
+                }
             })
             .filter(|(_, text)| !text.is_empty())
             .collect()
@@ -376,8 +369,10 @@ impl SessionFile {
         let lines = self.lines();
         for entry in &mut branched.entries {
             if let Line::OnDisk { .. } = entry.line {
-                let text = lines.text(entry).unwrap_or("{}");
-                entry.line = Line::Held(text.into());
+                let text = lines
+                    .text(entry)
+                    .map_or_else(|| "{}".to_string(), std::borrow::Cow::into_owned);
+                entry.line = Line::Held(text.into_boxed_str());
             }
         }
         drop(lines);
@@ -442,17 +437,11 @@ impl SessionFile {
     }
 
     /// The bytes the index of the file holds in memory, estimated: each entry's heads, its line
-    /// when not on disk, and its place in the id index (the file's text read at opening, kept
-    /// until the first reading of many entries, included).
+    /// when not on disk, and its place in the id index.
     pub fn held_bytes(&self) -> usize {
         let index = self.index.capacity() * (std::mem::size_of::<(String, usize)>() + 1)
             + self.index.keys().map(String::len).sum::<usize>();
-        let warm = self
-            .warm
-            .0
-            .lock()
-            .map_or(0, |text| text.as_ref().map_or(0, |t| t.len()));
-        self.entries.iter().map(Entry::held_bytes).sum::<usize>() + index + warm
+        self.entries.iter().map(Entry::held_bytes).sum::<usize>() + index
     }
 
     /// Every entry, in file order.

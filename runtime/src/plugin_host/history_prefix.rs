@@ -1,0 +1,644 @@
+//! A conversation prefix as the provider encoded it (see `history_splice`), and the bodies
+//! spliced with it. A prefix is a list of segments, each held in memory or stored in the
+//! session's prefix file (see `agent::run::history_store`): a session's prefix costs memory
+//! only until it is written there, and a body is read from the file a piece at a time as it
+//! is sent, so that neither a session nor a request holds the whole conversation.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+
+/// A held segment is merged with the next items while it is smaller than this: a prefix held
+/// in memory is a few dozen segments, and a turn copies at most this much.
+pub const SEGMENT: usize = 1 << 20;
+
+/// The size of the pieces a body's stored parts are read and written in (below glibc's
+/// threshold for mapping a block of its own, so the pieces' memory is reused, not faulted in
+/// again for every piece).
+const PIECE: usize = 128 * 1024;
+
+/// How many pieces one read on the blocking pool prepares.
+const PIECES_PER_READ: usize = 8;
+
+/// Bytes of a prefix file: `len` bytes at `offset`.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// The prefix file, open for reading (the run stays readable when the file is replaced).
+    pub file: Arc<File>,
+    /// Where the bytes start.
+    pub offset: u64,
+    /// How many.
+    pub len: usize,
+}
+
+/// A run of comma-separated items of a prefix, or a piece of a body.
+#[derive(Debug, Clone)]
+pub enum Segment {
+    /// In memory.
+    Held(Bytes),
+    /// In a prefix file.
+    Stored(StoredRun),
+}
+
+impl Segment {
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Segment::Held(bytes) => bytes.len(),
+            Segment::Stored(run) => run.len,
+        }
+    }
+
+    /// True when it has no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its first `len` bytes.
+    fn head(&self, len: usize) -> Segment {
+        match self {
+            Segment::Held(bytes) => Segment::Held(bytes.slice(..len.min(bytes.len()))),
+            Segment::Stored(run) => Segment::Stored(StoredRun {
+                len: len.min(run.len),
+                ..run.clone()
+            }),
+        }
+    }
+
+    /// Appends its bytes to `out`.
+    fn read_into(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Segment::Held(bytes) => out.extend_from_slice(bytes),
+            Segment::Stored(run) => {
+                let start = out.len();
+                out.resize(start + run.len, 0);
+                read_exact_at(&run.file, &mut out[start..], run.offset)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fills `buf` from `file` at `offset`; an error when the file ends first.
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match read_at(file, buf, offset)? {
+            0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the conversation's prefix file is shorter than its cache expects",
+                ));
+            }
+            read => {
+                buf = &mut buf[read..];
+                offset += read as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One positioned read.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+    }
+}
+
+/// An encoded conversation prefix: the conversation array's items, comma-separated, as
+/// segments that the requests sending them share (a request copies none of them).
+#[derive(Debug, Clone, Default)]
+pub struct Prefix {
+    /// Non-empty runs of comma-separated items; a comma goes between two segments.
+    segments: Vec<Segment>,
+}
+
+impl Prefix {
+    /// A prefix of these items (comma-separated; empty for none).
+    pub fn from_items(items: &[u8]) -> Prefix {
+        Prefix::default().extended(items)
+    }
+
+    /// A prefix of these segments (each non-empty, comma-separated items), in order.
+    pub fn from_segments(segments: Vec<Segment>) -> Prefix {
+        Prefix {
+            segments: segments.into_iter().filter(|s| !s.is_empty()).collect(),
+        }
+    }
+
+    /// Its length in bytes, the commas between segments included.
+    pub fn len(&self) -> usize {
+        let bytes: usize = self.segments.iter().map(Segment::len).sum();
+        bytes + self.segments.len().saturating_sub(1)
+    }
+
+    /// True when it holds no item.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// The bytes of its segments held in memory.
+    pub fn held_bytes(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|segment| match segment {
+                Segment::Held(bytes) => bytes.len(),
+                Segment::Stored(_) => 0,
+            })
+            .sum()
+    }
+
+    /// This prefix followed by `items` (comma-separated; nothing added when empty). A small
+    /// held last segment is merged with them; the others are shared.
+    pub fn extended(&self, items: &[u8]) -> Prefix {
+        let items = trim(items);
+        let mut segments = self.segments.clone();
+        if items.is_empty() {
+            return Prefix { segments };
+        }
+        match segments.last_mut() {
+            Some(Segment::Held(last)) if last.len() < SEGMENT => {
+                let mut merged = Vec::with_capacity(last.len() + 1 + items.len());
+                merged.extend_from_slice(last);
+                merged.push(b',');
+                merged.extend_from_slice(items);
+                *last = Bytes::from(merged);
+            }
+            _ => segments.push(Segment::Held(Bytes::copy_from_slice(items))),
+        }
+        Prefix { segments }
+    }
+
+    /// Its first `len` bytes (a cut at a comma between items) followed by `stored`: this
+    /// prefix with what it grew by since it was `len` bytes long read from where it was
+    /// written.
+    pub fn with_stored_tail(&self, len: usize, stored: StoredRun) -> Prefix {
+        let mut segments = Vec::new();
+        let mut at = 0;
+        for segment in &self.segments {
+            let start = at + usize::from(!segments.is_empty());
+            if start >= len {
+                break;
+            }
+            let end = start + segment.len();
+            if end <= len {
+                segments.push(segment.clone());
+                at = end;
+            } else {
+                segments.push(segment.head(len - start));
+                break;
+            }
+        }
+        segments.push(Segment::Stored(stored));
+        Prefix::from_segments(segments)
+    }
+
+    /// The segments with the commas between them, in order.
+    pub fn parts(&self) -> impl Iterator<Item = Segment> + '_ {
+        self.segments.iter().enumerate().flat_map(|(n, segment)| {
+            let comma = (n > 0).then(|| Segment::Held(Bytes::from_static(b",")));
+            comma.into_iter().chain(std::iter::once(segment.clone()))
+        })
+    }
+
+    /// Its bytes after the first `from` (a comma at the cut left out): what it grew by since it
+    /// was `from` bytes long.
+    pub fn tail(&self, from: usize) -> io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len().saturating_sub(from));
+        let mut at = 0;
+        for part in self.parts() {
+            let end = at + part.len();
+            if end > from {
+                let skip = from.saturating_sub(at);
+                if skip == 0 {
+                    part.read_into(&mut out)?;
+                } else {
+                    let mut bytes = Vec::with_capacity(part.len());
+                    part.read_into(&mut bytes)?;
+                    out.extend_from_slice(&bytes[skip..]);
+                }
+            }
+            at = end;
+        }
+        let start = usize::from(out.first() == Some(&b','));
+        out.drain(..start);
+        Ok(out)
+    }
+
+    /// The prefix in one piece.
+    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len());
+        for part in self.parts() {
+            part.read_into(&mut out)?;
+        }
+        Ok(out)
+    }
+}
+
+/// A spliced body: its pieces in order, the cached prefix's segments shared, not copied.
+#[derive(Debug, Clone, Default)]
+pub struct SplicedBody {
+    parts: Vec<Segment>,
+}
+
+impl SplicedBody {
+    /// Adds a piece (nothing for an empty one).
+    pub fn push(&mut self, part: Segment) {
+        if !part.is_empty() {
+            self.parts.push(part);
+        }
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Segment::len).sum()
+    }
+
+    /// True when it has no byte.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The body in one piece (for a hook that reads or replaces it).
+    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len());
+        for part in &self.parts {
+            part.read_into(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The body as the pieces to write, in order: held parts as they are, stored ones read a
+    /// few pieces at a time on the blocking pool. A stored part that cannot be read ends the
+    /// stream with the error and sets `refused` (the session stops using its cache).
+    pub fn into_stream(
+        self,
+        refused: Arc<AtomicBool>,
+    ) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
+        let reader = PieceReader {
+            parts: self.parts.into(),
+            window: None,
+            pool: Pool::default(),
+        };
+        futures_util::stream::unfold(Some(reader), move |reader| {
+            let refused = refused.clone();
+            async move {
+                let mut reader = reader?;
+                let read = tokio::task::spawn_blocking(move || {
+                    let pieces = reader.next_pieces(PIECES_PER_READ);
+                    (reader, pieces)
+                })
+                .await;
+                let batch = match read {
+                    Ok((_, Ok(pieces))) if pieces.is_empty() => return None,
+                    Ok((reader, Ok(pieces))) => {
+                        (pieces.into_iter().map(Ok).collect(), Some(reader))
+                    }
+                    Ok((_, Err(err))) => {
+                        refused.store(true, Ordering::Relaxed);
+                        tracing::warn!("cannot read the conversation's cached prefix: {err}");
+                        (vec![Err(err)], None)
+                    }
+                    Err(join) => (vec![Err(io::Error::other(join))], None),
+                };
+                Some(batch)
+            }
+        })
+        .flat_map(|pieces: Vec<io::Result<Bytes>>| futures_util::stream::iter(pieces))
+    }
+}
+
+/// Reads a body's parts into pieces to write.
+struct PieceReader {
+    parts: VecDeque<Segment>,
+    /// The part of a prefix file read last: the file, where it starts, its bytes.
+    window: Option<(Arc<File>, u64, Vec<u8>)>,
+    /// The pieces' buffers, back from the writer.
+    pool: Pool,
+}
+
+/// Buffers of pieces a body's writer is done with, for the next pieces: a body of many
+/// megabytes goes through a few buffers instead of fresh memory for each piece.
+#[derive(Clone, Default)]
+struct Pool(Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+/// How many buffers a pool keeps.
+const POOLED: usize = 2 * PIECES_PER_READ;
+
+impl Pool {
+    /// A buffer of a piece's capacity (a reused one keeps its length: its bytes are read
+    /// over, not cleared first).
+    fn take(&self) -> Vec<u8> {
+        let reused = self.0.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        reused.unwrap_or_else(|| Vec::with_capacity(PIECE))
+    }
+
+    /// `bytes` as a piece whose buffer comes back when the writer drops it.
+    fn piece(&self, bytes: Vec<u8>) -> Bytes {
+        Bytes::from_owner(Pooled {
+            bytes,
+            pool: self.clone(),
+        })
+    }
+}
+
+/// A piece's buffer, back to its pool when dropped.
+struct Pooled {
+    bytes: Vec<u8>,
+    pool: Pool,
+}
+
+impl AsRef<[u8]> for Pooled {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        let bytes = std::mem::take(&mut self.bytes);
+        let mut pool = self.pool.0.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < POOLED {
+            pool.push(bytes);
+        }
+    }
+}
+
+impl PieceReader {
+    /// Up to `count` pieces of about [`PIECE`] bytes (a large held part is one piece of its
+    /// own); none at the end.
+    fn next_pieces(&mut self, count: usize) -> io::Result<Vec<Bytes>> {
+        let mut pieces = Vec::new();
+        let mut gathered = Vec::new();
+        while pieces.len() < count {
+            let Some(part) = self.parts.pop_front() else {
+                break;
+            };
+            match part {
+                Segment::Held(bytes) if bytes.len() >= PIECE / 4 => {
+                    self.flush(&mut gathered, &mut pieces);
+                    pieces.push(bytes);
+                }
+                Segment::Held(bytes) => self.gather(&mut gathered, &bytes, &mut pieces),
+                Segment::Stored(run) => self.read_run(&run, &mut gathered, &mut pieces)?,
+            }
+        }
+        self.flush(&mut gathered, &mut pieces);
+        Ok(pieces)
+    }
+
+    /// Adds a stored run's bytes: a long one read straight into pieces, a short one out of a
+    /// window of its file (a prefix read back from disk is many short runs, close together).
+    fn read_run(
+        &mut self,
+        run: &StoredRun,
+        gathered: &mut Vec<u8>,
+        pieces: &mut Vec<Bytes>,
+    ) -> io::Result<()> {
+        let end = run.offset + run.len as u64;
+        let mut offset = run.offset;
+        while offset < end {
+            let left = usize::try_from(end - offset).unwrap_or(usize::MAX);
+            if left >= PIECE {
+                self.flush(gathered, pieces);
+                let mut piece = self.pool.take();
+                piece.resize(PIECE, 0); // zeroes only what a reused buffer did not hold
+                read_exact_at(&run.file, &mut piece, offset)?;
+                pieces.push(self.pool.piece(piece));
+                offset += PIECE as u64;
+                continue;
+            }
+            let pool = self.pool.clone();
+            let window = self.window_at(&run.file, offset)?;
+            let take = window.len().min(left);
+            gather(&pool, gathered, &window[..take], pieces);
+            offset += take as u64;
+        }
+        Ok(())
+    }
+
+    /// The bytes of `file` from `offset` to the end of the window holding it (read anew when
+    /// the one held does not).
+    fn window_at(&mut self, file: &Arc<File>, offset: u64) -> io::Result<&[u8]> {
+        let held = matches!(&self.window, Some((held, start, bytes))
+            if Arc::ptr_eq(held, file) && *start <= offset && offset < start + bytes.len() as u64);
+        if !held {
+            let mut bytes = match self.window.take() {
+                Some((_, _, mut bytes)) => {
+                    bytes.clear();
+                    bytes
+                }
+                None => Vec::with_capacity(PIECE),
+            };
+            bytes.resize(PIECE, 0);
+            let read = read_at(file, &mut bytes, offset)?;
+            if read == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the conversation's prefix file is shorter than its cache expects",
+                ));
+            }
+            bytes.truncate(read);
+            self.window = Some((file.clone(), offset, bytes));
+        }
+        let Some((_, start, bytes)) = &self.window else {
+            unreachable!("a window was just read");
+        };
+        Ok(&bytes[usize::try_from(offset - start).unwrap_or(0)..])
+    }
+}
+
+impl PieceReader {
+    fn gather(&self, gathered: &mut Vec<u8>, bytes: &[u8], pieces: &mut Vec<Bytes>) {
+        gather(&self.pool, gathered, bytes, pieces);
+    }
+
+    fn flush(&self, gathered: &mut Vec<u8>, pieces: &mut Vec<Bytes>) {
+        flush(&self.pool, gathered, pieces);
+    }
+}
+
+/// Adds `bytes` to the piece being gathered, handing over full pieces.
+fn gather(pool: &Pool, gathered: &mut Vec<u8>, mut bytes: &[u8], pieces: &mut Vec<Bytes>) {
+    while !bytes.is_empty() {
+        if gathered.capacity() == 0 {
+            *gathered = pool.take();
+            gathered.clear();
+        }
+        let take = (PIECE - gathered.len().min(PIECE)).min(bytes.len());
+        gathered.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        if gathered.len() >= PIECE {
+            flush(pool, gathered, pieces);
+        }
+    }
+}
+
+/// Hands over the piece being gathered, if any.
+fn flush(pool: &Pool, gathered: &mut Vec<u8>, pieces: &mut Vec<Bytes>) {
+    if !gathered.is_empty() {
+        pieces.push(pool.piece(std::mem::take(gathered)));
+    }
+}
+
+fn is_separator(byte: &u8) -> bool {
+    byte.is_ascii_whitespace() || *byte == b','
+}
+
+/// `bytes` without separators (whitespace, commas) at its ends.
+pub fn trim(bytes: &[u8]) -> &[u8] {
+    trim_start(trim_end(bytes))
+}
+
+/// `bytes` without separators at its end.
+pub fn trim_end(bytes: &[u8]) -> &[u8] {
+    let end = bytes
+        .iter()
+        .rposition(|b| !is_separator(b))
+        .map_or(0, |i| i + 1);
+    &bytes[..end]
+}
+
+/// `bytes` without separators at its start.
+pub fn trim_start(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !is_separator(b))
+        .unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(n: usize, size: usize) -> String {
+        format!(r#"{{"role":"user","content":"{n}{}"}}"#, "y".repeat(size))
+    }
+
+    /// A file holding `runs`, each after a 25-byte header (as a prefix file's records are),
+    /// and the stored runs.
+    fn stored(runs: &[String]) -> (tempfile::TempDir, Arc<File>, Vec<StoredRun>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.prefix");
+        let mut bytes = Vec::new();
+        let mut places = Vec::new();
+        for run in runs {
+            bytes.extend_from_slice(&[b'R'; 25]);
+            places.push((bytes.len() as u64, run.len()));
+            bytes.extend_from_slice(run.as_bytes());
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let file = Arc::new(File::open(&path).unwrap());
+        let runs = places
+            .into_iter()
+            .map(|(offset, len)| StoredRun {
+                file: file.clone(),
+                offset,
+                len,
+            })
+            .collect();
+        (dir, file, runs)
+    }
+
+    async fn streamed(body: SplicedBody, refused: Arc<AtomicBool>) -> io::Result<Vec<u8>> {
+        let mut stream = std::pin::pin!(body.into_stream(refused));
+        let mut out = Vec::new();
+        while let Some(piece) = stream.next().await {
+            out.extend_from_slice(&piece?);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn a_held_prefix_grows_in_shared_segments() {
+        let one = item(0, 4000);
+        let mut prefix = Prefix::default();
+        let mut expected = Vec::new();
+        for _ in 0..600 {
+            prefix = prefix.extended(one.as_bytes());
+            expected.push(one.clone());
+        }
+        let expected = expected.join(",");
+        assert_eq!(prefix.to_vec().unwrap(), expected.as_bytes());
+        assert_eq!(prefix.len(), expected.len());
+        assert!(prefix.segments.len() >= 2 && prefix.segments.len() <= 4);
+        assert_eq!(
+            prefix.held_bytes() + prefix.segments.len() - 1,
+            prefix.len()
+        );
+    }
+
+    #[test]
+    fn what_a_prefix_grew_by_is_read_back_from_where_it_was_written() {
+        let first = format!("{},{}", item(1, 10), item(2, 10));
+        let (_dir, _file, runs) = stored(std::slice::from_ref(&first));
+        let on_disk = Prefix::default().with_stored_tail(0, runs[0].clone());
+        assert_eq!(on_disk.held_bytes(), 0);
+        assert_eq!(on_disk.to_vec().unwrap(), first.as_bytes());
+        let grown = on_disk.extended(item(3, 10).as_bytes());
+        assert_eq!(grown.tail(on_disk.len()).unwrap(), item(3, 10).as_bytes());
+        // Written in its turn, the growth is read from the file too, the head shared.
+        let (_dir2, _file2, more) = stored(&[item(3, 10)]);
+        let both = grown.with_stored_tail(on_disk.len(), more[0].clone());
+        assert_eq!(both.held_bytes(), 0);
+        assert_eq!(both.to_vec().unwrap(), grown.to_vec().unwrap());
+        // A cut inside a held segment keeps its head.
+        let held = Prefix::from_items(format!("{},{}", item(4, 5), item(5, 5)).as_bytes());
+        let cut = held.with_stored_tail(item(4, 5).len(), more[0].clone());
+        assert_eq!(
+            String::from_utf8(cut.to_vec().unwrap()).unwrap(),
+            format!("{},{}", item(4, 5), item(3, 10))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_is_streamed_from_many_short_runs_and_long_ones() {
+        let mut runs: Vec<String> = (0..2000).map(|n| item(n, 2500)).collect();
+        runs.push(item(9999, 3 * PIECE + 17));
+        let (_dir, _file, stored_runs) = stored(&runs);
+        let mut body = SplicedBody::default();
+        body.push(Segment::Held(Bytes::from_static(b"{\"messages\":[")));
+        for (n, run) in stored_runs.into_iter().enumerate() {
+            if n > 0 {
+                body.push(Segment::Held(Bytes::from_static(b",")));
+            }
+            body.push(Segment::Stored(run));
+        }
+        body.push(Segment::Held(Bytes::from(vec![b' '; PIECE])));
+        body.push(Segment::Held(Bytes::from_static(b"]}")));
+        let expected = body.to_vec().unwrap();
+        assert_eq!(expected.len(), body.len());
+        let refused = Arc::new(AtomicBool::new(false));
+        assert_eq!(streamed(body, refused.clone()).await.unwrap(), expected);
+        assert!(!refused.load(Ordering::Relaxed));
+    }
+
+    #[tokio::test]
+    async fn a_prefix_file_cut_short_fails_the_body_and_refuses_the_cache() {
+        let (dir, _file, runs) = stored(&[item(1, 1000), item(2, 1000)]);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("p.prefix"))
+            .unwrap()
+            .set_len(1500)
+            .unwrap();
+        let mut body = SplicedBody::default();
+        runs.into_iter()
+            .for_each(|run| body.push(Segment::Stored(run)));
+        let refused = Arc::new(AtomicBool::new(false));
+        let err = streamed(body, refused.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(refused.load(Ordering::Relaxed));
+    }
+}

@@ -126,7 +126,7 @@ pub struct Prefix {
 impl Prefix {
     /// A prefix of these items (comma-separated; empty for none).
     pub fn from_items(items: &[u8]) -> Prefix {
-        Prefix::default().extended(items)
+        Prefix::default().extended(Bytes::copy_from_slice(items))
     }
 
     /// A prefix of these segments (each non-empty, comma-separated items), in order.
@@ -159,9 +159,9 @@ impl Prefix {
     }
 
     /// This prefix followed by `items` (comma-separated; nothing added when empty). A small
-    /// held last segment is merged with them; the others are shared.
-    pub fn extended(&self, items: &[u8]) -> Prefix {
-        let items = trim(items);
+    /// held last segment is merged with them (copied); otherwise they are shared, not copied.
+    pub fn extended(&self, items: Bytes) -> Prefix {
+        let items = items.slice_ref(trim(&items));
         let mut segments = self.segments.clone();
         if items.is_empty() {
             return Prefix { segments };
@@ -171,10 +171,10 @@ impl Prefix {
                 let mut merged = Vec::with_capacity(last.len() + 1 + items.len());
                 merged.extend_from_slice(last);
                 merged.push(b',');
-                merged.extend_from_slice(items);
+                merged.extend_from_slice(&items);
                 *last = Bytes::from(merged);
             }
-            _ => segments.push(Segment::Held(Bytes::copy_from_slice(items))),
+            _ => segments.push(Segment::Held(items)),
         }
         Prefix { segments }
     }
@@ -211,27 +211,33 @@ impl Prefix {
         })
     }
 
-    /// Its bytes after the first `from` (a comma at the cut left out): what it grew by since it
-    /// was `from` bytes long.
-    pub fn tail(&self, from: usize) -> io::Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.len().saturating_sub(from));
+    /// Its bytes after the first `from` (a comma at the cut left out), in pieces: what it grew
+    /// by since it was `from` bytes long (held parts shared, stored ones read).
+    pub fn tail(&self, from: usize) -> io::Result<Vec<Bytes>> {
+        let mut out = Vec::new();
         let mut at = 0;
         for part in self.parts() {
             let end = at + part.len();
             if end > from {
                 let skip = from.saturating_sub(at);
-                if skip == 0 {
-                    part.read_into(&mut out)?;
-                } else {
-                    let mut bytes = Vec::with_capacity(part.len());
-                    part.read_into(&mut bytes)?;
-                    out.extend_from_slice(&bytes[skip..]);
-                }
+                let bytes = match part {
+                    Segment::Held(bytes) => bytes,
+                    Segment::Stored(_) => {
+                        let mut read = Vec::with_capacity(part.len());
+                        part.read_into(&mut read)?;
+                        Bytes::from(read)
+                    }
+                };
+                out.push(bytes.slice(skip..));
             }
             at = end;
         }
-        let start = usize::from(out.first() == Some(&b','));
-        out.drain(..start);
+        if let Some(first) = out.first_mut()
+            && first.first() == Some(&b',')
+        {
+            *first = first.slice(1..);
+        }
+        out.retain(|bytes| !bytes.is_empty());
         Ok(out)
     }
 
@@ -566,7 +572,7 @@ mod tests {
         let mut prefix = Prefix::default();
         let mut expected = Vec::new();
         for _ in 0..600 {
-            prefix = prefix.extended(one.as_bytes());
+            prefix = prefix.extended(Bytes::from(one.clone()));
             expected.push(one.clone());
         }
         let expected = expected.join(",");
@@ -586,8 +592,16 @@ mod tests {
         let on_disk = Prefix::default().with_stored_tail(0, runs[0].clone());
         assert_eq!(on_disk.held_bytes(), 0);
         assert_eq!(on_disk.to_vec().unwrap(), first.as_bytes());
-        let grown = on_disk.extended(item(3, 10).as_bytes());
-        assert_eq!(grown.tail(on_disk.len()).unwrap(), item(3, 10).as_bytes());
+        let grown = on_disk.extended(Bytes::from(item(3, 10)));
+        assert_eq!(
+            grown.tail(on_disk.len()).unwrap().concat(),
+            item(3, 10).as_bytes()
+        );
+        let held = Prefix::from_items(item(6, 4).as_bytes()).extended(Bytes::from(item(7, 4)));
+        assert_eq!(
+            held.tail(item(6, 4).len()).unwrap().concat(),
+            item(7, 4).as_bytes()
+        );
         // Written in its turn, the growth is read from the file too, the head shared.
         let (_dir2, _file2, more) = stored(&[item(3, 10)]);
         let both = grown.with_stored_tail(on_disk.len(), more[0].clone());

@@ -88,7 +88,7 @@ impl HistorySplice {
         };
         if end.is_some() {
             *self.learned.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(self.cached.extended(middle));
+                Some(self.cached.extended(body.slice_ref(middle)));
         }
         let mut out = SplicedBody::default();
         out.push(range(before));
@@ -334,7 +334,7 @@ mod tests {
         let mut prefix = Prefix::default();
         let mut expected = Vec::new();
         for _ in 0..600 {
-            prefix = prefix.extended(item.as_bytes());
+            prefix = prefix.extended(Bytes::from(item.clone()));
             expected.push(item.clone());
         }
         let expected = expected.join(",");

@@ -16,9 +16,11 @@
 
 use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use bytes::Bytes;
 
 use crate::agent::conversation::messages::Messages;
 use crate::plugin_host::history_prefix::{Prefix, Segment, StoredRun};
@@ -105,20 +107,33 @@ impl PrefixFile {
         })
     }
 
-    /// Records that the prefix grew by `items` to cover `chain`; the items' place in the file.
-    pub fn append(&self, items: &[u8], chain: Chain) -> io::Result<StoredRun> {
-        let mut record = Vec::with_capacity(items.len() + RECORD_HEAD);
-        record.push(b'R');
-        record.extend_from_slice(&(chain.messages as u64).to_le_bytes());
-        record.extend_from_slice(&chain.hash.to_le_bytes());
-        record.extend_from_slice(&(items.len() as u64).to_le_bytes());
-        record.extend_from_slice(items);
+    /// Records that the prefix grew by `items` (in pieces) to cover `chain`; the items' place
+    /// in the file. The record is one write of its head and the pieces.
+    pub fn append(&self, items: &[Bytes], chain: Chain) -> io::Result<StoredRun> {
+        let len: usize = items.iter().map(Bytes::len).sum();
+        let mut head = Vec::with_capacity(RECORD_HEAD);
+        head.push(b'R');
+        head.extend_from_slice(&(chain.messages as u64).to_le_bytes());
+        head.extend_from_slice(&chain.hash.to_le_bytes());
+        head.extend_from_slice(&(len as u64).to_le_bytes());
         let end = self.file.metadata()?.len();
-        (&*self.file).write_all(&record)?;
+        let mut slices: Vec<IoSlice<'_>> = std::iter::once(&head[..])
+            .chain(items.iter().map(|item| &item[..]))
+            .map(IoSlice::new)
+            .collect();
+        let mut left = &mut slices[..];
+        while !left.is_empty() {
+            match (&*self.file).write_vectored(left) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(written) => IoSlice::advance_slices(&mut left, written),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
         Ok(StoredRun {
             file: self.file.clone(),
             offset: end + RECORD_HEAD as u64,
-            len: items.len(),
+            len,
         })
     }
 }

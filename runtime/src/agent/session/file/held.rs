@@ -9,12 +9,11 @@
 //! missing: the message is left out, with a warning, as opening such a file does.
 
 use std::borrow::Cow;
-use std::io::{Read, Seek, SeekFrom};
 
 use serde::Deserialize;
 
 use super::SessionFile;
-use super::entry::{Entry, Line, Role};
+use super::entry::{Entry, Role};
 use crate::agent::conversation::message::AgentMessage;
 use crate::agent::conversation::messages::Messages;
 
@@ -115,32 +114,26 @@ impl Messages for HeldMessages<'_> {
 
     fn range(&self, range: std::ops::Range<usize>) -> Vec<Cow<'_, AgentMessage>> {
         let range = range.start.min(self.held.len())..range.end.min(self.held.len());
-        let stored: Vec<&Entry> = range
-            .clone()
-            .filter(|&at| matches!(self.held[at], Held::Stored))
-            .filter_map(|at| self.file.entry(&self.ids[at]))
-            .collect();
-        let mut read = self.file.read_lines(&stored).into_iter();
-        let mut lost = 0;
+        // The stored ones are read in file order a window at a time, each parsed where the
+        // window holds it.
+        let lines = self.file.lines();
+        let mut unreadable = 0;
         let messages = range
             .filter_map(|at| match &self.held[at] {
                 Held::Parsed { message, .. } => Some(Cow::Borrowed(&**message)),
                 Held::Stored => {
-                    let role = self
-                        .file
-                        .entry(&self.ids[at])
-                        .map_or(Role::None, Entry::role);
-                    let line = read.next().flatten();
-                    let message = line.as_deref().and_then(|text| read_message(text, role));
-                    lost += usize::from(message.is_none());
+                    let entry = self.file.entry(&self.ids[at])?;
+                    let message =
+                        lines.with_text(entry, |text| read_message(text, entry.role()))?;
+                    unreadable += usize::from(message.is_none());
                     message.map(Cow::Owned)
                 }
             })
             .collect();
-        if lost > 0 {
+        if unreadable > 0 {
             tracing::warn!(
-                "{lost} messages of the session file {} could not be read back (the file was \
-                 changed by another program) and were left out",
+                "{unreadable} messages of the session file {} could not be read back and were \
+                 left out",
                 self.file
                     .path()
                     .map_or_else(String::new, |p| p.display().to_string())
@@ -203,50 +196,6 @@ pub fn settle(held: &mut [Held], ids: &[String], file: &SessionFile, keep: usize
         {
             *slot = Held::Stored;
         }
-    }
-}
-
-impl SessionFile {
-    /// The lines of `entries` (in the file, or held), read with one read of the part of the
-    /// file they span; `None` for a line that is no longer where it was.
-    pub fn read_lines(&self, entries: &[&Entry]) -> Vec<Option<String>> {
-        let places = entries.iter().filter_map(|entry| match entry.line {
-            Line::OnDisk { offset, len } => Some((offset, offset + u64::from(len))),
-            Line::Held(_) => None,
-        });
-        let span = places.fold(None, |span: Option<(u64, u64)>, (start, end)| {
-            Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))))
-        });
-        let text = span.and_then(|(start, end)| {
-            let path = self.path()?;
-            let read = || -> std::io::Result<Vec<u8>> {
-                let mut file = std::fs::File::open(path)?;
-                file.seek(SeekFrom::Start(start))?;
-                let mut bytes = vec![0; usize::try_from(end - start).unwrap_or(0)];
-                file.read_exact(&mut bytes)?;
-                Ok(bytes)
-            };
-            match read() {
-                Ok(bytes) => Some((start, bytes)),
-                Err(err) => {
-                    tracing::warn!("cannot read the session file {}: {err}", path.display());
-                    None
-                }
-            }
-        });
-        entries
-            .iter()
-            .map(|entry| match &entry.line {
-                Line::Held(text) => Some(text.to_string()),
-                Line::OnDisk { offset, len } => {
-                    let (start, bytes) = text.as_ref()?;
-                    let from = usize::try_from(offset - start).ok()?;
-                    let line = bytes.get(from..from.checked_add(*len as usize)?)?;
-                    let line = std::str::from_utf8(line).ok()?;
-                    entry.is_line(line).then(|| line.to_string())
-                }
-            })
-            .collect()
     }
 }
 

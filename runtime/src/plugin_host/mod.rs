@@ -8,6 +8,7 @@
 //! and a component deserialized and pre-instantiated on its first call.
 
 pub mod bindings;
+pub mod body_pieces;
 pub mod cache;
 mod call;
 pub mod child_process;

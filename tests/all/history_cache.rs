@@ -235,3 +235,59 @@ async fn a_reopened_session_takes_its_prefix_from_disk() {
         "{log:#?}"
     );
 }
+
+/// A prefix file cut short by another program while a session uses it: the next request sees
+/// that the prefix is no longer there, says so, and learns the conversation again; the server
+/// gets the whole conversation. Nothing is lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prefix_file_cut_short_under_a_session_is_learned_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.jsonl");
+    long_session(&file, 150);
+    let server = FakeLlm::start(json!([{"text": "answer one"}, {"text": "answer two"}])).await;
+    let cache = dir.path().join("cache");
+    let mut options = reopening_with(
+        "anthropic-messages",
+        &server.url,
+        &file,
+        json!({"compaction": {"enabled": false}}),
+    );
+    options.env.extend([
+        ("PITH_CACHE_DIR".into(), cache.display().to_string()),
+        ("PITH_HISTORY_LEARNING_STEP".into(), "100".into()),
+    ]);
+    options.capture_stderr = true;
+    let mut pith = Pith::spawn(options).await;
+    let mut answer = async |id: &str, text: &str| {
+        let accepted = pith
+            .call(id, json!({"type": "prompt", "message": text}))
+            .await;
+        assert_eq!(accepted["success"], true, "{accepted}");
+        let end = pith.until_agent_end().await;
+        end["messages"].as_array().unwrap().last().unwrap().clone()
+    };
+    assert_eq!(answer("p1", "first").await["stopReason"], "stop");
+    let prefix = std::fs::read_dir(cache.join("history"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|x| x == "prefix"))
+        .expect("the prefix file");
+    let len = std::fs::metadata(&prefix).unwrap().len();
+    assert!(len > 100_000, "the learned prefix is on disk: {len} bytes");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&prefix)
+        .unwrap()
+        .set_len(len - 100)
+        .unwrap();
+    let last = answer("p2", "second").await;
+    assert_eq!(last["stopReason"], "stop", "{last}");
+    assert_eq!(last["content"][0]["text"], "answer two", "{last}");
+    let stderr = pith.stderr_lines().join("\n");
+    assert!(stderr.contains("no longer in its file"), "{stderr}");
+    // The request carries the whole conversation, its first turn included.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "no request failed");
+    let body = requests[1]["body"].to_string();
+    assert!(body.contains("turn 0:") && body.contains("turn 149:") && body.contains("second"));
+}

@@ -138,6 +138,27 @@ impl Prefix {
         self.segments.is_empty()
     }
 
+    /// True when every stored segment's bytes are still in its file (one cut short by another
+    /// program is not). One `stat` per file.
+    pub fn is_readable(&self) -> bool {
+        let mut sizes: Vec<(*const File, u64)> = Vec::new();
+        self.segments.iter().all(|segment| match segment {
+            Segment::Held(_) => true,
+            Segment::Stored(run) => {
+                let file = Arc::as_ptr(&run.file);
+                let size = match sizes.iter().find(|(known, _)| *known == file) {
+                    Some((_, size)) => *size,
+                    None => {
+                        let size = run.file.metadata().map_or(0, |meta| meta.len());
+                        sizes.push((file, size));
+                        size
+                    }
+                };
+                run.offset + run.len as u64 <= size
+            }
+        })
+    }
+
     /// The bytes of its segments held in memory.
     pub fn held_bytes(&self) -> usize {
         self.segments

@@ -96,11 +96,21 @@ struct Written {
     key: u64,
     generation: u64,
     chain: Chain,
+    /// The file's length after the last record this process wrote or read.
+    end: u64,
     /// The prefix's length in bytes.
     len: usize,
 }
 
 impl Disk {
+    /// True when the prefix file is no longer as this process left it (another program cut or
+    /// wrote it): its runs cannot be trusted.
+    fn changed(&self) -> bool {
+        self.written
+            .as_ref()
+            .is_some_and(|(written, file)| file.size().ok() != Some(written.end))
+    }
+
     /// The prefix file of `session`.
     fn location(&mut self, session: &Path) -> PathBuf {
         match &self.file {
@@ -146,12 +156,13 @@ impl Disk {
         })();
         match written {
             Ok((file, run)) => {
-                let stored = prefix.with_stored_tail(from, run);
+                let stored = prefix.with_stored_tail(from, run.clone());
                 self.written = Some((
                     Written {
                         key: covers.key,
                         generation: covers.generation,
                         chain,
+                        end: run.offset + run.len as u64,
                         len: stored.len(),
                     },
                     file,
@@ -196,6 +207,7 @@ impl Disk {
                     key,
                     generation,
                     chain: loaded.chain,
+                    end: loaded.end,
                     len: loaded.prefix.len(),
                 },
                 file,
@@ -278,15 +290,30 @@ impl HistoryCache {
         if let Some((covers, learned)) = state.pending.take()
             && let Some(prefix) = learned.lock().unwrap_or_else(|p| p.into_inner()).take()
         {
-            let prefix = if covers.key == key && covers.generation == generation {
-                state
-                    .disk
-                    .keep(session, covers, &prefix, messages)
-                    .unwrap_or(prefix)
-            } else {
-                prefix
-            };
+            // Written on (only) while the file is as this process left it.
+            let prefix =
+                if covers.key == key && covers.generation == generation && !state.disk.changed() {
+                    state
+                        .disk
+                        .keep(session, covers, &prefix, messages)
+                        .unwrap_or(prefix)
+                } else {
+                    prefix
+                };
             state.cached = Some((covers, prefix));
+        }
+        if state.disk.changed()
+            || state
+                .cached
+                .as_ref()
+                .is_some_and(|(_, prefix)| !prefix.is_readable())
+        {
+            tracing::warn!(
+                "the conversation's cached provider prefix is no longer in its file (changed \
+                 by another program); the conversation is encoded again"
+            );
+            state.cached = None;
+            state.disk.written = None;
         }
         let valid = |cached: &Option<(Covers, Prefix)>| {
             matches!(cached, Some((covers, _)) if covers.key == key

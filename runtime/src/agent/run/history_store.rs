@@ -76,6 +76,8 @@ pub struct Loaded {
     /// True when every record of the file was taken (one that no longer matches the
     /// conversation leaves the file to be written anew).
     pub whole: bool,
+    /// Where the records taken end.
+    pub end: u64,
 }
 
 /// A session's prefix file, open: appended to as the prefix grows, and read by the prefix's
@@ -105,6 +107,11 @@ impl PrefixFile {
         Ok(PrefixFile {
             file: Arc::new(file),
         })
+    }
+
+    /// The file's length now.
+    pub fn size(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
     }
 
     /// Records that the prefix grew by `items` (in pieces) to cover `chain`; the items' place
@@ -206,6 +213,7 @@ pub fn load(path: &Path, key: u64, messages: &dyn Messages) -> Option<(PrefixFil
                 chain,
                 prefix: Prefix::from_segments(runs),
                 whole,
+                end: at,
             },
         )
     })

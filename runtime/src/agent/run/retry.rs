@@ -75,6 +75,9 @@ pub fn is_retryable(message: &str) -> bool {
         "reset before headers",
         "terminated",
         "retry delay",
+        // A prefix file pith could not read as it sent a body: the session's cache is off from
+        // then on, so another attempt hands the whole conversation over.
+        "the conversation's prefix file",
         // Stalls (pith's HTTP timeouts): pi has none, a stall is worth another try.
         "request timed out",
         "the response stalled",

@@ -1,4 +1,4 @@
-//! A spliced body's pieces, as they are written to the socket: held parts as they are, parts
+//! A spliced body, and its pieces as they are written to the socket: held parts as they are, parts
 //! stored in a prefix file read in pieces of [`PIECE`] bytes, short runs close together out of
 //! one window of the file. The pieces' buffers come back to a small pool when written, so a
 //! body of many megabytes goes through a few buffers.
@@ -22,10 +22,54 @@ pub const PIECE: usize = 128 * 1024;
 /// How many pieces one read on the blocking pool prepares.
 const PIECES_PER_READ: usize = 8;
 
+/// A spliced body: its pieces in order, the cached prefix's segments shared, not copied.
+#[derive(Debug, Clone, Default)]
+pub struct SplicedBody {
+    parts: Vec<Segment>,
+}
+
+impl SplicedBody {
+    /// Adds a piece (nothing for an empty one).
+    pub fn push(&mut self, part: Segment) {
+        if !part.is_empty() {
+            self.parts.push(part);
+        }
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Segment::len).sum()
+    }
+
+    /// True when it has no byte.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The body in one piece (for a hook that reads or replaces it).
+    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len());
+        for part in &self.parts {
+            part.read_into(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The body as the pieces to write, in order: held parts as they are, stored ones read a
+    /// few pieces at a time on the blocking pool. A stored part that cannot be read ends the
+    /// stream with the error and sets `refused` (the session stops using its cache).
+    pub fn into_stream(
+        self,
+        refused: Arc<AtomicBool>,
+    ) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
+        stream(self.parts, refused)
+    }
+}
+
 /// `parts` as the pieces to write, in order: held parts as they are, stored ones read a few
 /// pieces at a time on the blocking pool. A stored part that cannot be read ends the stream
 /// with the error and sets `refused` (the session stops using its cache).
-pub fn stream(
+fn stream(
     parts: Vec<Segment>,
     refused: Arc<AtomicBool>,
 ) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
@@ -229,5 +273,60 @@ fn gather(pool: &Pool, gathered: &mut Vec<u8>, mut bytes: &[u8], pieces: &mut Ve
 fn flush(pool: &Pool, gathered: &mut Vec<u8>, pieces: &mut Vec<Bytes>) {
     if !gathered.is_empty() {
         pieces.push(pool.piece(std::mem::take(gathered)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin_host::prefix_test_files::{item, stored};
+
+    async fn streamed(body: SplicedBody, refused: Arc<AtomicBool>) -> io::Result<Vec<u8>> {
+        let mut stream = std::pin::pin!(body.into_stream(refused));
+        let mut out = Vec::new();
+        while let Some(piece) = stream.next().await {
+            out.extend_from_slice(&piece?);
+        }
+        Ok(out)
+    }
+
+    #[tokio::test]
+    async fn a_body_is_streamed_from_many_short_runs_and_long_ones() {
+        let mut runs: Vec<String> = (0..2000).map(|n| item(n, 2500)).collect();
+        runs.push(item(9999, 3 * PIECE + 17));
+        let (_dir, _file, stored_runs) = stored(&runs);
+        let mut body = SplicedBody::default();
+        body.push(Segment::Held(Bytes::from_static(b"{\"messages\":[")));
+        for (n, run) in stored_runs.into_iter().enumerate() {
+            if n > 0 {
+                body.push(Segment::Held(Bytes::from_static(b",")));
+            }
+            body.push(Segment::Stored(run));
+        }
+        body.push(Segment::Held(Bytes::from(vec![b' '; PIECE])));
+        body.push(Segment::Held(Bytes::from_static(b"]}")));
+        let expected = body.to_vec().unwrap();
+        assert_eq!(expected.len(), body.len());
+        let refused = Arc::new(AtomicBool::new(false));
+        assert_eq!(streamed(body, refused.clone()).await.unwrap(), expected);
+        assert!(!refused.load(Ordering::Relaxed));
+    }
+
+    #[tokio::test]
+    async fn a_prefix_file_cut_short_fails_the_body_and_refuses_the_cache() {
+        let (dir, _file, runs) = stored(&[item(1, 1000), item(2, 1000)]);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("p.prefix"))
+            .unwrap()
+            .set_len(1500)
+            .unwrap();
+        let mut body = SplicedBody::default();
+        runs.into_iter()
+            .for_each(|run| body.push(Segment::Stored(run)));
+        let refused = Arc::new(AtomicBool::new(false));
+        let err = streamed(body, refused.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(refused.load(Ordering::Relaxed));
     }
 }

@@ -7,10 +7,8 @@
 use std::fs::File;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use bytes::Bytes;
-use futures_util::Stream;
 
 /// A held segment is merged with the next items while it is smaller than this: a prefix held
 /// in memory is a few dozen segments, and a turn copies at most this much.
@@ -62,7 +60,7 @@ impl Segment {
     }
 
     /// Appends its bytes to `out`.
-    fn read_into(&self, out: &mut Vec<u8>) -> io::Result<()> {
+    pub(super) fn read_into(&self, out: &mut Vec<u8>) -> io::Result<()> {
         match self {
             Segment::Held(bytes) => out.extend_from_slice(bytes),
             Segment::Stored(run) => {
@@ -263,50 +261,6 @@ impl Prefix {
     }
 }
 
-/// A spliced body: its pieces in order, the cached prefix's segments shared, not copied.
-#[derive(Debug, Clone, Default)]
-pub struct SplicedBody {
-    parts: Vec<Segment>,
-}
-
-impl SplicedBody {
-    /// Adds a piece (nothing for an empty one).
-    pub fn push(&mut self, part: Segment) {
-        if !part.is_empty() {
-            self.parts.push(part);
-        }
-    }
-
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.parts.iter().map(Segment::len).sum()
-    }
-
-    /// True when it has no byte.
-    pub fn is_empty(&self) -> bool {
-        self.parts.is_empty()
-    }
-
-    /// The body in one piece (for a hook that reads or replaces it).
-    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.len());
-        for part in &self.parts {
-            part.read_into(&mut out)?;
-        }
-        Ok(out)
-    }
-
-    /// The body as the pieces to write, in order: held parts as they are, stored ones read a
-    /// few pieces at a time on the blocking pool. A stored part that cannot be read ends the
-    /// stream with the error and sets `refused` (the session stops using its cache).
-    pub fn into_stream(
-        self,
-        refused: Arc<AtomicBool>,
-    ) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
-        super::body_pieces::stream(self.parts, refused)
-    }
-}
-
 fn is_separator(byte: &u8) -> bool {
     byte.is_ascii_whitespace() || *byte == b','
 }
@@ -336,50 +290,8 @@ pub fn trim_start(bytes: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::Ordering;
-
-    use futures_util::StreamExt;
-
     use super::*;
-    use crate::plugin_host::body_pieces::PIECE;
-
-    fn item(n: usize, size: usize) -> String {
-        format!(r#"{{"role":"user","content":"{n}{}"}}"#, "y".repeat(size))
-    }
-
-    /// A file holding `runs`, each after a 25-byte header (as a prefix file's records are),
-    /// and the stored runs.
-    fn stored(runs: &[String]) -> (tempfile::TempDir, Arc<File>, Vec<StoredRun>) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("p.prefix");
-        let mut bytes = Vec::new();
-        let mut places = Vec::new();
-        for run in runs {
-            bytes.extend_from_slice(&[b'R'; 25]);
-            places.push((bytes.len() as u64, run.len()));
-            bytes.extend_from_slice(run.as_bytes());
-        }
-        std::fs::write(&path, &bytes).unwrap();
-        let file = Arc::new(File::open(&path).unwrap());
-        let runs = places
-            .into_iter()
-            .map(|(offset, len)| StoredRun {
-                file: file.clone(),
-                offset,
-                len,
-            })
-            .collect();
-        (dir, file, runs)
-    }
-
-    async fn streamed(body: SplicedBody, refused: Arc<AtomicBool>) -> io::Result<Vec<u8>> {
-        let mut stream = std::pin::pin!(body.into_stream(refused));
-        let mut out = Vec::new();
-        while let Some(piece) = stream.next().await {
-            out.extend_from_slice(&piece?);
-        }
-        Ok(out)
-    }
+    use crate::plugin_host::prefix_test_files::{item, stored};
 
     #[test]
     fn a_held_prefix_grows_in_shared_segments() {
@@ -429,45 +341,5 @@ mod tests {
             String::from_utf8(cut.to_vec().unwrap()).unwrap(),
             format!("{},{}", item(4, 5), item(3, 10))
         );
-    }
-
-    #[tokio::test]
-    async fn a_body_is_streamed_from_many_short_runs_and_long_ones() {
-        let mut runs: Vec<String> = (0..2000).map(|n| item(n, 2500)).collect();
-        runs.push(item(9999, 3 * PIECE + 17));
-        let (_dir, _file, stored_runs) = stored(&runs);
-        let mut body = SplicedBody::default();
-        body.push(Segment::Held(Bytes::from_static(b"{\"messages\":[")));
-        for (n, run) in stored_runs.into_iter().enumerate() {
-            if n > 0 {
-                body.push(Segment::Held(Bytes::from_static(b",")));
-            }
-            body.push(Segment::Stored(run));
-        }
-        body.push(Segment::Held(Bytes::from(vec![b' '; PIECE])));
-        body.push(Segment::Held(Bytes::from_static(b"]}")));
-        let expected = body.to_vec().unwrap();
-        assert_eq!(expected.len(), body.len());
-        let refused = Arc::new(AtomicBool::new(false));
-        assert_eq!(streamed(body, refused.clone()).await.unwrap(), expected);
-        assert!(!refused.load(Ordering::Relaxed));
-    }
-
-    #[tokio::test]
-    async fn a_prefix_file_cut_short_fails_the_body_and_refuses_the_cache() {
-        let (dir, _file, runs) = stored(&[item(1, 1000), item(2, 1000)]);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(dir.path().join("p.prefix"))
-            .unwrap()
-            .set_len(1500)
-            .unwrap();
-        let mut body = SplicedBody::default();
-        runs.into_iter()
-            .for_each(|run| body.push(Segment::Stored(run)));
-        let refused = Arc::new(AtomicBool::new(false));
-        let err = streamed(body, refused.clone()).await.unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
-        assert!(refused.load(Ordering::Relaxed));
     }
 }

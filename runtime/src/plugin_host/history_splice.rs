@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use serde_json::Value;
 
-pub use super::history_prefix::{Prefix, Segment, SplicedBody};
+pub use super::body_pieces::SplicedBody;
+pub use super::history_prefix::{Prefix, Segment};
 use super::history_prefix::{trim, trim_end, trim_start};
 
 /// Where a splice puts the prefix it learned.

@@ -30,6 +30,8 @@ pub mod manifest;
 pub mod meta;
 pub mod path_guard;
 pub mod plugin;
+#[cfg(test)]
+mod prefix_test_files;
 pub mod provider;
 pub mod provider_hooks;
 mod register;

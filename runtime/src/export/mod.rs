@@ -150,8 +150,9 @@ fn write_data<W: Write, M: Messages + ?Sized>(
         if at > 0 {
             out.write_all(b",")?;
         }
-        match lines.text(entry) {
-            Some(line) => out.write_all(line.as_bytes())?,
+        // The line as the file holds it, written from where the reading holds it.
+        match lines.with_text(entry, |line| out.write_all(line.as_bytes())) {
+            Some(written) => written?,
             None => serde_json::to_writer(&mut out, &lines.value(entry))?,
         }
     }

@@ -82,9 +82,7 @@ impl SessionFile {
                             .get("message")
                             .and_then(|original| edited(original, replacement))
                             .and_then(|m| serde_json::from_value::<AgentMessage>(m).ok()),
-                        None => lines
-                            .text(entry)
-                            .and_then(|text| held::read_message(&text, entry.role())),
+                        None => lines.message(entry),
                     };
                     if let Some(message) = message {
                         if let AgentMessage::Assistant(a) = &message {
@@ -207,9 +205,7 @@ impl SessionFile {
             }
         }
         if let Some(entry) = last_stored_answer.and_then(|id| self.entry(&id))
-            && let Some(AgentMessage::Assistant(a)) = lines
-                .text(entry)
-                .and_then(|text| held::read_message(&text, entry.role()))
+            && let Some(AgentMessage::Assistant(a)) = lines.message(entry)
         {
             context.model = Some((a.provider, a.model));
         }

@@ -157,6 +157,14 @@ impl Lines<'_> {
         text
     }
 
+    /// The message of a message entry, read where the reading holds its line (not copied).
+    pub fn message(
+        &self,
+        entry: &Entry,
+    ) -> Option<crate::agent::conversation::message::AgentMessage> {
+        self.with_text(entry, |text| super::held::read_message(text, entry.role()))?
+    }
+
     /// The entry's line read into `T` (a struct naming the keys it needs).
     pub fn read<T: DeserializeOwned>(&self, entry: &Entry) -> Option<T> {
         self.with_text(entry, |text| serde_json::from_str(text).ok())?

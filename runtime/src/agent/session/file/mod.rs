@@ -317,14 +317,9 @@ impl SessionFile {
         self.entries
             .iter()
             .filter(|e| e.kind() == "message")
-            .filter_map(|e| {
-                match lines
-                    .text(e)
-                    .and_then(|text| held::read_message(&text, e.role()))?
-                {
-                    AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
-                    _ => None,
-                }
+            .filter_map(|e| match lines.message(e)? {
+                AgentMessage::User(user) => Some((e.id().to_string(), user.content.text())),
+                _ => None,
             })
             .filter(|(_, text)| !text.is_empty())
             .collect()

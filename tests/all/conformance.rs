@@ -190,9 +190,10 @@ fn assert_same_shapes(name: &str, ours: &[Value], theirs: &[Value]) {
 
 /// Replays `name` from both golden sets with the real provider only.
 async fn conform_real(name: &str) {
-    for golden in [Golden::Pi15, Golden::Pi073] {
-        conform_via(golden, name, Via::Real).await;
-    }
+    futures_util::future::join_all(
+        [Golden::Pi15, Golden::Pi073].map(|golden| conform_via(golden, name, Via::Real)),
+    )
+    .await;
 }
 
 /// Replays a scenario pi 0.73.1 has no transcript of (it lacks the commands or flags) from the
@@ -203,11 +204,12 @@ async fn conform_15(name: &str) {
 
 /// Replays `name` from both golden sets, with both providers.
 async fn conform(name: &str) {
-    for golden in [Golden::Pi15, Golden::Pi073] {
-        for via in [Via::Faux, Via::Real] {
-            conform_via(golden, name, via).await;
-        }
-    }
+    // The four replays are apart (each its own pith, server and directory) and mostly wait on
+    // the scenario's pace: run together.
+    let replays = [Golden::Pi15, Golden::Pi073]
+        .into_iter()
+        .flat_map(|golden| [Via::Faux, Via::Real].map(|via| conform_via(golden, name, via)));
+    futures_util::future::join_all(replays).await;
 }
 
 async fn conform_via(golden: Golden, name: &str, via: Via) {

@@ -63,6 +63,9 @@ impl Window {
         }
         let file = self.handle.as_mut()?;
         self.bytes.clear();
+        // Room for the whole window first: reading into a buffer that grows as it goes copies
+        // what it read at each growth.
+        self.bytes.reserve(size);
         self.start = offset;
         let read = file
             .seek(SeekFrom::Start(offset))
